@@ -1,0 +1,909 @@
+// One node group's state, as a plain object with no threads and no I/O: nodes with their live
+// metrics, per-(role, region, root origin) load pools, the parent tree, stream bindings and
+// provisions. Every call takes `now` and leaves the durable writes and events it caused in
+// `drain()`, for the actor to commit and publish. Properties test it directly.
+import type { NodeGroup, RuleConfig } from '../../src/config/types.js';
+import type { EventBody } from '../../src/domain/events.js';
+import type { BindingRecord, Listener, NodeAddress, NodeRecord, PlatformData, Provision, Rendition } from '../../src/domain/records.js';
+import { transition, type NodeEvent } from '../../src/domain/states.js';
+import { LOAD_METRIC, type NodeState, type Role } from '../../src/domain/vocabulary.js';
+import { IndexedMinHeap } from '../../src/selection/heap.js';
+import { leastLoaded } from '../../src/selection/least-loaded.js';
+import type { Candidate, Selector } from '../../src/selection/selector.js';
+import { distanceKm, regionsFrom } from '../../src/selection/regions.js';
+
+export type Write =
+  | { kind: 'node'; key: string; value: NodeRecord | null }
+  | { kind: 'binding'; key: string; value: BindingRecord | null }
+  | { kind: 'provision'; key: string; value: Provision | null };
+
+export interface Effects {
+  writes: Write[];
+  events: EventBody[];
+}
+
+export interface Assignment {
+  nodeId: string;
+  role: Role;
+  region: string;
+  serverAddress: string;
+  listener?: Listener;
+}
+
+export type Failure = {
+  ok: false;
+  status: 400 | 404 | 409 | 503;
+  code: string;
+  detail: string;
+  retryAfter?: number;
+  errors?: Array<{ path: string; message: string }>;
+};
+
+export type LookupOutcome = { ok: true; node: Assignment } | Failure;
+
+export interface HeartbeatInput {
+  ready: boolean;
+  address?: NodeAddress;
+  listeners?: { publish?: Listener; subscribe?: Listener };
+  metrics: Record<string, number>;
+  streams?: Array<{ name: string; publishing?: boolean; subscribers?: number }>;
+}
+
+export interface TranscodeJob {
+  stream: string;
+  origin: { nodeId: string; address: string; port: number; protocol: string };
+  renditions: Rendition[];
+}
+
+export interface HeartbeatReply {
+  heartbeatMs: number;
+  parent: { nodeId: string; address: string } | null;
+  drain: boolean;
+  /** For transcoders: the streams bound to it, their ladders and the origin to push them to. */
+  transcode?: TranscodeJob[];
+}
+
+export interface NodeView {
+  id: string;
+  role: Role;
+  region: string;
+  state: NodeState;
+  stateSince: number;
+  address: string | null;
+  parent: string | null;
+  load: number;
+  limit: number | null;
+  streams: number;
+  connections: { publisher: number; subscriber: number };
+  lastHeartbeat: number | null;
+  faultReason?: string;
+}
+
+export interface StreamView {
+  nodeGroup: string;
+  name: string;
+  state: BindingRecord['state'];
+  origin: { nodeId: string; region: string | null; serverAddress: string | null; state: NodeState | null };
+  transcoder?: { nodeId: string; region: string | null; state: NodeState | null };
+  renditions?: string[];
+  subscribers: number;
+  boundAt: number;
+  since: number;
+}
+
+/** What the supervisor needs to decide, per node. */
+export interface NodeFacts {
+  id: string;
+  role: Role;
+  region: string;
+  state: NodeState;
+  stateSince: number;
+  lastSeen: number | null;
+  connections: number;
+  platform: PlatformData;
+  hasLiveStreams: boolean;
+}
+
+interface LiveNode extends Candidate {
+  readonly id: string;
+  record: NodeRecord;
+  /** ms of the last heartbeat; null until the first one since this actor loaded the node. */
+  lastSeen: number | null;
+  /** When this actor loaded the node, so a restart gives nodes nodeTimeout to report again. */
+  seenFloor: number;
+  metrics: Record<string, number>;
+  /** Assignments handed out since the last heartbeat: the load estimate between heartbeats. */
+  assigned: number;
+  pool: string | null;
+  /** Subscribers per stream, as the node last reported them. */
+  streams: Map<string, number>;
+}
+
+interface LiveBinding extends BindingRecord {
+  lastListed: number;
+  subscribers: number;
+}
+
+const SERVING: ReadonlySet<NodeState> = new Set(['INSERVICE', 'SOFT_SUNSET', 'HARD_SUNSET']);
+const DRAINING: ReadonlySet<NodeState> = new Set(['SOFT_SUNSET', 'HARD_SUNSET', 'DOOMED', 'DESTRUCTION_REQUESTED', 'DESTROYING']);
+const RETRY_AFTER_S = 2;
+
+const nodeAddress = (n: NodeRecord): string | null => n.address?.public ?? n.address?.private ?? n.platform.address ?? null;
+
+export class GroupModel {
+  private readonly nodes = new Map<string, LiveNode>();
+  private readonly byRole = new Map<Role, Set<LiveNode>>();
+  private readonly pools = new Map<string, IndexedMinHeap<LiveNode>>();
+  private readonly children = new Map<string, Set<LiveNode>>();
+  private readonly bindings = new Map<string, LiveBinding>();
+  /** Streams by the node they are bound to (as origin or as transcoder). */
+  private readonly boundTo = new Map<string, Set<string>>();
+  private readonly provisions = new Map<string, Provision>();
+  /** Rendition name → the provisioned stream it belongs to. */
+  private readonly renditions = new Map<string, string>();
+  private rules = new Map<string, RuleConfig>();
+  private effects: Effects = { writes: [], events: [] };
+  private tie = 0;
+
+  constructor(
+    private config: NodeGroup,
+    private readonly selector: Selector = leastLoaded,
+  ) {
+    this.indexRules();
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  get group(): NodeGroup {
+    return this.config;
+  }
+
+  /** The writes and events since the last drain. */
+  drain(): Effects {
+    const out = this.effects;
+    this.effects = { writes: [], events: [] };
+    return out;
+  }
+
+  // ---- loading and configuration ------------------------------------------------------------
+
+  restore(nodes: Iterable<NodeRecord>, bindings: Iterable<BindingRecord>, provisions: Iterable<Provision>, now: number): void {
+    for (const record of nodes) this.insertNode(record, now);
+    for (const p of provisions) this.indexProvision(p);
+    for (const b of bindings) this.indexBinding({ ...b, lastListed: now, subscribers: 0 });
+    // Parents and pools depend on each other's states: settle them once every node is known.
+    for (const n of this.nodes.values()) this.refreshSubtree(n);
+    for (const n of this.nodes.values()) if (this.needsParent(n)) this.attach(n, now, 'restored');
+    this.drain();
+  }
+
+  reconfigure(config: NodeGroup): void {
+    this.config = config;
+    this.indexRules();
+    for (const n of this.nodes.values()) this.refresh(n);
+  }
+
+  private indexRules(): void {
+    this.rules = new Map(this.config.rules.map((r) => [`${r.region}|${r.role}`, r]));
+  }
+
+  rule(region: string, role: Role): RuleConfig | undefined {
+    return this.rules.get(`${region}|${role}`);
+  }
+
+  // ---- nodes ----------------------------------------------------------------------------------
+
+  /** Adds a node record: REQUESTED for nodes the platform will create, CREATED for static ones. */
+  addNode(spec: { id: string; role: Role; region: string; platform: PlatformData; state?: NodeState }, now: number): NodeRecord {
+    if (this.nodes.has(spec.id)) throw new Error(`node ${spec.id} exists`);
+    const record: NodeRecord = {
+      id: spec.id,
+      group: this.config.name,
+      role: spec.role,
+      region: spec.region,
+      state: spec.state ?? 'REQUESTED',
+      stateSince: now,
+      createdAt: now,
+      platform: spec.platform,
+      parent: null,
+    };
+    this.insertNode(record, now);
+    this.write('node', record.id, record);
+    this.emit({ type: 'node.state', group: this.name, nodeId: record.id, role: record.role, region: record.region, from: null, to: record.state, reason: 'requested' });
+    return record;
+  }
+
+  hasNode(id: string): boolean {
+    return this.nodes.has(id);
+  }
+
+  nodeRecord(id: string): NodeRecord | undefined {
+    return this.nodes.get(id)?.record;
+  }
+
+  /** Applies a state-machine event; refuses what the machine refuses. */
+  applyNodeEvent(
+    id: string,
+    event: NodeEvent,
+    now: number,
+    patch?: { platform?: PlatformData; address?: NodeAddress },
+  ): { ok: true; state: NodeState | null } | { ok: false; reason: string } {
+    const node = this.nodes.get(id);
+    if (!node) return { ok: false, reason: `node ${id} is not in node group ${this.name}` };
+    const t = transition(node.record.state, event);
+    if (!t.ok) return t;
+    if (patch?.platform) node.record.platform = patch.platform;
+    if (patch?.address) node.record.address = patch.address;
+    const reason = event.type === 'fault' ? event.reason : event.type;
+    if (t.state === null) this.removeNode(node, now, reason);
+    else if (t.state !== node.record.state) this.setState(node, t.state, now, reason);
+    else if (patch) this.write('node', id, node.record);
+    return { ok: true, state: t.state };
+  }
+
+  heartbeat(id: string, hb: HeartbeatInput, now: number): HeartbeatReply | null {
+    const node = this.nodes.get(id);
+    if (!node) return null;
+    node.lastSeen = now;
+    node.metrics = hb.metrics;
+    node.assigned = 0;
+    const record = node.record;
+    let dirty = false;
+    if (hb.address && (hb.address.public !== record.address?.public || hb.address.private !== record.address?.private)) {
+      record.address = hb.address;
+      dirty = true;
+    }
+    if (hb.listeners && JSON.stringify(hb.listeners) !== JSON.stringify(record.listeners ?? {})) {
+      record.listeners = hb.listeners;
+      dirty = true;
+    }
+    const autoReinstate = this.config.timing.autoReinstate || record.platform.type === 'static';
+    const t = transition(record.state, { type: 'heartbeat', ready: hb.ready, autoReinstate });
+    if (t.ok && t.state !== null && t.state !== record.state) {
+      this.setState(node, t.state, now, record.state === 'FAULT' ? 'heartbeats resumed' : hb.ready ? 'ready' : 'heartbeat');
+    } else if (dirty) {
+      this.write('node', id, record);
+    }
+    this.observeStreams(node, hb.streams ?? [], now);
+    if (this.needsParent(node)) this.attach(node, now, 'no parent');
+    this.refresh(node);
+    const parent = record.parent ? this.nodes.get(record.parent) : undefined;
+    return {
+      heartbeatMs: this.config.timing.heartbeatMs,
+      parent: parent ? { nodeId: parent.id, address: nodeAddress(parent.record) ?? '' } : null,
+      drain: DRAINING.has(record.state),
+      ...(record.role === 'transcoder' ? { transcode: this.jobsOf(node) } : {}),
+    };
+  }
+
+  private jobsOf(transcoder: LiveNode): TranscodeJob[] {
+    const jobs: TranscodeJob[] = [];
+    for (const stream of this.boundTo.get(transcoder.id) ?? []) {
+      const b = this.bindings.get(stream);
+      const origin = b ? this.nodes.get(b.origin) : undefined;
+      const provision = this.provisions.get(stream);
+      if (!b || b.transcoder !== transcoder.id || !origin || !provision) continue;
+      const a = this.assignment(origin);
+      if (!a.listener) continue;
+      jobs.push({ stream, origin: { nodeId: origin.id, address: a.serverAddress, port: a.listener.port, protocol: a.listener.protocol }, renditions: provision.streams });
+    }
+    return jobs;
+  }
+
+  private insertNode(record: NodeRecord, now: number): LiveNode {
+    const node: LiveNode = {
+      id: record.id,
+      record,
+      lastSeen: null,
+      seenFloor: now,
+      metrics: {},
+      assigned: 0,
+      pool: null,
+      streams: new Map(),
+      heapKey: 0,
+      heapTie: this.tie++,
+      heapIndex: -1,
+      limit: Infinity,
+    };
+    this.nodes.set(record.id, node);
+    let set = this.byRole.get(record.role);
+    if (!set) this.byRole.set(record.role, (set = new Set()));
+    set.add(node);
+    return node;
+  }
+
+  private setState(node: LiveNode, to: NodeState, now: number, reason: string): void {
+    const from = node.record.state;
+    node.record.state = to;
+    node.record.stateSince = now;
+    if (to === 'FAULT') node.record.faultReason = reason;
+    else delete node.record.faultReason;
+    this.write('node', node.id, node.record);
+    this.emit({ type: 'node.state', group: this.name, nodeId: node.id, role: node.record.role, region: node.record.region, from, to, reason });
+    this.refreshSubtree(node);
+    if (!SERVING.has(to)) this.detachChildren(node, now, `parent ${node.id} is ${to}`);
+    if (to === 'INSERVICE') {
+      if (this.needsParent(node)) this.attach(node, now, 'in service');
+      this.adoptOrphans(node.record.role, now);
+    }
+  }
+
+  private removeNode(node: LiveNode, now: number, reason: string): void {
+    const from = node.record.state;
+    this.leavePool(node);
+    this.detachChildren(node, now, `parent ${node.id} was removed`);
+    if (node.record.parent) this.children.get(node.record.parent)?.delete(node);
+    this.children.delete(node.id);
+    this.nodes.delete(node.id);
+    this.byRole.get(node.record.role)?.delete(node);
+    this.write('node', node.id, null);
+    this.emit({ type: 'node.state', group: this.name, nodeId: node.id, role: node.record.role, region: node.record.region, from, to: null, reason });
+    for (const stream of [...(this.boundTo.get(node.id) ?? [])]) {
+      const b = this.bindings.get(stream)!;
+      if (b.origin === node.id) this.unbind(b, `origin ${node.id} was removed`);
+      else {
+        this.unindexBinding(b);
+        delete b.transcoder;
+        this.indexBinding(b);
+        this.write('binding', b.stream, this.bindingRecord(b));
+      }
+    }
+  }
+
+  // ---- load pools and the parent tree -------------------------------------------------------
+
+  private loadOf(node: LiveNode, rule: RuleConfig | undefined): number {
+    const metric = rule?.rank ?? LOAD_METRIC[node.record.role];
+    const reported = node.metrics[metric] ?? 0;
+    // An assignment adds one connection of the role's kind: count it only if that is the rank.
+    return metric === LOAD_METRIC[node.record.role] ? reported + node.assigned : reported;
+  }
+
+  /** The origin at the top of a node's tree; '' for roots; null when the chain is broken. */
+  private rootOf(node: LiveNode): string | null {
+    const parentRole = this.config.roles[node.record.role]?.parentRole;
+    if (!parentRole) return '';
+    let current = node;
+    for (let depth = 0; depth < 4; depth++) {
+      const parentId = current.record.parent;
+      const parent = parentId ? this.nodes.get(parentId) : undefined;
+      if (!parent || !SERVING.has(parent.record.state)) return null;
+      if (!this.config.roles[parent.record.role]?.parentRole) return parent.id;
+      current = parent;
+    }
+    return null;
+  }
+
+  private refresh(node: LiveNode): void {
+    const rule = this.rule(node.record.region, node.record.role);
+    node.heapKey = this.loadOf(node, rule);
+    node.limit = rule?.limit ?? Infinity;
+    const root = node.record.state === 'INSERVICE' ? this.rootOf(node) : null;
+    const key = root === null ? null : `${node.record.role}|${node.record.region}|${root}`;
+    if (key !== node.pool) {
+      this.leavePool(node);
+      if (key !== null) {
+        let heap = this.pools.get(key);
+        if (!heap) this.pools.set(key, (heap = new IndexedMinHeap()));
+        heap.push(node);
+        node.pool = key;
+      }
+    } else if (key !== null) {
+      this.pools.get(key)!.update(node);
+    }
+  }
+
+  private refreshSubtree(node: LiveNode): void {
+    this.refresh(node);
+    for (const child of this.children.get(node.id) ?? []) this.refreshSubtree(child);
+  }
+
+  private leavePool(node: LiveNode): void {
+    if (node.pool === null) return;
+    const heap = this.pools.get(node.pool);
+    heap?.remove(node);
+    if (heap && heap.size === 0) this.pools.delete(node.pool);
+    node.pool = null;
+  }
+
+  private needsParent(node: LiveNode): boolean {
+    if (!this.config.roles[node.record.role]?.parentRole || node.record.state !== 'INSERVICE') return false;
+    const parent = node.record.parent ? this.nodes.get(node.record.parent) : undefined;
+    return !parent || !SERVING.has(parent.record.state);
+  }
+
+  /** The in-service parent with the fewest children, in the node's own region first, then the nearest. */
+  private chooseParent(node: LiveNode): LiveNode | undefined {
+    const parentRole = this.config.roles[node.record.role]?.parentRole;
+    if (!parentRole) return undefined;
+    const here = this.config.regions.find((r) => r.name === node.record.region);
+    let best: LiveNode | undefined;
+    let bestScore: [number, number, number] = [Infinity, Infinity, Infinity];
+    for (const p of this.byRole.get(parentRole) ?? []) {
+      if (p.record.state !== 'INSERVICE' || this.rootOf(p) === null) continue;
+      const there = this.config.regions.find((r) => r.name === p.record.region);
+      const distance = p.record.region === node.record.region ? -1 : here && there ? distanceKm(here.lat, here.lon, there.lat, there.lon) : Infinity;
+      const score: [number, number, number] = [distance, this.children.get(p.id)?.size ?? 0, p.heapTie];
+      if (score[0] < bestScore[0] || (score[0] === bestScore[0] && (score[1] < bestScore[1] || (score[1] === bestScore[1] && score[2] < bestScore[2])))) {
+        best = p;
+        bestScore = score;
+      }
+    }
+    return best;
+  }
+
+  private attach(node: LiveNode, now: number, reason: string): void {
+    this.setParent(node, this.chooseParent(node) ?? null, now, reason);
+  }
+
+  private setParent(node: LiveNode, parent: LiveNode | null, now: number, reason: string): void {
+    const old = node.record.parent ?? null;
+    const next = parent?.id ?? null;
+    if (old === next) {
+      this.refreshSubtree(node);
+      return;
+    }
+    if (old) this.children.get(old)?.delete(node);
+    if (parent) {
+      let set = this.children.get(parent.id);
+      if (!set) this.children.set(parent.id, (set = new Set()));
+      set.add(node);
+    }
+    node.record.parent = next;
+    this.write('node', node.id, node.record);
+    this.emit({ type: 'node.parent', group: this.name, nodeId: node.id, parent: next, reason });
+    this.refreshSubtree(node);
+    void now;
+  }
+
+  private detachChildren(parent: LiveNode, now: number, reason: string): void {
+    for (const child of [...(this.children.get(parent.id) ?? [])]) {
+      if (child.record.state === 'INSERVICE') this.setParent(child, this.chooseParent(child) ?? null, now, reason);
+      else this.refreshSubtree(child);
+    }
+  }
+
+  private adoptOrphans(parentRole: Role, now: number): void {
+    for (const [role, options] of Object.entries(this.config.roles) as Array<[Role, { parentRole?: Role } | undefined]>) {
+      if (options?.parentRole !== parentRole) continue;
+      for (const n of this.byRole.get(role) ?? []) if (this.needsParent(n)) this.attach(n, now, 'parent available');
+    }
+  }
+
+  /**
+   * Moves idle children (no connections) to a better parent: one in their own region, or one
+   * with fewer children. Nobody is cut off, and origins that came up late get their share.
+   */
+  rebalance(now: number): void {
+    for (const [role, options] of Object.entries(this.config.roles) as Array<[Role, { parentRole?: Role } | undefined]>) {
+      if (!options?.parentRole) continue;
+      for (const n of this.byRole.get(role) ?? []) {
+        if (n.record.state !== 'INSERVICE' || n.heapKey > 0 || n.streams.size > 0) continue;
+        const current = n.record.parent ? this.nodes.get(n.record.parent) : undefined;
+        const best = this.chooseParent(n);
+        if (!best || best === current) continue;
+        const sameRegionNow = current?.record.region === n.record.region;
+        const better =
+          !current ||
+          (!sameRegionNow && best.record.region === n.record.region) ||
+          (best.record.region === current.record.region && (this.children.get(best.id)?.size ?? 0) + 1 < (this.children.get(current.id)?.size ?? 0));
+        if (better) this.setParent(n, best, now, 'rebalanced');
+      }
+    }
+  }
+
+  // ---- lookups (CONTRACT §4) ----------------------------------------------------------------
+
+  private pick(role: Role, regions: readonly string[], root: string): LiveNode | undefined {
+    return this.selector.pick((region) => this.pools.get(`${role}|${region}|${root}`), regions);
+  }
+
+  private assign(node: LiveNode): Assignment {
+    node.assigned += 1;
+    this.refresh(node);
+    return this.assignment(node);
+  }
+
+  private assignment(node: LiveNode): Assignment {
+    const r = node.record;
+    const configured = this.config.roles[r.role];
+    const listener = r.role === 'edge' ? (r.listeners?.subscribe ?? configured?.subscribe) : (r.listeners?.publish ?? configured?.publish);
+    return {
+      nodeId: r.id,
+      role: r.role,
+      region: r.region,
+      serverAddress: nodeAddress(r) ?? '',
+      ...(listener ? { listener } : {}),
+    };
+  }
+
+  private noCapacity(role: Role, regions: readonly string[], what: string): Failure {
+    const region = regions[0] ?? this.config.regions[0]!.name;
+    this.emit({ type: 'scaling.request', group: this.name, role, region, reason: `no ${role} with room for ${what}` });
+    return {
+      ok: false,
+      status: 503,
+      code: 'NO_CAPACITY',
+      detail: `no ${role} in service with room in node group '${this.name}' (regions tried: ${regions.join(', ')})`,
+      retryAfter: RETRY_AFTER_S,
+    };
+  }
+
+  publish(stream: string, regions: readonly string[], now: number): LookupOutcome {
+    const existing = this.bindings.get(stream);
+    const current = existing ? this.nodes.get(existing.origin) : undefined;
+    if (current && current.record.state === 'INSERVICE') return { ok: true, node: this.assignment(current) };
+    const origin = this.pick('origin', regions, '');
+    if (!origin) return this.noCapacity('origin', regions, `publishing '${stream}'`);
+    this.bindTo(stream, origin, undefined, existing, now, 'origin not in service');
+    return { ok: true, node: this.assign(origin) };
+  }
+
+  transcode(stream: string, regions: readonly string[], now: number): LookupOutcome {
+    const provision = this.provisions.get(stream);
+    if (!provision) {
+      return { ok: false, status: 404, code: 'PROVISION_NOT_FOUND', detail: `stream '${stream}' has no provision in node group '${this.name}'` };
+    }
+    const existing = this.bindings.get(stream);
+    const inService = (id: string | undefined) => {
+      const n = id ? this.nodes.get(id) : undefined;
+      return n && n.record.state === 'INSERVICE' ? n : undefined;
+    };
+    const keptOrigin = inService(existing?.origin);
+    const keptTranscoder = inService(existing?.transcoder);
+    if (keptOrigin && keptTranscoder) return { ok: true, node: this.assignment(keptTranscoder) };
+    const origin = keptOrigin ?? this.pick('origin', regionsFrom(this.config.regions, provision.region), '');
+    if (!origin) return this.noCapacity('origin', regionsFrom(this.config.regions, provision.region), `the renditions of '${stream}'`);
+    const transcoder = keptTranscoder ?? this.pick('transcoder', regions, '');
+    if (!transcoder) return this.noCapacity('transcoder', regions, `transcoding '${stream}'`);
+    this.bindTo(stream, origin, transcoder, existing, now, 'transcoder or origin not in service');
+    if (!keptOrigin) this.assign(origin);
+    return { ok: true, node: keptTranscoder ? this.assignment(transcoder) : this.assign(transcoder) };
+  }
+
+  subscribe(name: string, regions: readonly string[], now: number): LookupOutcome {
+    void now;
+    const stream = this.renditions.get(name) ?? name;
+    const binding = this.bindings.get(stream);
+    if (!binding) {
+      return { ok: false, status: 404, code: 'STREAM_NOT_FOUND', detail: `stream '${name}' is not published in node group '${this.name}'` };
+    }
+    const origin = this.nodes.get(binding.origin);
+    if (!origin || !SERVING.has(origin.record.state)) {
+      return {
+        ok: false,
+        status: 503,
+        code: 'NO_CAPACITY',
+        detail: `the origin of stream '${name}' is not in service; its publisher will be moved to another origin`,
+        retryAfter: RETRY_AFTER_S,
+      };
+    }
+    // A group without a subscribing role serves viewers from its origins.
+    if (!this.config.roles.edge) return { ok: true, node: this.assignment(origin) };
+    const edge = this.pick('edge', regions, origin.id);
+    if (!edge) return this.noCapacity('edge', regions, `viewers of '${name}' on origin ${origin.id}`);
+    return { ok: true, node: this.assign(edge) };
+  }
+
+  // ---- bindings -----------------------------------------------------------------------------
+
+  private bindingRecord(b: LiveBinding): BindingRecord {
+    return {
+      stream: b.stream,
+      origin: b.origin,
+      ...(b.transcoder ? { transcoder: b.transcoder } : {}),
+      state: b.state,
+      boundAt: b.boundAt,
+      since: b.since,
+    };
+  }
+
+  private bindTo(stream: string, origin: LiveNode, transcoder: LiveNode | undefined, existing: LiveBinding | undefined, now: number, moveReason: string): void {
+    if (existing && existing.origin !== origin.id) {
+      this.emit({ type: 'stream.moved', group: this.name, stream, from: existing.origin, to: origin.id, reason: moveReason });
+    }
+    const b: LiveBinding = {
+      stream,
+      origin: origin.id,
+      ...(transcoder ? { transcoder: transcoder.id } : {}),
+      state: 'PENDING',
+      boundAt: existing?.boundAt ?? now,
+      since: now,
+      lastListed: now,
+      subscribers: existing?.subscribers ?? 0,
+    };
+    if (existing) this.unindexBinding(existing);
+    this.indexBinding(b);
+    this.write('binding', stream, this.bindingRecord(b));
+    if (!existing) this.emit({ type: 'stream.bound', group: this.name, stream, origin: origin.id, ...(transcoder ? { transcoder: transcoder.id } : {}) });
+  }
+
+  private indexBinding(b: LiveBinding): void {
+    this.bindings.set(b.stream, b);
+    for (const id of b.transcoder ? [b.origin, b.transcoder] : [b.origin]) {
+      let set = this.boundTo.get(id);
+      if (!set) this.boundTo.set(id, (set = new Set()));
+      set.add(b.stream);
+    }
+  }
+
+  private unindexBinding(b: LiveBinding): void {
+    this.bindings.delete(b.stream);
+    for (const id of b.transcoder ? [b.origin, b.transcoder] : [b.origin]) {
+      const set = this.boundTo.get(id);
+      set?.delete(b.stream);
+      if (set?.size === 0) this.boundTo.delete(id);
+    }
+  }
+
+  private unbind(b: LiveBinding, reason: string): void {
+    this.unindexBinding(b);
+    this.write('binding', b.stream, null);
+    this.emit({ type: 'stream.unbound', group: this.name, stream: b.stream, origin: b.origin, reason });
+  }
+
+  private observeStreams(node: LiveNode, streams: NonNullable<HeartbeatInput['streams']>, now: number): void {
+    const seen = new Map<string, number>();
+    // Viewers are counted where they are served: on edges, or on origins in a group without
+    // edges. An origin's subscribers are otherwise the edges and relays pulling from it.
+    const servesViewers = node.record.role === 'edge' || (node.record.role === 'origin' && !this.config.roles.edge);
+    for (const s of streams) {
+      const stream = this.renditions.get(s.name) ?? s.name;
+      seen.set(stream, (seen.get(stream) ?? 0) + (servesViewers ? (s.subscribers ?? 0) : 0));
+      if (s.publishing) this.published(stream, node, now);
+    }
+    // Keep each binding's subscriber count as the sum over the nodes that report it.
+    for (const [stream, before] of node.streams) {
+      if (!seen.has(stream)) {
+        const b = this.bindings.get(stream);
+        if (b) b.subscribers = Math.max(0, b.subscribers - before);
+      }
+    }
+    for (const [stream, count] of seen) {
+      const b = this.bindings.get(stream);
+      if (b) b.subscribers = Math.max(0, b.subscribers + count - (node.streams.get(stream) ?? 0));
+    }
+    node.streams = seen;
+  }
+
+  private published(stream: string, node: LiveNode, now: number): void {
+    const b = this.bindings.get(stream);
+    const role = node.record.role;
+    if (!b) {
+      // A publisher reached an origin without asking: record where the stream really is.
+      if (role !== 'origin') return;
+      this.bindTo(stream, node, undefined, undefined, now, '');
+      this.markLive(this.bindings.get(stream)!, now);
+      return;
+    }
+    if (b.origin === node.id || b.transcoder === node.id) {
+      b.lastListed = now;
+      if (b.state === 'PENDING' && (b.origin === node.id || !b.transcoder)) this.markLive(b, now);
+      return;
+    }
+    const bound = this.nodes.get(b.origin);
+    if (role === 'origin' && (!bound || !SERVING.has(bound.record.state))) {
+      this.bindTo(stream, node, b.transcoder ? this.nodes.get(b.transcoder) : undefined, b, now, 'published at another origin');
+      this.markLive(this.bindings.get(stream)!, now);
+    }
+  }
+
+  private markLive(b: LiveBinding, now: number): void {
+    b.state = 'LIVE';
+    b.since = now;
+    b.lastListed = now;
+    this.write('binding', b.stream, this.bindingRecord(b));
+    this.emit({ type: 'stream.live', group: this.name, stream: b.stream, origin: b.origin });
+  }
+
+  // ---- provisions ---------------------------------------------------------------------------
+
+  private indexProvision(p: Provision): void {
+    this.provisions.set(p.streamName, p);
+    for (const r of p.streams) this.renditions.set(r.name, p.streamName);
+  }
+
+  private unindexProvision(p: Provision): void {
+    this.provisions.delete(p.streamName);
+    for (const r of p.streams) if (this.renditions.get(r.name) === p.streamName) this.renditions.delete(r.name);
+  }
+
+  getProvision(name: string): Provision | undefined {
+    return this.provisions.get(name);
+  }
+
+  putProvision(input: { streamName: string; region: string; streams: Rendition[] }, mode: 'create' | 'replace', now: number): { ok: true; provision: Provision } | Failure {
+    const existing = this.provisions.get(input.streamName);
+    if (mode === 'create' && existing) {
+      return { ok: false, status: 409, code: 'PROVISION_EXISTS', detail: `a provision for stream '${input.streamName}' exists in node group '${this.name}'` };
+    }
+    if (mode === 'replace' && !existing) {
+      return { ok: false, status: 404, code: 'PROVISION_NOT_FOUND', detail: `stream '${input.streamName}' has no provision in node group '${this.name}'` };
+    }
+    const errors: Array<{ path: string; message: string }> = [];
+    if (!this.config.regions.some((r) => r.name === input.region)) {
+      errors.push({ path: 'body.region', message: `must be one of the node group's regions (${this.config.regions.map((r) => r.name).join(', ')})` });
+    }
+    input.streams.forEach((r, i) => {
+      const owner = this.renditions.get(r.name);
+      if (owner !== undefined && owner !== input.streamName) {
+        errors.push({ path: `body.streams[${i}].name`, message: `is already a rendition of stream '${owner}'` });
+      } else if (r.name !== input.streamName && this.provisions.has(r.name)) {
+        errors.push({ path: `body.streams[${i}].name`, message: `is a provisioned stream's name` });
+      }
+    });
+    if (this.renditions.has(input.streamName) && this.renditions.get(input.streamName) !== input.streamName) {
+      errors.push({ path: 'body.streamName', message: `is already a rendition of stream '${this.renditions.get(input.streamName)}'` });
+    }
+    if (errors.length > 0) {
+      return { ok: false, status: 400, code: 'VALIDATION_FAILED', detail: errors.map((e) => `${e.path} ${e.message}`).join('; '), errors };
+    }
+    const provision: Provision = {
+      streamName: input.streamName,
+      region: input.region,
+      streams: input.streams.map((r) => ({ ...r })),
+      createdAt: existing?.createdAt ?? now,
+      updatedAt: now,
+    };
+    if (existing) this.unindexProvision(existing);
+    this.indexProvision(provision);
+    this.write('provision', provision.streamName, provision);
+    this.emit({ type: 'provision.changed', group: this.name, stream: provision.streamName, change: existing ? 'replaced' : 'created' });
+    return { ok: true, provision };
+  }
+
+  /**
+   * Deletes a provision. A live binding keeps its transcoder and origin, and the rendition names
+   * keep resolving while it lasts, so that current viewers are not cut off.
+   */
+  deleteProvision(name: string): { ok: true } | Failure {
+    const existing = this.provisions.get(name);
+    if (!existing) return { ok: false, status: 404, code: 'PROVISION_NOT_FOUND', detail: `stream '${name}' has no provision in node group '${this.name}'` };
+    this.provisions.delete(name);
+    if (!this.bindings.has(name)) this.unindexProvision(existing);
+    this.write('provision', name, null);
+    this.emit({ type: 'provision.changed', group: this.name, stream: name, change: 'deleted' });
+    return { ok: true };
+  }
+
+  // ---- time ---------------------------------------------------------------------------------
+
+  /** Unbinds streams that stopped (streamTimeout) or never started (publishTimeout). */
+  tick(now: number): void {
+    const { streamTimeout, publishTimeout } = this.config.timing;
+    for (const b of [...this.bindings.values()]) {
+      if (b.state === 'LIVE' && now - b.lastListed > streamTimeout) this.unbind(b, `not published for ${streamTimeout} ms`);
+      else if (b.state === 'PENDING' && now - b.since > publishTimeout) this.unbind(b, `never published within ${publishTimeout} ms`);
+    }
+    // Renditions of a deleted provision stop resolving once its stream has ended.
+    for (const [rendition, stream] of [...this.renditions]) {
+      if (!this.provisions.has(stream) && !this.bindings.has(stream)) this.renditions.delete(rendition);
+    }
+    this.rebalance(now);
+  }
+
+  // ---- views --------------------------------------------------------------------------------
+
+  facts(): NodeFacts[] {
+    const out: NodeFacts[] = [];
+    const live = new Set<string>();
+    for (const b of this.bindings.values()) if (b.state === 'LIVE') live.add(b.origin);
+    for (const n of this.nodes.values()) {
+      out.push({
+        id: n.id,
+        role: n.record.role,
+        region: n.record.region,
+        state: n.record.state,
+        stateSince: n.record.stateSince,
+        lastSeen: n.lastSeen ?? n.seenFloor,
+        connections: (n.metrics['connections.publisher'] ?? 0) + (n.metrics['connections.subscriber'] ?? 0) + n.assigned,
+        platform: n.record.platform,
+        hasLiveStreams: live.has(n.id),
+      });
+    }
+    return out;
+  }
+
+  nodeView(n: LiveNode): NodeView {
+    const r = n.record;
+    return {
+      id: r.id,
+      role: r.role,
+      region: r.region,
+      state: r.state,
+      stateSince: r.stateSince,
+      address: nodeAddress(r),
+      parent: r.parent ?? null,
+      load: n.heapKey,
+      limit: Number.isFinite(n.limit) ? n.limit : null,
+      streams: n.streams.size,
+      connections: { publisher: n.metrics['connections.publisher'] ?? 0, subscriber: n.metrics['connections.subscriber'] ?? 0 },
+      lastHeartbeat: n.lastSeen,
+      ...(r.faultReason ? { faultReason: r.faultReason } : {}),
+    };
+  }
+
+  nodeViews(after: string | undefined, limit: number): NodeView[] {
+    const ids = [...this.nodes.keys()].filter((id) => after === undefined || id > after).sort();
+    return ids.slice(0, limit).map((id) => this.nodeView(this.nodes.get(id)!));
+  }
+
+  nodeCount(): number {
+    return this.nodes.size;
+  }
+
+  counts(): { nodes: Array<{ role: Role; region: string; state: NodeState; count: number }>; bindings: { PENDING: number; LIVE: number }; provisions: number } {
+    const tally = new Map<string, { role: Role; region: string; state: NodeState; count: number }>();
+    for (const n of this.nodes.values()) {
+      const key = `${n.record.role}|${n.record.region}|${n.record.state}`;
+      const t = tally.get(key);
+      if (t) t.count++;
+      else tally.set(key, { role: n.record.role, region: n.record.region, state: n.record.state, count: 1 });
+    }
+    const bindings = { PENDING: 0, LIVE: 0 };
+    for (const b of this.bindings.values()) bindings[b.state]++;
+    return { nodes: [...tally.values()], bindings, provisions: this.provisions.size };
+  }
+
+  load(): { role: Role; connections: number; capacity: number }[] {
+    const out = new Map<Role, { role: Role; connections: number; capacity: number }>();
+    for (const n of this.nodes.values()) {
+      if (n.record.state !== 'INSERVICE') continue;
+      const t = out.get(n.record.role) ?? { role: n.record.role, connections: 0, capacity: 0 };
+      t.connections += n.heapKey;
+      t.capacity += Number.isFinite(n.limit) ? n.limit : 0;
+      out.set(n.record.role, t);
+    }
+    return [...out.values()];
+  }
+
+  streamView(b: LiveBinding): StreamView {
+    const origin = this.nodes.get(b.origin);
+    const transcoder = b.transcoder ? this.nodes.get(b.transcoder) : undefined;
+    const provision = this.provisions.get(b.stream);
+    return {
+      nodeGroup: this.name,
+      name: b.stream,
+      state: b.state,
+      origin: {
+        nodeId: b.origin,
+        region: origin?.record.region ?? null,
+        serverAddress: origin ? nodeAddress(origin.record) : null,
+        state: origin?.record.state ?? null,
+      },
+      ...(b.transcoder ? { transcoder: { nodeId: b.transcoder, region: transcoder?.record.region ?? null, state: transcoder?.record.state ?? null } } : {}),
+      ...(provision ? { renditions: provision.streams.map((r) => r.name) } : {}),
+      subscribers: b.subscribers,
+      boundAt: b.boundAt,
+      since: b.since,
+    };
+  }
+
+  streams(after: string | undefined, limit: number): StreamView[] {
+    const names = [...this.bindings.keys()].filter((s) => after === undefined || s > after).sort();
+    return names.slice(0, limit).map((s) => this.streamView(this.bindings.get(s)!));
+  }
+
+  binding(stream: string): BindingRecord | undefined {
+    const b = this.bindings.get(stream);
+    return b ? this.bindingRecord(b) : undefined;
+  }
+
+  provisionList(after: string | undefined, limit: number): Provision[] {
+    const names = [...this.provisions.keys()].filter((s) => after === undefined || s > after).sort();
+    return names.slice(0, limit).map((s) => this.provisions.get(s)!);
+  }
+
+  // ---- effects ------------------------------------------------------------------------------
+
+  private write(kind: Write['kind'], key: string, value: NodeRecord | BindingRecord | Provision | null): void {
+    // Records are mutated in place; a structured copy pins what this write means.
+    this.effects.writes.push({ kind, key, value: value === null ? null : structuredClone(value) } as Write);
+  }
+
+  private emit(event: EventBody): void {
+    this.effects.events.push(event);
+  }
+}

@@ -1,0 +1,187 @@
+// Starts the actors on worker threads and wires them together:
+//   front end ──comlink──▶ group actor (one per node group)
+//   supervisor ──comlink (own MessageChannel)──▶ group actor
+//   group actor, supervisor ──events port──▶ front end (event log, SSE, capacity requests)
+// A group actor that dies is started again from LMDB; calls meanwhile fail with ActorUnavailable.
+import { MessageChannel, Worker } from 'node:worker_threads';
+import * as Comlink from 'comlink';
+import type { NodeGroup } from '../src/config/types.js';
+import type { EventBody } from '../src/domain/events.js';
+import { nodeEndpoint } from './comlink.js';
+import type { GroupApi } from './group/actor.js';
+import type { SupervisorApi, SupervisorInit } from './supervisor/actor.js';
+
+export class ActorUnavailable extends Error {
+  constructor(readonly group: string) {
+    super(`the actor of node group '${group}' is not available`);
+    this.name = 'ActorUnavailable';
+  }
+}
+
+type Method<T> = { [K in keyof T]: T[K] extends (...args: never[]) => unknown ? K : never }[keyof T];
+type Result<T, K extends keyof T> = T[K] extends (...args: never[]) => infer R ? Awaited<R> : never;
+type Params<T, K extends keyof T> = T[K] extends (...args: infer P) => unknown ? P : never;
+
+export interface HostOptions {
+  dataDir: string;
+  durability: 'commit' | 'flush';
+  onEvents(events: EventBody[]): void;
+  /** Seconds a call to an actor took, by method. */
+  observe?(method: string, seconds: number): void;
+  onError?(group: string, err: Error): void;
+}
+
+const WORKER_OPTIONS = { execArgv: [...process.execArgv] };
+
+export class GroupHandle {
+  private worker: Worker | null = null;
+  private api: Comlink.Remote<GroupApi> | null = null;
+  private died: Promise<never> = new Promise(() => {});
+  private closing = false;
+  private restarts = 0;
+  ready = false;
+
+  constructor(
+    public group: NodeGroup,
+    private readonly host: ActorHost,
+  ) {}
+
+  get name(): string {
+    return this.group.name;
+  }
+
+  /** Calls the actor; rejects with ActorUnavailable if it is starting or dies during the call. */
+  async call<K extends Method<GroupApi>>(method: K, ...args: Params<GroupApi, K>): Promise<Result<GroupApi, K>> {
+    const api = this.api;
+    if (!this.ready || !api) throw new ActorUnavailable(this.name);
+    const started = performance.now();
+    try {
+      const fn = api[method] as unknown as (...a: Params<GroupApi, K>) => Promise<Result<GroupApi, K>>;
+      return await Promise.race([fn(...args), this.died]);
+    } finally {
+      this.host.options.observe?.(method as string, (performance.now() - started) / 1000);
+    }
+  }
+
+  async start(): Promise<void> {
+    const worker = new Worker(new URL('./group/actor.js', import.meta.url), { ...WORKER_OPTIONS, name: `group:${this.name}` });
+    const api = Comlink.wrap<GroupApi>(nodeEndpoint(worker));
+    const events = new MessageChannel();
+    events.port1.on('message', (batch: EventBody[]) => this.host.options.onEvents(batch));
+    this.worker = worker;
+    this.died = new Promise<never>((_, reject) => {
+      worker.once('exit', (code) => {
+        events.port1.close();
+        reject(new ActorUnavailable(this.name));
+        if (this.worker === worker) this.onExit(code);
+      });
+    });
+    this.died.catch(() => {});
+    worker.on('error', (err) => this.host.options.onError?.(this.name, err));
+    await Promise.race([
+      api.init(
+        Comlink.transfer(
+          { group: this.group, dataDir: this.host.options.dataDir, durability: this.host.options.durability, events: events.port2 },
+          [events.port2],
+        ),
+      ),
+      this.died,
+    ]);
+    this.api = api;
+    this.ready = true;
+    await this.host.connect(this);
+  }
+
+  private onExit(code: number): void {
+    this.ready = false;
+    this.api = null;
+    this.worker = null;
+    if (this.closing) return;
+    const delay = Math.min(5000, 100 * 2 ** this.restarts++);
+    this.host.options.onEvents([{ type: 'actor.restarted', group: this.name, reason: `the actor thread exited with code ${code}; restarting from the store in ${delay} ms` }]);
+    setTimeout(() => {
+      if (this.closing) return;
+      this.start().then(
+        () => (this.restarts = 0),
+        (err: Error) => this.host.options.onError?.(this.name, err),
+      );
+    }, delay).unref();
+  }
+
+  async reconfigure(group: NodeGroup): Promise<void> {
+    this.group = group;
+    await this.call('reconfigure', group);
+    await this.host.supervisor?.reconfigure(group);
+  }
+
+  /** For tests of crash recovery: ends the thread as a crash would. */
+  async crash(): Promise<void> {
+    await this.worker?.terminate();
+  }
+
+  async stop(): Promise<void> {
+    this.closing = true;
+    if (this.api && this.ready) await this.call('close').catch(() => {});
+    this.ready = false;
+    await this.worker?.terminate();
+  }
+}
+
+export class ActorHost {
+  readonly groups = new Map<string, GroupHandle>();
+  supervisor: Comlink.Remote<SupervisorApi> | null = null;
+  private supervisorWorker: Worker | null = null;
+
+  constructor(readonly options: HostOptions) {}
+
+  async startGroups(groups: readonly NodeGroup[]): Promise<void> {
+    await Promise.all(groups.map((g) => this.addGroup(g)));
+  }
+
+  async addGroup(group: NodeGroup): Promise<GroupHandle> {
+    const handle = new GroupHandle(group, this);
+    this.groups.set(group.name, handle);
+    await handle.start();
+    return handle;
+  }
+
+  async removeGroup(name: string): Promise<void> {
+    const handle = this.groups.get(name);
+    this.groups.delete(name);
+    await this.supervisor?.detachGroup(name);
+    await handle?.stop();
+  }
+
+  group(name: string): GroupHandle | undefined {
+    return this.groups.get(name);
+  }
+
+  async startSupervisor(init: Omit<SupervisorInit, 'events'>): Promise<void> {
+    const worker = new Worker(new URL('./supervisor/actor.js', import.meta.url), { ...WORKER_OPTIONS, name: 'supervisor' });
+    worker.on('error', (err) => this.options.onError?.('supervisor', err));
+    const api = Comlink.wrap<SupervisorApi>(nodeEndpoint(worker));
+    const events = new MessageChannel();
+    events.port1.on('message', (batch: EventBody[]) => this.options.onEvents(batch));
+    await api.start(Comlink.transfer({ ...init, events: events.port2 }, [events.port2]));
+    this.supervisor = api;
+    this.supervisorWorker = worker;
+    for (const handle of this.groups.values()) if (handle.ready) await this.connect(handle);
+  }
+
+  /** Gives the supervisor and a group actor a channel of their own (again, after a restart). */
+  async connect(handle: GroupHandle): Promise<void> {
+    if (!this.supervisor) return;
+    const channel = new MessageChannel();
+    await handle.call('attachSupervisor', Comlink.transfer(channel.port2, [channel.port2]));
+    await this.supervisor.attachGroup(handle.group, Comlink.transfer(channel.port1, [channel.port1]));
+  }
+
+  async stop(stopNodes: boolean): Promise<void> {
+    if (this.supervisor) {
+      await this.supervisor.stop(stopNodes).catch((err: Error) => this.options.onError?.('supervisor', err));
+      await this.supervisorWorker?.terminate();
+      this.supervisor = null;
+    }
+    await Promise.all([...this.groups.values()].map((g) => g.stop()));
+  }
+}

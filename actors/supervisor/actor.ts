@@ -1,0 +1,254 @@
+// Worker-thread entry of the supervisor actor: every tick it asks each node-group actor for the
+// facts of its nodes, plans (./plan.ts, pure) and carries the plan out through the platform
+// drivers: faults, drains, node creation to keep every rule at its min, destruction.
+import { randomBytes } from 'node:crypto';
+import { parentPort, type MessagePort } from 'node:worker_threads';
+import { setTimeout as sleep } from 'node:timers/promises';
+import * as Comlink from 'comlink';
+import type { NodeGroup } from '../../src/config/types.js';
+import type { EventBody } from '../../src/domain/events.js';
+import type { PlatformData } from '../../src/domain/records.js';
+import type { Role } from '../../src/domain/vocabulary.js';
+import { TokenSigner } from '../../src/auth/tokens.js';
+import { LocalPlatform } from '../../src/platforms/local.js';
+import { StaticPlatform } from '../../src/platforms/static.js';
+import type { Platform } from '../../src/platforms/platform.js';
+import { nodeEndpoint } from '../comlink.js';
+import type { GroupApi } from '../group/actor.js';
+import type { NodeFacts } from '../group/model.js';
+import { plan, type Action, type CapacityRequest } from './plan.js';
+
+export interface SupervisorInit {
+  dataDir: string;
+  serviceUrl: string;
+  jwtSecret: Uint8Array;
+  nodeTokenTtl: number;
+  tickMs: number;
+  events: MessagePort;
+  /** Agents of the local platform exit after this long without reaching the service. */
+  orphanTimeoutMs?: number;
+}
+
+interface Attached {
+  group: NodeGroup;
+  api: Comlink.Remote<GroupApi>;
+  port: MessagePort;
+  requests: CapacityRequest[];
+  blocked: Set<string>;
+  reconciled: boolean;
+}
+
+class Supervisor {
+  private readonly groups = new Map<string, Attached>();
+  /** Nodes with a platform operation under way. */
+  private readonly busy = new Set<string>();
+  private platforms!: Record<PlatformData['type'], Platform>;
+  private signer!: TokenSigner;
+  private init!: SupervisorInit;
+  private running = false;
+  private stopped: Promise<void> = Promise.resolve();
+  private wake = new AbortController();
+  private lastTick = 0;
+  private readonly operations = new Set<Promise<unknown>>();
+
+  start(init: SupervisorInit): void {
+    this.init = init;
+    this.signer = new TokenSigner(init.jwtSecret);
+    this.platforms = {
+      local: new LocalPlatform({
+        serviceUrl: init.serviceUrl,
+        dataDir: init.dataDir,
+        nodeToken: (group, nodeId) => this.signer.nodeToken(group, nodeId, init.nodeTokenTtl),
+        ...(init.orphanTimeoutMs !== undefined ? { orphanTimeoutMs: init.orphanTimeoutMs } : {}),
+      }),
+      static: new StaticPlatform(),
+    };
+    this.running = true;
+    this.stopped = this.loop();
+  }
+
+  attachGroup(group: NodeGroup, port: MessagePort): void {
+    this.groups.get(group.name)?.port.close();
+    const api = Comlink.wrap<GroupApi>(nodeEndpoint(port));
+    this.groups.set(group.name, { group, api, port, requests: [], blocked: new Set(), reconciled: false });
+    this.poke();
+  }
+
+  detachGroup(name: string): void {
+    this.groups.get(name)?.port.close();
+    this.groups.delete(name);
+  }
+
+  reconfigure(group: NodeGroup): void {
+    const g = this.groups.get(group.name);
+    if (g) g.group = group;
+  }
+
+  /** A lookup found no room: plan a scale-out at the next tick, which starts now. */
+  requestCapacity(group: string, role: Role, region: string, reason: string): void {
+    const g = this.groups.get(group);
+    if (!g) return;
+    g.requests.push({ role, region, reason });
+    this.poke();
+  }
+
+  status(): { running: boolean; lastTick: number; busy: number; groups: string[] } {
+    return { running: this.running, lastTick: this.lastTick, busy: this.busy.size, groups: [...this.groups.keys()] };
+  }
+
+  /** Stops the loop; with `stopNodes`, stops every local node and forgets it (clean shutdown). */
+  async stop(stopNodes: boolean): Promise<void> {
+    this.running = false;
+    this.poke();
+    await this.stopped;
+    await Promise.allSettled([...this.operations]);
+    if (!stopNodes) return;
+    for (const g of this.groups.values()) {
+      const local = (await g.api.facts()).filter((n) => n.platform.type === 'local');
+      await this.platforms.local.shutdown(local);
+      const now = Date.now();
+      for (const n of local) {
+        await g.api.nodeEvent(n.id, { type: 'destroy' }, now);
+        await g.api.nodeEvent(n.id, { type: 'destroying' }, now);
+        await g.api.nodeEvent(n.id, { type: 'destroyed' }, now);
+      }
+    }
+  }
+
+  private poke(): void {
+    this.wake.abort();
+  }
+
+  private emit(events: EventBody[]): void {
+    if (events.length > 0) this.init.events.postMessage(events);
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      this.wake = new AbortController();
+      const started = Date.now();
+      for (const g of [...this.groups.values()]) {
+        try {
+          await this.superviseGroup(g, Date.now());
+        } catch (err) {
+          this.emit([{ type: 'platform.error', group: g.group.name, operation: 'supervise', message: (err as Error).message }]);
+        }
+      }
+      this.lastTick = started;
+      const wait = Math.max(0, this.init.tickMs - (Date.now() - started));
+      try {
+        await sleep(wait, undefined, { signal: this.wake.signal });
+      } catch {
+        /* woken early */
+      }
+    }
+  }
+
+  private async superviseGroup(g: Attached, now: number): Promise<void> {
+    if (!g.reconciled) {
+      await this.reconcile(g, now);
+      g.reconciled = true;
+    }
+    await g.api.tick(now);
+    const nodes = await g.api.facts();
+    const requests = g.requests.splice(0);
+    const actions = plan({ group: g.group, nodes, now, busy: this.busy, requests });
+    const blockedNow = new Set<string>();
+    for (const action of actions) {
+      if (action.type === 'blocked') {
+        const key = `${action.region}|${action.role}`;
+        blockedNow.add(key);
+        if (!g.blocked.has(key)) this.emit([{ type: 'scaling.blocked', group: g.group.name, role: action.role, region: action.region, reason: action.reason }]);
+        continue;
+      }
+      await this.act(g, action, nodes, now);
+    }
+    g.blocked = blockedNow;
+  }
+
+  /** At start: adopt nodes whose platform still has them, fault the others; list static nodes. */
+  private async reconcile(g: Attached, now: number): Promise<void> {
+    const nodes = await g.api.facts();
+    const known = new Set(nodes.map((n) => n.id));
+    if (g.group.platform.type === 'static') {
+      const specs = g.group.platform.static.nodes
+        .filter((n) => !known.has(n.id))
+        .map((n) => ({ id: n.id, role: n.role, region: n.region, platform: { type: 'static' as const, address: n.address }, state: 'CREATED' as const }));
+      if (specs.length > 0) await g.api.addNodes(specs, now);
+      const listed = new Set(g.group.platform.static.nodes.map((n) => n.id));
+      for (const n of nodes) if (!listed.has(n.id)) await g.api.nodeEvent(n.id, { type: 'destroy' }, now);
+      return;
+    }
+    for (const n of nodes) {
+      const platform = this.platforms[n.platform.type];
+      if (platform.exists(n) || n.state === 'FAULT' || n.state === 'DESTROYING' || n.state === 'DESTRUCTION_REQUESTED') continue;
+      await g.api.nodeEvent(n.id, { type: 'fault', reason: `its ${n.platform.type} node is gone` }, now);
+    }
+  }
+
+  private async act(g: Attached, action: Exclude<Action, { type: 'blocked' }>, nodes: readonly NodeFacts[], now: number): Promise<void> {
+    switch (action.type) {
+      case 'event':
+        await g.api.nodeEvent(action.nodeId, action.event, now);
+        return;
+      case 'create':
+        this.emit([{ type: 'scaling.action', group: g.group.name, role: action.role, region: action.region, action: 'create', count: action.count, reason: action.reason }]);
+        for (let i = 0; i < action.count; i++) await this.create(g, action.role, action.region, now);
+        return;
+      case 'destroy': {
+        const node = nodes.find((n) => n.id === action.nodeId);
+        if (node) this.track(node.id, this.destroy(g, node));
+        return;
+      }
+    }
+  }
+
+  private newId(role: Role, region: string): string {
+    return `${region}-${role}-${randomBytes(3).toString('hex')}`.slice(-32);
+  }
+
+  private async create(g: Attached, role: Role, region: string, now: number): Promise<void> {
+    const platform = this.platforms[g.group.platform.type];
+    const id = this.newId(role, region);
+    const data = platform.prepare(g.group, { id, role, region });
+    if (!(await g.api.addNodes([{ id, role, region, platform: data }], now))) return;
+    this.track(
+      id,
+      (async () => {
+        await g.api.nodeEvent(id, { type: 'provision' }, Date.now());
+        try {
+          const created = await platform.create(g.group, { id, role, region, platform: data });
+          await g.api.nodeEvent(id, { type: 'created' }, Date.now(), { platform: created });
+        } catch (err) {
+          this.emit([{ type: 'platform.error', group: g.group.name, nodeId: id, operation: 'create', message: (err as Error).message }]);
+          await g.api.nodeEvent(id, { type: 'fault', reason: `create failed: ${(err as Error).message}` }, Date.now());
+        }
+      })(),
+    );
+  }
+
+  private async destroy(g: Attached, node: NodeFacts): Promise<void> {
+    const platform = this.platforms[node.platform.type];
+    await g.api.nodeEvent(node.id, { type: 'destroying' }, Date.now());
+    try {
+      await platform.destroy(node);
+      await g.api.nodeEvent(node.id, { type: 'destroyed' }, Date.now());
+    } catch (err) {
+      this.emit([{ type: 'platform.error', group: g.group.name, nodeId: node.id, operation: 'destroy', message: (err as Error).message }]);
+    }
+  }
+
+  private track(id: string, op: Promise<void>): void {
+    this.busy.add(id);
+    const tracked = op.finally(() => {
+      this.busy.delete(id);
+      this.operations.delete(tracked);
+      this.poke();
+    });
+    this.operations.add(tracked);
+  }
+}
+
+export type SupervisorApi = Supervisor;
+
+Comlink.expose(new Supervisor(), nodeEndpoint(parentPort!));

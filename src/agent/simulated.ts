@@ -1,0 +1,193 @@
+// A simulated media node: it counts publish and subscribe sessions that clients open through a
+// small HTTP API, so that load is real and driven from outside:
+//   POST   /{scope}/{stream}/publish     → 201 {session}   (origins and transcoders)
+//   POST   /{scope}/{stream}/subscribe   → 201 {session}   (edges, and origins)
+//   DELETE /sessions/{session}           → 204
+//   GET    /stats                        → what the heartbeat reports
+// A transcoder with a job for a stream pushes one publish session per rendition to the origin the
+// control plane named, for as long as the stream's publisher stays.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import type { AddressInfo } from 'node:net';
+import type { Listener } from '../domain/records.js';
+import type { Role } from '../domain/vocabulary.js';
+import { STREAM_NAME_RE } from '../domain/vocabulary.js';
+
+export interface TranscodeJob {
+  stream: string;
+  origin: { nodeId: string; address: string; port: number; protocol: string };
+  renditions: Array<{ name: string }>;
+}
+
+interface Session {
+  id: string;
+  stream: string;
+  kind: 'publish' | 'subscribe';
+}
+
+export interface BackendReport {
+  ready: boolean;
+  listeners: { publish?: Listener; subscribe?: Listener };
+  metrics: Record<string, number>;
+  streams: Array<{ name: string; publishing: boolean; subscribers: number }>;
+}
+
+const PUBLISHERS: ReadonlySet<Role> = new Set(['origin', 'transcoder']);
+const SUBSCRIBERS: ReadonlySet<Role> = new Set(['edge', 'origin', 'relay']);
+
+export class SimulatedBackend {
+  private server: Server | null = null;
+  private readonly sessions = new Map<string, Session>();
+  private readonly publishing = new Map<string, string>();
+  private readonly pushes = new Map<string, { origin: string; sessions: Array<{ url: string; session: string }> }>();
+  private jobs = new Map<string, TranscodeJob>();
+  draining = false;
+  parent: { nodeId: string; address: string } | null = null;
+  address = '';
+  port = 0;
+
+  constructor(
+    private readonly role: Role,
+    private readonly scope: string,
+  ) {}
+
+  /** Listens on (address, port); falls back to a free port, then to 127.0.0.1, when it must. */
+  async start(address: string, port: number): Promise<void> {
+    const attempts: Array<[string, number]> = [[address, port], [address, 0], ['127.0.0.1', 0]];
+    for (const [host, p] of attempts) {
+      const server = createServer((req, res) => this.handle(req, res));
+      server.keepAliveTimeout = 5000;
+      try {
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen(p, host, () => resolve());
+        });
+        this.server = server;
+        this.address = host;
+        this.port = (server.address() as AddressInfo).port;
+        return;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code !== 'EADDRINUSE' && code !== 'EADDRNOTAVAIL' && code !== 'EACCES') throw err;
+      }
+    }
+    throw new Error(`cannot listen on ${address}:${port}`);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled([...this.pushes.keys()].map((s) => this.stopPush(s)));
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    this.server?.closeAllConnections();
+  }
+
+  report(): BackendReport {
+    const perStream = new Map<string, { publishing: boolean; subscribers: number }>();
+    let publishers = 0;
+    let subscribers = 0;
+    for (const s of this.sessions.values()) {
+      const entry = perStream.get(s.stream) ?? { publishing: false, subscribers: 0 };
+      if (s.kind === 'publish') {
+        entry.publishing = true;
+        publishers++;
+      } else {
+        entry.subscribers++;
+        subscribers++;
+      }
+      perStream.set(s.stream, entry);
+    }
+    const listener: Listener = { protocol: 'http', port: this.port };
+    return {
+      ready: this.server !== null,
+      listeners: { ...(PUBLISHERS.has(this.role) ? { publish: listener } : {}), ...(SUBSCRIBERS.has(this.role) ? { subscribe: listener } : {}) },
+      metrics: {
+        'cpu.load': Math.round((loadavg()[0]! / Math.max(1, cpus().length)) * 100) / 100,
+        'memory.used': Math.round((1 - freemem() / totalmem()) * 100) / 100,
+        'connections.publisher': publishers,
+        'connections.subscriber': subscribers,
+        'connections.clusterchildren': 0,
+      },
+      streams: [...perStream].map(([name, e]) => ({ name, ...e })),
+    };
+  }
+
+  /** The transcode jobs the control plane gave in its last reply. */
+  setJobs(jobs: readonly TranscodeJob[]): void {
+    this.jobs = new Map(jobs.map((j) => [j.stream, j]));
+    for (const stream of [...this.pushes.keys()]) {
+      const job = this.jobs.get(stream);
+      if (!job || job.origin.nodeId !== this.pushes.get(stream)!.origin || !this.publishing.has(stream)) void this.stopPush(stream);
+    }
+    for (const stream of this.publishing.keys()) void this.startPush(stream);
+  }
+
+  private async startPush(stream: string): Promise<void> {
+    const job = this.jobs.get(stream);
+    if (this.role !== 'transcoder' || !job || this.pushes.has(stream)) return;
+    const entry = { origin: job.origin.nodeId, sessions: [] as Array<{ url: string; session: string }> };
+    this.pushes.set(stream, entry);
+    const base = `http://${job.origin.address}:${job.origin.port}`;
+    for (const r of job.renditions) {
+      try {
+        const res = await fetch(`${base}/${this.scope}/${r.name}/publish`, { method: 'POST', signal: AbortSignal.timeout(2000) });
+        if (res.ok) entry.sessions.push({ url: base, session: ((await res.json()) as { session: string }).session });
+        else await res.body?.cancel();
+      } catch {
+        /* the origin is away; the next reply retries */
+      }
+    }
+    if (entry.sessions.length < job.renditions.length && this.pushes.get(stream) === entry) {
+      await this.stopPush(stream);
+    }
+  }
+
+  private async stopPush(stream: string): Promise<void> {
+    const entry = this.pushes.get(stream);
+    if (!entry) return;
+    this.pushes.delete(stream);
+    await Promise.allSettled(
+      entry.sessions.map(async (s) => (await fetch(`${s.url}/sessions/${s.session}`, { method: 'DELETE', signal: AbortSignal.timeout(2000) })).body?.cancel()),
+    );
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const send = (status: number, body?: unknown) => {
+      res.writeHead(status, body === undefined ? {} : { 'content-type': 'application/json' });
+      res.end(body === undefined ? undefined : JSON.stringify(body));
+    };
+    req.resume();
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (req.method === 'GET' && path === '/stats') {
+      send(200, { role: this.role, parent: this.parent, draining: this.draining, ...this.report() });
+      return;
+    }
+    const del = /^\/sessions\/([0-9a-f-]{36})$/.exec(path);
+    if (req.method === 'DELETE' && del) {
+      const s = this.sessions.get(del[1]!);
+      if (!s) return send(404, { error: 'no such session' });
+      this.sessions.delete(s.id);
+      if (s.kind === 'publish') {
+        this.publishing.delete(s.stream);
+        void this.stopPush(s.stream);
+      }
+      return send(204);
+    }
+    const open = /^\/([^/]+)\/([^/]+)\/(publish|subscribe)$/.exec(path);
+    if (req.method === 'POST' && open) {
+      const [, scope, stream, kind] = open as unknown as [string, string, string, 'publish' | 'subscribe'];
+      if (scope !== this.scope) return send(404, { error: `no scope '${scope}' here` });
+      if (!STREAM_NAME_RE.test(stream)) return send(400, { error: 'bad stream name' });
+      if (this.draining) return send(503, { error: 'this node is draining' });
+      if (!(kind === 'publish' ? PUBLISHERS : SUBSCRIBERS).has(this.role)) return send(405, { error: `a ${this.role} does not take ${kind} sessions` });
+      if (kind === 'publish' && this.publishing.has(stream)) return send(409, { error: `stream '${stream}' is already published here` });
+      const session: Session = { id: randomUUID(), stream, kind };
+      this.sessions.set(session.id, session);
+      if (kind === 'publish') {
+        this.publishing.set(stream, session.id);
+        void this.startPush(stream);
+      }
+      return send(201, { session: session.id, stream, kind });
+    }
+    send(404, { error: 'not found' });
+  }
+}

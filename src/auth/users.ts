@@ -1,0 +1,116 @@
+// Users (CONTRACT §5): the admin, and `app` users from the config. Only scrypt hashes are kept,
+// in LMDB. A password the operator supplies (environment or config) is applied when it changes;
+// a password changed through the API survives restarts as long as that supplied one stays the
+// same. With no supplied password, one is generated at first start: that one is "initial".
+import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../config/types.js';
+import type { Store } from '../store/store.js';
+import type { PasswordHasher } from './passwords.js';
+
+export interface UserRecord {
+  username: string;
+  role: 'admin' | 'app';
+  hash: string;
+  /** Credential version, carried in tokens as `ver`: a password change bumps it. */
+  ver: number;
+  /** A generated first password, not yet changed. */
+  initial: boolean;
+  /** The hash of the operator-supplied password last applied (env or config). */
+  seed?: string;
+}
+
+const KEY = (name: string) => `user:${name}`;
+export const INITIAL_PASSWORD_FILE = 'initial-admin-password';
+
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+export class Users {
+  private readonly users = new Map<string, UserRecord>();
+  private dummy: string | null = null;
+
+  private constructor(
+    private readonly store: Store,
+    private readonly hasher: PasswordHasher,
+    private readonly dataDir: string,
+  ) {}
+
+  static async open(store: Store, config: Config, hasher: PasswordHasher, log: Logger): Promise<Users> {
+    const users = new Users(store, hasher, config.dataDir);
+    await users.seed(config, log);
+    return users;
+  }
+
+  private async seed(config: Config, log: Logger): Promise<void> {
+    const wanted = new Map<string, { role: 'admin' | 'app'; plain?: string; hash?: string }>();
+    wanted.set(config.auth.adminUser, {
+      role: 'admin',
+      ...(config.auth.adminPassword !== undefined ? { plain: config.auth.adminPassword } : {}),
+      ...(config.auth.adminPasswordHash !== undefined ? { hash: config.auth.adminPasswordHash } : {}),
+    });
+    for (const u of config.auth.users) wanted.set(u.username, { role: u.role, hash: u.passwordHash });
+
+    // Users no longer configured must not keep working.
+    for (const { key } of this.store.meta.getRange({ start: 'user:', end: 'user;' })) {
+      const name = (key as string).slice(5);
+      if (!wanted.has(name)) await this.store.meta.remove(key);
+    }
+
+    for (const [username, want] of wanted) {
+      const current = this.store.meta.get(KEY(username)) as UserRecord | undefined;
+      let next: UserRecord | undefined;
+      if (want.plain !== undefined) {
+        const stillSame = current?.seed !== undefined && (await this.hasher.verify(want.plain, current.seed));
+        if (!stillSame) {
+          const hash = await this.hasher.hash(want.plain);
+          next = { username, role: want.role, hash, seed: hash, ver: (current?.ver ?? 0) + 1, initial: false };
+        }
+      } else if (want.hash !== undefined) {
+        if (current?.seed !== want.hash) next = { username, role: want.role, hash: want.hash, seed: want.hash, ver: (current?.ver ?? 0) + 1, initial: false };
+      } else if (!current) {
+        const password = randomBytes(18).toString('base64url');
+        next = { username, role: want.role, hash: await this.hasher.hash(password), ver: 1, initial: true };
+        writeFileSync(join(this.dataDir, INITIAL_PASSWORD_FILE), `${password}\n`, { mode: 0o600 });
+        log.warn(
+          { user: username, file: join(this.dataDir, INITIAL_PASSWORD_FILE) },
+          `generated the initial admin password: ${password} (also in the file named here; change it with POST /as/v1/auth/password)`,
+        );
+      }
+      if (current && next === undefined && current.role !== want.role) next = { ...current, role: want.role };
+      if (next) {
+        await this.store.meta.put(KEY(username), next);
+        await this.store.durable();
+      }
+      this.users.set(username, next ?? current!);
+    }
+  }
+
+  get(username: string): UserRecord | undefined {
+    return this.users.get(username);
+  }
+
+  /** The user, if the password is theirs. Unknown users cost the same time as known ones. */
+  async check(username: string, password: string): Promise<UserRecord | null> {
+    const user = this.users.get(username);
+    if (!user) {
+      this.dummy ??= await this.hasher.hash(randomBytes(16).toString('hex'));
+      await this.hasher.verify(password, this.dummy);
+      return null;
+    }
+    return (await this.hasher.verify(password, user.hash)) ? user : null;
+  }
+
+  /** Sets a new password; every token issued before stops working. */
+  async changePassword(user: UserRecord, newPassword: string): Promise<UserRecord> {
+    const next: UserRecord = { ...user, hash: await this.hasher.hash(newPassword), ver: user.ver + 1, initial: false };
+    await this.store.meta.put(KEY(user.username), next);
+    await this.store.durable();
+    this.users.set(user.username, next);
+    if (user.initial) rmSync(join(this.dataDir, INITIAL_PASSWORD_FILE), { force: true });
+    return next;
+  }
+}

@@ -1,0 +1,266 @@
+// Reads the config file, lays the environment over it (CONTRACT §10), validates it and turns it
+// into the shape the service runs on. Any problem stops the start with every bad field named,
+// with its value and what was expected.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import ms from 'ms';
+import { ConfigSchema, NodeGroupConfig, type ConfigInput, type NodeGroupConfigInput } from './schema.js';
+import type { Config, NodeGroup, RuleConfig } from './types.js';
+import { compile, valueAt, type FieldError } from '../schemas/validate.js';
+import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC, STATES_WITH_TIMEOUT, type Role, type TimedState } from '../domain/vocabulary.js';
+import { projectPath } from '../paths.js';
+
+export class ConfigError extends Error {
+  constructor(
+    readonly source: string,
+    readonly problems: string[],
+  ) {
+    super(`invalid config (${source}):\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const configChecker = compile<ConfigInput>(ConfigSchema);
+const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
+
+/** Environment variables that override a config field (CONTRACT §10). */
+const ENV_FIELDS: ReadonlyArray<{ env: string; path: readonly string[]; integer?: boolean }> = [
+  { env: 'SWITCHYARD_HOST', path: ['server', 'host'] },
+  { env: 'SWITCHYARD_PORT', path: ['server', 'port'], integer: true },
+  { env: 'SWITCHYARD_DATA_DIR', path: ['dataDir'] },
+  { env: 'SWITCHYARD_ADMIN_USER', path: ['auth', 'adminUser'] },
+  { env: 'SWITCHYARD_GEOIP_DB', path: ['geoip', 'database'] },
+  { env: 'SWITCHYARD_LOG_LEVEL', path: ['log', 'level'] },
+];
+
+export const DEFAULT_CONFIG_FILE = projectPath('config', 'default.json');
+
+export function durationMs(value: number | string): number {
+  return typeof value === 'number' ? value : ms(value as ms.StringValue);
+}
+
+function show(value: unknown): string {
+  const text = value === undefined ? 'missing' : JSON.stringify(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** Loads the config named by SWITCHYARD_CONFIG (or the project's default) with env overrides. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const file = resolve(env.SWITCHYARD_CONFIG ?? DEFAULT_CONFIG_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(file, [`cannot read the config file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`]);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(file, [`the config file is not valid JSON: ${(err as Error).message}`]);
+  }
+  return parseConfig(raw, file, env);
+}
+
+export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv = {}): Config {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(source, ['the config must be a JSON object']);
+  }
+  const input = structuredClone(raw) as Record<string, unknown>;
+  const fromEnv = new Map<string, string>();
+  for (const field of ENV_FIELDS) {
+    const value = env[field.env];
+    if (value === undefined || value === '') continue;
+    let node = input;
+    for (const key of field.path.slice(0, -1)) {
+      if (node[key] === null || typeof node[key] !== 'object') node[key] = {};
+      node = node[key] as Record<string, unknown>;
+    }
+    node[field.path.at(-1)!] = field.integer && /^[0-9]+$/.test(value) ? Number(value) : value;
+    fromEnv.set(`/${field.path.join('/')}`, field.env);
+  }
+
+  configChecker.withDefaults(input);
+  const problems: string[] = [];
+  const describe = (e: FieldError, root: unknown, base = '') => {
+    const origin = fromEnv.get(e.pointer);
+    const where = origin ? ` (from ${origin})` : '';
+    return `${base}${e.path} = ${show(valueAt(root, e.pointer))}${where}: ${e.message}`;
+  };
+  if (!configChecker.check(input)) {
+    throw new ConfigError(source, configChecker.explain(input).map((e) => describe(e, input)));
+  }
+
+  const groups: NodeGroup[] = [];
+  input.nodeGroups.forEach((g, i) => {
+    const result = normalizeNodeGroup(g);
+    if ('errors' in result) problems.push(...result.errors.map((e) => `nodeGroups[${i}].${e.path} = ${show(valueAt(g, e.pointer))}: ${e.message}`));
+    else groups.push(result.group);
+  });
+  const names = new Set<string>();
+  input.nodeGroups.forEach((g, i) => {
+    if (names.has(g.name)) problems.push(`nodeGroups[${i}].name = ${show(g.name)}: another node group has this name`);
+    names.add(g.name);
+  });
+  const defaultNodeGroup = input.defaultNodeGroup ?? input.nodeGroups[0]?.name ?? 'default';
+  if (input.defaultNodeGroup !== undefined && !names.has(input.defaultNodeGroup)) {
+    problems.push(`defaultNodeGroup = ${show(input.defaultNodeGroup)}: must name one of the node groups (${[...names].join(', ') || 'none'})`);
+  }
+
+  const adminPassword = env.SWITCHYARD_ADMIN_PASSWORD || undefined;
+  if (adminPassword !== undefined && (adminPassword.length < 12 || adminPassword.length > 1024)) {
+    problems.push('SWITCHYARD_ADMIN_PASSWORD = (hidden): must be 12 to 1024 characters');
+  }
+  const jwtSecret = env.SWITCHYARD_JWT_SECRET || undefined;
+  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
+    problems.push('SWITCHYARD_JWT_SECRET = (hidden): must be at least 32 bytes');
+  }
+  const usernames = new Set([input.auth.adminUser]);
+  input.auth.users.forEach((u, i) => {
+    if (usernames.has(u.username)) problems.push(`auth.users[${i}].username = ${show(u.username)}: another user has this name`);
+    usernames.add(u.username);
+  });
+  if (problems.length > 0) throw new ConfigError(source, problems);
+
+  const s = input.server;
+  const a = input.auth;
+  return {
+    source,
+    server: {
+      host: s.host,
+      port: s.port,
+      ...(s.tls ? { tls: { cert: resolve(s.tls.cert), key: resolve(s.tls.key), port: s.tls.port } } : {}),
+      bodyLimit: s.bodyLimit,
+      trustProxy: s.trustProxy,
+      metricsAuth: s.metricsAuth,
+      requestTimeout: durationMs(s.requestTimeout),
+      headersTimeout: durationMs(s.headersTimeout),
+      shutdownTimeout: durationMs(s.shutdownTimeout),
+    },
+    dataDir: resolve(input.dataDir),
+    durability: input.durability,
+    auth: {
+      adminUser: a.adminUser,
+      ...(adminPassword !== undefined ? { adminPassword } : {}),
+      ...(a.adminPasswordHash !== undefined ? { adminPasswordHash: a.adminPasswordHash } : {}),
+      ...(jwtSecret !== undefined ? { jwtSecret } : {}),
+      tokenTtl: durationMs(a.tokenTtl),
+      nodeTokenTtl: durationMs(a.nodeTokenTtl),
+      users: a.users,
+      loginThrottle: {
+        maxFailures: a.loginThrottle.maxFailures,
+        window: durationMs(a.loginThrottle.window),
+        baseDelay: durationMs(a.loginThrottle.baseDelay),
+        maxDelay: durationMs(a.loginThrottle.maxDelay),
+      },
+    },
+    log: { level: input.log.level },
+    geoip: input.geoip.database !== undefined ? { database: resolve(input.geoip.database) } : {},
+    defaultNodeGroup,
+    supervisorTick: durationMs(input.supervisorTick),
+    nodeGroups: groups,
+  };
+}
+
+const RANK_METRIC_RE = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
+
+/**
+ * Validates one node group (from the config file or the admin API) and fills its defaults.
+ * Errors carry paths relative to the group.
+ */
+export function normalizeNodeGroup(raw: unknown): { group: NodeGroup } | { errors: FieldError[] } {
+  const input = structuredClone(raw);
+  groupChecker.withDefaults(input);
+  if (!groupChecker.check(input)) return { errors: groupChecker.explain(input) };
+  const errors: FieldError[] = [];
+  const err = (pointer: string, message: string) =>
+    errors.push({ pointer, message, path: pointer.slice(1).replace(/\/([0-9]+)/g, '[$1]').replace(/\//g, '.') });
+
+  const regions = new Set<string>();
+  input.regions.forEach((r, i) => {
+    if (regions.has(r.name)) err(`/regions/${i}/name`, 'another region has this name');
+    regions.add(r.name);
+  });
+
+  const roles = input.roles as Partial<Record<Role, { parentRole?: Role }>>;
+  const allowedParents: Record<Role, readonly Role[]> = { origin: [], transcoder: [], relay: ['origin'], edge: ['origin', 'relay'] };
+  for (const [role, options] of Object.entries(roles) as Array<[Role, { parentRole?: Role } | undefined]>) {
+    const parent = options?.parentRole;
+    if (parent === undefined) {
+      if (role === 'edge' || role === 'relay') err(`/roles/${role}`, `a ${role} needs a parentRole (${allowedParents[role].join(' or ')})`);
+      continue;
+    }
+    if (!allowedParents[role].includes(parent)) {
+      err(`/roles/${role}/parentRole`, allowedParents[role].length === 0 ? `a ${role} has no parent` : `must be ${allowedParents[role].join(' or ')}`);
+    } else if (roles[parent] === undefined) {
+      err(`/roles/${role}/parentRole`, `role '${parent}' is not configured in this node group`);
+    }
+  }
+
+  const seen = new Set<string>();
+  const rules: RuleConfig[] = [];
+  input.rules.forEach((r, i) => {
+    if (!regions.has(r.region)) err(`/rules/${i}/region`, `must name one of the group's regions (${[...regions].join(', ')})`);
+    if (roles[r.role] === undefined) err(`/rules/${i}/role`, `role '${r.role}' is not configured in this node group`);
+    const key = `${r.region}|${r.role}`;
+    if (seen.has(key)) err(`/rules/${i}`, `another rule is for region '${r.region}' and role '${r.role}'`);
+    seen.add(key);
+    if (r.min > r.max) err(`/rules/${i}/min`, `must not be above max (${r.max})`);
+    const rank = r.rank ?? LOAD_METRIC[r.role];
+    if (!RANK_METRIC_RE.test(rank)) err(`/rules/${i}/rank`, 'must be a metric name such as connections.subscriber');
+    rules.push({
+      region: r.region,
+      role: r.role,
+      min: r.min,
+      max: r.max,
+      increment: r.increment,
+      rank,
+      limit: r.limit,
+      ...(r.scaleOut !== undefined ? { scaleOut: r.scaleOut } : {}),
+      ...(r.scaleIn !== undefined ? { scaleIn: r.scaleIn } : {}),
+      cooldown: durationMs(r.cooldown ?? input.timing.cooldown),
+    });
+  });
+
+  const ids = new Set<string>();
+  input.platform.static.nodes.forEach((n, i) => {
+    if (ids.has(n.id)) err(`/platform/static/nodes/${i}/id`, 'another static node has this id');
+    ids.add(n.id);
+    if (!regions.has(n.region)) err(`/platform/static/nodes/${i}/region`, `must name one of the group's regions (${[...regions].join(', ')})`);
+    if (roles[n.role] === undefined) err(`/platform/static/nodes/${i}/role`, `role '${n.role}' is not configured in this node group`);
+  });
+  if (input.platform.type === 'static' && input.platform.static.nodes.length === 0) {
+    err('/platform/static/nodes', 'a static node group lists its nodes');
+  }
+
+  if (errors.length > 0) return { errors };
+  const t = input.timing;
+  const stateTimeouts = { ...DEFAULT_STATE_TIMEOUTS };
+  for (const state of STATES_WITH_TIMEOUT) {
+    const v = (t.stateTimeouts as Partial<Record<TimedState, number | string>>)[state];
+    if (v !== undefined) stateTimeouts[state] = durationMs(v);
+  }
+  return {
+    group: {
+      name: input.name,
+      scope: input.scope,
+      platform: input.platform,
+      regions: input.regions,
+      roles: input.roles as NodeGroup['roles'],
+      rules,
+      timing: {
+        heartbeatMs: t.heartbeatMs,
+        nodeTimeout: durationMs(t.nodeTimeout),
+        faultTimeout: durationMs(t.faultTimeout),
+        autoReinstate: t.autoReinstate,
+        streamTimeout: durationMs(t.streamTimeout),
+        publishTimeout: durationMs(t.publishTimeout),
+        evaluationInterval: durationMs(t.evaluationInterval),
+        cooldown: durationMs(t.cooldown),
+        drainTimeout: durationMs(t.drainTimeout),
+        faultThreshold: t.faultThreshold,
+        stateTimeouts,
+      },
+    },
+  };
+}

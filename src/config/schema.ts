@@ -1,0 +1,208 @@
+// The config file's schema. The same node-group schema validates the config file at start and
+// the admin API's node-group bodies, so an operator meets one set of rules in both places.
+import Type from 'typebox';
+import { DURATION_PATTERN, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
+
+/** A duration: milliseconds as a number, or a string such as "500ms", "10s", "5m", "1h". */
+export function Duration(defaultValue?: string) {
+  return Type.Union(
+    [Type.Integer({ minimum: 0 }), Type.String({ pattern: DURATION_PATTERN })],
+    { description: 'milliseconds, or a string such as "10s" or "5m"', ...(defaultValue === undefined ? {} : { default: defaultValue }) },
+  );
+}
+
+const Name = Type.String({ pattern: NAME_PATTERN, description: '1–32 characters of [A-Za-z0-9._-]' });
+
+export const Region = Type.Object(
+  {
+    name: Name,
+    lat: Type.Number({ minimum: -90, maximum: 90 }),
+    lon: Type.Number({ minimum: -180, maximum: 180 }),
+  },
+  { additionalProperties: false },
+);
+
+export const Listener = Type.Object(
+  {
+    protocol: Type.String({ pattern: '^[a-z][a-z0-9+.-]{0,15}$' }),
+    port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  },
+  { additionalProperties: false },
+);
+
+export const RoleOptions = Type.Object(
+  {
+    parentRole: Type.Optional(Type.Union(ROLES.map((r) => Type.Literal(r)))),
+    /** Listeners answered when the node itself does not report them. */
+    publish: Type.Optional(Listener),
+    subscribe: Type.Optional(Listener),
+  },
+  { additionalProperties: false },
+);
+
+export const Rule = Type.Object(
+  {
+    region: Name,
+    role: Type.Union(ROLES.map((r) => Type.Literal(r))),
+    min: Type.Integer({ minimum: 0, maximum: 1024, default: 0 }),
+    max: Type.Integer({ minimum: 0, maximum: 1024, default: 10 }),
+    increment: Type.Integer({ minimum: 1, maximum: 1024, default: 1 }),
+    /** Rank metric: lower wins. Defaults per role (see domain/vocabulary). */
+    rank: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    /** A node whose rank is at or above this is full. */
+    limit: Type.Number({ exclusiveMinimum: 0, default: 200 }),
+    scaleOut: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    scaleIn: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    cooldown: Type.Optional(Duration()),
+  },
+  { additionalProperties: false },
+);
+
+const StateTimeouts = Type.Object(
+  Object.fromEntries(STATES_WITH_TIMEOUT.map((s) => [s, Type.Optional(Duration())])),
+  { additionalProperties: false, default: {} },
+);
+
+export const Timing = Type.Object(
+  {
+    heartbeatMs: Type.Integer({ minimum: 50, maximum: 600_000, default: 2000 }),
+    nodeTimeout: Duration('10s'),
+    faultTimeout: Duration('60s'),
+    autoReinstate: Type.Boolean({ default: true }),
+    streamTimeout: Duration('30s'),
+    publishTimeout: Duration('60s'),
+    evaluationInterval: Duration('4s'),
+    cooldown: Duration('60s'),
+    drainTimeout: Duration('10m'),
+    faultThreshold: Type.Integer({ minimum: 0, default: 3 }),
+    stateTimeouts: StateTimeouts,
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const StaticNode = Type.Object(
+  {
+    id: Name,
+    role: Type.Union(ROLES.map((r) => Type.Literal(r))),
+    region: Name,
+    address: Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:_-]+$' }),
+  },
+  { additionalProperties: false },
+);
+
+export const Platform = Type.Object(
+  {
+    type: Type.Union([Type.Literal('local'), Type.Literal('static')], { default: 'local' }),
+    local: Type.Object(
+      {
+        backend: Type.Literal('simulated', { default: 'simulated' }),
+        /** First loopback address handed to a node; the next ones count up from it. */
+        firstAddress: Type.String({ pattern: '^127\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}$', default: '127.0.0.2' }),
+        /** The port each local node's media listener asks for on its own address. */
+        port: Type.Integer({ minimum: 0, maximum: 65535, default: 18935 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    static: Type.Object(
+      { nodes: Type.Array(StaticNode, { maxItems: 10_000, default: [] }) },
+      { additionalProperties: false, default: {} },
+    ),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const NodeGroupConfig = Type.Object(
+  {
+    name: Name,
+    scope: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', default: 'live' }),
+    platform: Platform,
+    regions: Type.Array(Region, { minItems: 1, maxItems: 64 }),
+    roles: Type.Object(
+      Object.fromEntries(ROLES.map((r) => [r, Type.Optional(RoleOptions)])),
+      { additionalProperties: false },
+    ),
+    rules: Type.Array(Rule, { maxItems: 1024, default: [] }),
+    timing: Timing,
+  },
+  { additionalProperties: false },
+);
+
+const User = Type.Object(
+  {
+    username: Type.String({ pattern: '^[A-Za-z0-9._@-]{1,64}$' }),
+    role: Type.Union([Type.Literal('admin'), Type.Literal('app')]),
+    /** scrypt$N$r$p$salt$hash, as printed by `npm run hash-password`. */
+    passwordHash: Type.String({ pattern: '^scrypt\\$' }),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    server: Type.Object(
+      {
+        host: Type.String({ minLength: 1, default: '127.0.0.1' }),
+        port: Type.Integer({ minimum: 0, maximum: 65535, default: 5080 }),
+        tls: Type.Optional(
+          Type.Object(
+            {
+              cert: Type.String({ minLength: 1 }),
+              key: Type.String({ minLength: 1 }),
+              port: Type.Integer({ minimum: 0, maximum: 65535, default: 443 }),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+        bodyLimit: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 65536 }),
+        /** false: the TCP peer is the client. N: the N-th X-Forwarded-For hop from the right. */
+        trustProxy: Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: 10 })], { default: false }),
+        metricsAuth: Type.Union([Type.Literal('none'), Type.Literal('admin')], { default: 'none' }),
+        requestTimeout: Duration('30s'),
+        headersTimeout: Duration('10s'),
+        shutdownTimeout: Duration('10s'),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    dataDir: Type.String({ minLength: 1, default: './data' }),
+    /** "commit": acknowledged once committed (survives a process crash); "flush": once on disk. */
+    durability: Type.Union([Type.Literal('commit'), Type.Literal('flush')], { default: 'commit' }),
+    auth: Type.Object(
+      {
+        adminUser: Type.String({ pattern: '^[A-Za-z0-9._@-]{1,64}$', default: 'admin' }),
+        /** The admin password as a scrypt hash; a plain password only ever comes from the environment. */
+        adminPasswordHash: Type.Optional(Type.String({ pattern: '^scrypt\\$' })),
+        tokenTtl: Duration('1h'),
+        nodeTokenTtl: Duration('24h'),
+        users: Type.Array(User, { maxItems: 1000, default: [] }),
+        loginThrottle: Type.Object(
+          {
+            /** Failures allowed per address and per user name within `window` before 429. */
+            maxFailures: Type.Integer({ minimum: 1, default: 5 }),
+            window: Duration('15m'),
+            /** The wait after the limit doubles with each further failure, up to `maxDelay`. */
+            baseDelay: Duration('1s'),
+            maxDelay: Duration('15m'),
+          },
+          { additionalProperties: false, default: {} },
+        ),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    log: Type.Object(
+      { level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }) },
+      { additionalProperties: false, default: {} },
+    ),
+    geoip: Type.Object(
+      { database: Type.Optional(Type.String({ minLength: 1 })) },
+      { additionalProperties: false, default: {} },
+    ),
+    defaultNodeGroup: Type.Optional(Name),
+    /** How often the supervisor looks at every node (health, timeouts, min counts). */
+    supervisorTick: Duration('1s'),
+    nodeGroups: Type.Array(NodeGroupConfig, { maxItems: 256, default: [] }),
+  },
+  { additionalProperties: false },
+);
+
+export type NodeGroupConfigInput = Type.Static<typeof NodeGroupConfig>;
+export type ConfigInput = Type.Static<typeof ConfigSchema>;

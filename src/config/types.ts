@@ -1,0 +1,107 @@
+// The config after validation: durations in milliseconds, defaults filled in, cross-references
+// (regions, roles, parents) checked.
+import type { Role, TimedState } from '../domain/vocabulary.js';
+import type { Listener } from '../domain/records.js';
+
+export interface RegionConfig {
+  name: string;
+  lat: number;
+  lon: number;
+}
+
+export interface RoleConfig {
+  parentRole?: Role;
+  publish?: Listener;
+  subscribe?: Listener;
+}
+
+export interface RuleConfig {
+  region: string;
+  role: Role;
+  min: number;
+  max: number;
+  increment: number;
+  rank: string;
+  limit: number;
+  scaleOut?: string;
+  scaleIn?: string;
+  cooldown: number;
+}
+
+export interface TimingConfig {
+  heartbeatMs: number;
+  nodeTimeout: number;
+  faultTimeout: number;
+  autoReinstate: boolean;
+  streamTimeout: number;
+  publishTimeout: number;
+  evaluationInterval: number;
+  cooldown: number;
+  drainTimeout: number;
+  faultThreshold: number;
+  stateTimeouts: Record<TimedState, number>;
+}
+
+export interface StaticNodeConfig {
+  id: string;
+  role: Role;
+  region: string;
+  address: string;
+}
+
+export interface PlatformConfig {
+  type: 'local' | 'static';
+  local: { backend: 'simulated'; firstAddress: string; port: number };
+  static: { nodes: StaticNodeConfig[] };
+}
+
+export interface NodeGroup {
+  name: string;
+  scope: string;
+  platform: PlatformConfig;
+  regions: RegionConfig[];
+  roles: Partial<Record<Role, RoleConfig>>;
+  rules: RuleConfig[];
+  timing: TimingConfig;
+}
+
+export interface UserConfig {
+  username: string;
+  role: 'admin' | 'app';
+  passwordHash: string;
+}
+
+export interface Config {
+  /** The file the config came from, for messages. */
+  source: string;
+  server: {
+    host: string;
+    port: number;
+    tls?: { cert: string; key: string; port: number };
+    bodyLimit: number;
+    trustProxy: boolean | number;
+    metricsAuth: 'none' | 'admin';
+    requestTimeout: number;
+    headersTimeout: number;
+    shutdownTimeout: number;
+  };
+  dataDir: string;
+  durability: 'commit' | 'flush';
+  auth: {
+    adminUser: string;
+    /** From SWITCHYARD_ADMIN_PASSWORD; never from a file. */
+    adminPassword?: string;
+    adminPasswordHash?: string;
+    /** From SWITCHYARD_JWT_SECRET. */
+    jwtSecret?: string;
+    tokenTtl: number;
+    nodeTokenTtl: number;
+    users: UserConfig[];
+    loginThrottle: { maxFailures: number; window: number; baseDelay: number; maxDelay: number };
+  };
+  log: { level: string };
+  geoip: { database?: string };
+  defaultNodeGroup: string;
+  supervisorTick: number;
+  nodeGroups: NodeGroup[];
+}

@@ -1,0 +1,20 @@
+// Events (CONTRACT §2, GET /events): what changed, why, and where. Actors produce them; the
+// front end numbers them, keeps a bounded log in LMDB and streams them to admins.
+import type { NodeState, Role } from './vocabulary.js';
+
+export type EventBody =
+  | { type: 'node.state'; group: string; nodeId: string; role: Role; region: string; from: NodeState | null; to: NodeState | null; reason?: string }
+  | { type: 'node.parent'; group: string; nodeId: string; parent: string | null; reason: string }
+  | { type: 'stream.bound'; group: string; stream: string; origin: string; transcoder?: string }
+  | { type: 'stream.live'; group: string; stream: string; origin: string }
+  | { type: 'stream.moved'; group: string; stream: string; from: string; to: string; reason: string }
+  | { type: 'stream.unbound'; group: string; stream: string; origin: string; reason: string }
+  | { type: 'provision.changed'; group: string; stream: string; change: 'created' | 'replaced' | 'deleted' }
+  | { type: 'scaling.request'; group: string; role: Role; region: string; reason: string }
+  | { type: 'scaling.action'; group: string; role: Role; region: string; action: 'create' | 'destroy'; count: number; reason: string }
+  | { type: 'scaling.blocked'; group: string; role: Role; region: string; reason: string }
+  | { type: 'platform.error'; group: string; nodeId?: string; operation: string; message: string }
+  | { type: 'actor.restarted'; group: string; reason: string }
+  | { type: 'nodegroup.changed'; group: string; change: 'created' | 'replaced' | 'deleted' };
+
+export type EventRecord = EventBody & { seq: number; at: number };

@@ -1,0 +1,63 @@
+// What is kept in LMDB (CONTRACT §9). Per-second metrics are not: they live in the actors' memory
+// and come back with the next heartbeat.
+import type { BindingState, NodeState, Role } from './vocabulary.js';
+
+export interface Listener {
+  protocol: string;
+  port: number;
+}
+
+export interface NodeAddress {
+  public?: string;
+  private?: string;
+}
+
+export type PlatformData =
+  | { type: 'local'; address: string; pid?: number }
+  | { type: 'static'; address: string };
+
+export interface NodeRecord {
+  id: string;
+  group: string;
+  role: Role;
+  region: string;
+  state: NodeState;
+  /** When the node entered `state` (ms since the epoch): state timeouts count from here. */
+  stateSince: number;
+  createdAt: number;
+  address?: NodeAddress;
+  listeners?: { publish?: Listener; subscribe?: Listener };
+  /** The node an edge or relay pulls from. */
+  parent?: string | null;
+  platform: PlatformData;
+  faultReason?: string;
+}
+
+export interface BindingRecord {
+  stream: string;
+  origin: string;
+  /** Set when the stream is published through a transcoder (transcode=true). */
+  transcoder?: string;
+  state: BindingState;
+  /** When the binding was made, and when it last changed state. */
+  boundAt: number;
+  since: number;
+}
+
+export interface Rendition {
+  name: string;
+  level: number;
+  videoBR: number;
+  videoWidth: number;
+  videoHeight: number;
+  videoFPS: number;
+  audioBR: number;
+}
+
+export interface Provision {
+  streamName: string;
+  region: string;
+  streams: Rendition[];
+  createdAt: number;
+  updatedAt: number;
+}

@@ -1,0 +1,72 @@
+// The words of CONTRACT §1 and §6 as types and constants, shared by the front end, the actors,
+// the node agent and the schemas.
+
+export const ROLES = ['origin', 'edge', 'relay', 'transcoder'] as const;
+export type Role = (typeof ROLES)[number];
+
+export type Capability = 'PUBLISH' | 'SUBSCRIBE' | 'TRANSCODE';
+export const CAPABILITIES: Record<Role, readonly Capability[]> = {
+  origin: ['PUBLISH'],
+  edge: ['SUBSCRIBE'],
+  relay: [],
+  transcoder: ['TRANSCODE'],
+};
+
+/** Which connection count a role's load is measured in, and what one assignment adds to. */
+export const LOAD_METRIC: Record<Role, string> = {
+  origin: 'connections.publisher',
+  transcoder: 'connections.publisher',
+  edge: 'connections.subscriber',
+  relay: 'connections.clusterchildren',
+};
+
+export const NODE_STATES = [
+  'REQUESTED',
+  'CREATING',
+  'CREATED',
+  'STARTED',
+  'INSERVICE',
+  'SOFT_SUNSET',
+  'HARD_SUNSET',
+  'DESTRUCTION_REQUESTED',
+  'DESTROYING',
+  'FAULT',
+  'DOOMED',
+] as const;
+export type NodeState = (typeof NODE_STATES)[number];
+
+/** States a node may only stay in for a bounded time; overstaying one is a fault. */
+export const STATES_WITH_TIMEOUT = [
+  'REQUESTED',
+  'CREATING',
+  'CREATED',
+  'STARTED',
+  'HARD_SUNSET',
+  'DESTRUCTION_REQUESTED',
+  'DESTROYING',
+] as const satisfies readonly NodeState[];
+export type TimedState = (typeof STATES_WITH_TIMEOUT)[number];
+
+export const DEFAULT_STATE_TIMEOUTS: Record<TimedState, number> = {
+  REQUESTED: 60_000,
+  CREATING: 5 * 60_000,
+  CREATED: 5 * 60_000,
+  STARTED: 2 * 60_000,
+  HARD_SUNSET: 30_000,
+  DESTRUCTION_REQUESTED: 5 * 60_000,
+  DESTROYING: 5 * 60_000,
+};
+
+/** Node group, region and node names (CONTRACT §1). */
+export const NAME_PATTERN = '^[A-Za-z0-9._-]{1,32}$';
+export const NAME_RE = new RegExp(NAME_PATTERN);
+
+/** Stream and rendition names (CONTRACT §1). */
+export const STREAM_NAME_PATTERN = '^[A-Za-z0-9._~-]{1,128}$';
+export const STREAM_NAME_RE = new RegExp(STREAM_NAME_PATTERN);
+
+export const DURATION_PATTERN = '^[0-9]+(\\.[0-9]+)?(ms|s|m|h|d)$';
+
+export type BindingState = 'PENDING' | 'LIVE';
+
+export type TokenRole = 'admin' | 'app' | 'node';

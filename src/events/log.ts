@@ -1,0 +1,56 @@
+// The event log: actors post event bodies here; each gets a number and a time, goes into a
+// bounded log in LMDB (CONTRACT §9) and out to whoever listens (SSE clients, the supervisor's
+// capacity requests, metrics).
+import type { EventBody, EventRecord } from '../domain/events.js';
+import type { Store } from '../store/store.js';
+
+export type EventListener = (event: EventRecord) => void;
+
+export class EventLog {
+  private seq = 0;
+  private readonly listeners = new Set<EventListener>();
+  private sinceTrim = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly keep = 10_000,
+    private readonly now: () => number = Date.now,
+  ) {
+    for (const key of store.events.getKeys({ reverse: true, limit: 1 })) this.seq = key as number;
+  }
+
+  get last(): number {
+    return this.seq;
+  }
+
+  append(bodies: readonly EventBody[]): EventRecord[] {
+    const at = this.now();
+    const records = bodies.map((body) => ({ ...body, seq: ++this.seq, at }) as EventRecord);
+    for (const r of records) void this.store.events.put(r.seq, r);
+    this.sinceTrim += records.length;
+    if (this.sinceTrim >= 500) this.trim();
+    for (const r of records) for (const l of this.listeners) l(r);
+    return records;
+  }
+
+  /** Events after `seq`, oldest first (for SSE clients that reconnect with Last-Event-ID). */
+  since(seq: number, limit = 1000): EventRecord[] {
+    const out: EventRecord[] = [];
+    for (const { value } of this.store.events.getRange({ start: seq + 1, limit })) out.push(value);
+    return out;
+  }
+
+  subscribe(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private trim(): void {
+    this.sinceTrim = 0;
+    const below = this.seq - this.keep;
+    if (below <= 0) return;
+    void this.store.events.transaction(() => {
+      for (const key of this.store.events.getKeys({ end: below + 1 })) this.store.events.remove(key);
+    });
+  }
+}

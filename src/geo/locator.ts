@@ -1,0 +1,12 @@
+// Where a client is, for nearest-region routing (CONTRACT §4). The GeoIP database plugs in here.
+export interface Location {
+  lat: number;
+  lon: number;
+}
+
+export interface Locator {
+  /** The location of an IP address, or null when unknown, private or reserved. */
+  locate(ip: string): Location | null;
+}
+
+export const noLocator: Locator = { locate: () => null };

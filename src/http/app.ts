@@ -1,0 +1,49 @@
+// The front end: a small Koa core that composes small middleware (after Koa's own design):
+//   request id + log line → security headers → errors as problem+json → router
+// and, per route: name → access guard (koa-jwt) → validated input → handler → group actor.
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { AppContextExtras, AppState } from './context.js';
+import { createGuard } from './middleware/auth.js';
+import { errorHandler } from './middleware/errors.js';
+import { requestContext } from './middleware/request-context.js';
+import { securityHeaders } from './middleware/security-headers.js';
+import { mount, type RouteDef } from './route.js';
+import { authRoutes, PASSWORD_ROUTE } from './routes/auth.js';
+import { lookupRoutes } from './routes/lookups.js';
+import { nodeGroupRoutes } from './routes/nodegroups.js';
+import { nodeRoutes } from './routes/nodes.js';
+import { provisionRoutes } from './routes/provisions.js';
+import { streamRoutes } from './routes/streams.js';
+import { systemRoutes } from './routes/system.js';
+import { isLoopbackHost } from '../auth/users.js';
+import type { Services } from './services.js';
+
+/** High-volume routes whose access lines are logged at debug, not info. */
+const QUIET = new Set(['/as/v1/nodes/{nodeId}/events', '/as/v1/healthz', '/as/v1/readyz', '/as/v1/metrics']);
+
+export function allRoutes(s: Services): RouteDef[] {
+  return [...authRoutes(s), ...lookupRoutes(s), ...provisionRoutes(s), ...streamRoutes(s), ...nodeGroupRoutes(s), ...nodeRoutes(s), ...systemRoutes(s)];
+}
+
+export function createApp(s: Services, routes: readonly RouteDef[]): Koa<AppState, AppContextExtras> {
+  const app = new Koa<AppState, AppContextExtras>({ proxy: false });
+  // Errors are answered and logged by errorHandler; Koa's own printing would duplicate them.
+  app.silent = true;
+  const router = new Router<AppState, AppContextExtras>();
+  const guard = createGuard({
+    key: s.signer.key,
+    users: s.users,
+    loopbackOnly: isLoopbackHost(s.config.server.host),
+    metricsAuth: s.config.server.metricsAuth,
+    passwordRoute: PASSWORD_ROUTE,
+  });
+  mount(router, routes, { bodyLimit: s.config.server.bodyLimit, guard });
+  const observe = (route: string, method: string, status: number) => s.metrics.requests.inc({ method, route, status: String(status) });
+  app.use(requestContext(s.log, observe, QUIET));
+  app.use(securityHeaders(s.config.server.tls !== undefined));
+  app.use(errorHandler());
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

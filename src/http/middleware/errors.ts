@@ -1,0 +1,56 @@
+// Turns everything thrown below it into a problem+json answer (CONTRACT §3). Problems keep their
+// status and code; errors from Koa and its middleware keep their 4xx status; anything else is a
+// bug: logged with the request id, answered 500 with the id and nothing internal.
+import type { Next } from 'koa';
+import type { Ctx } from '../context.js';
+import { Problem, problemBody } from '../problem.js';
+
+const CODES: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  408: 'REQUEST_TIMEOUT',
+  411: 'LENGTH_REQUIRED',
+  413: 'PAYLOAD_TOO_LARGE',
+  414: 'URI_TOO_LONG',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+  501: 'NOT_IMPLEMENTED',
+};
+
+export function toProblem(err: unknown): Problem {
+  if (err instanceof Problem) return err;
+  const e = err as { status?: number; statusCode?: number; expose?: boolean; message?: string; headers?: Record<string, string> };
+  const status = e?.status ?? e?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const detail = e.expose && e.message ? e.message : (CODES[status] ?? 'bad request').toLowerCase().replace(/_/g, ' ');
+    return new Problem(status, CODES[status] ?? 'BAD_REQUEST', detail, e.headers ? { headers: e.headers } : {});
+  }
+  if (err instanceof URIError) return new Problem(400, 'BAD_REQUEST', 'the request path is not valid percent-encoding');
+  return new Problem(500, 'INTERNAL', 'an internal error occurred; the request id identifies it in the logs');
+}
+
+export function errorHandler() {
+  return async function errorMiddleware(ctx: Ctx, next: Next): Promise<void> {
+    try {
+      await next();
+      // The router answers unknown paths and methods with a bare status (and Allow): give them a body.
+      if (ctx.body === undefined || ctx.body === null) {
+        if (ctx.status === 404) throw new Problem(404, 'NOT_FOUND', `no route for ${ctx.method} ${ctx.path.slice(0, 200)}`);
+        if (ctx.status === 405) throw new Problem(405, 'METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow')}`);
+        if (ctx.status === 501) throw new Problem(501, 'NOT_IMPLEMENTED', `method ${ctx.method.slice(0, 20)} is not implemented`);
+      }
+    } catch (err) {
+      const problem = toProblem(err);
+      if (problem.status >= 500 && problem.code === 'INTERNAL') ctx.log.error({ err }, 'request failed');
+      ctx.status = problem.status;
+      if (problem.extra.headers) ctx.set(problem.extra.headers);
+      if (problem.extra.retryAfter !== undefined) ctx.set('Retry-After', String(problem.extra.retryAfter));
+      ctx.type = 'application/problem+json';
+      ctx.body = problemBody(problem, problem.status >= 500 ? ctx.requestId : undefined);
+    }
+  };
+}

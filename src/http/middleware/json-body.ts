@@ -1,0 +1,37 @@
+// Reads a JSON body within the size limit. Not JSON → 415; over the limit → 413; broken JSON or
+// prototype-pollution keys (`__proto__`, `constructor.prototype`) → 400 BAD_JSON.
+import getRawBody from 'raw-body';
+import sjson from 'secure-json-parse';
+import type { Ctx } from '../context.js';
+import { Problem } from '../problem.js';
+
+const JSON_TYPE = /^application\/(?:[a-z0-9.+-]*\+)?json$/i;
+
+export async function readJsonBody(ctx: Ctx, limit: number): Promise<unknown> {
+  const header = ctx.get('content-type');
+  const [type, ...params] = header.split(';').map((s) => s.trim());
+  if (!type || !JSON_TYPE.test(type)) {
+    throw new Problem(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be application/json${header ? `, not ${header.slice(0, 100)}` : ''}`);
+  }
+  const charset = params.find((p) => /^charset=/i.test(p))?.slice(8).replace(/"/g, '').toLowerCase();
+  if (charset && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new Problem(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be UTF-8, not ${charset.slice(0, 40)}`);
+  }
+  let text: string;
+  try {
+    text = await getRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined, encoding: 'utf-8' });
+  } catch (err) {
+    const type = (err as { type?: string }).type;
+    if (type === 'entity.too.large') throw new Problem(413, 'PAYLOAD_TOO_LARGE', `the body is larger than ${limit} bytes`);
+    if (type === 'request.size.invalid') throw new Problem(400, 'BAD_REQUEST', 'the body is shorter or longer than its Content-Length');
+    throw new Problem(400, 'BAD_REQUEST', 'the body could not be read');
+  }
+  if (text.trim() === '') throw new Problem(400, 'BAD_JSON', 'the body is empty; a JSON document is required');
+  try {
+    return sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (err) {
+    const message = (err as Error).message;
+    const detail = /prototype/i.test(message) ? 'the body uses a forbidden key (__proto__ or constructor.prototype)' : `the body is not valid JSON: ${message.slice(0, 200)}`;
+    throw new Problem(400, 'BAD_JSON', detail);
+  }
+}

@@ -1,0 +1,103 @@
+// A route is data: method, path, who may call it, the schemas of its input and output, and a
+// handler. mount() compiles the checks once and registers it on the router; openapi.ts renders
+// the same data as the OpenAPI 3.1 document, so the document cannot drift from what is enforced.
+import type Router from '@koa/router';
+import type { Next } from 'koa';
+import type { Static, TObject, TSchema } from 'typebox';
+import { ProblemSchema } from '../schemas/api.js';
+import { compile, type Checker } from '../schemas/validate.js';
+import type { AppContextExtras, AppState, Ctx } from './context.js';
+import { readJsonBody } from './middleware/json-body.js';
+import { problems, type FieldProblem } from './problem.js';
+
+/** Who may call a route. `metrics` follows the server.metricsAuth setting. */
+export type Access = 'public' | 'app' | 'admin' | 'user' | 'node' | 'metrics';
+
+export interface ResponseSpec {
+  description: string;
+  schema?: TSchema;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+type In<T extends TSchema | undefined, Fallback> = T extends TSchema ? Static<T> : Fallback;
+
+export interface RouteDef<P extends TObject | undefined = TObject | undefined, Q extends TObject | undefined = TObject | undefined, B extends TSchema | undefined = TSchema | undefined> {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** OpenAPI form: /as/v1/provision/{nodeGroup}. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  access: Access;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Checks a schema cannot say (uniqueness across items, say); returns the field problems. */
+  refine?: (body: In<B, undefined>) => FieldProblem[];
+  responses: Record<number, ResponseSpec>;
+  handle(ctx: Ctx, input: { params: In<P, Record<string, never>>; query: In<Q, Record<string, never>>; body: In<B, undefined> }): Promise<void> | void;
+}
+
+/** An error answer in the OpenAPI document. */
+export const problemResponse = (description: string): ResponseSpec => ({ description, schema: ProblemSchema, contentType: 'application/problem+json' });
+
+/** Identity, for type inference of a route's inputs from its schemas. */
+export function route<P extends TObject | undefined, Q extends TObject | undefined, B extends TSchema | undefined>(def: RouteDef<P, Q, B>): RouteDef<P, Q, B> {
+  return def;
+}
+
+export interface MountOptions {
+  bodyLimit: number;
+  guard(access: Access): (ctx: Ctx, next: Next) => Promise<void>;
+}
+
+function checkQuery(checker: Checker<unknown>, raw: Record<string, string | string[] | undefined>): { value: unknown; errors: FieldProblem[] } {
+  const errors: FieldProblem[] = [];
+  const flat: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    if (Array.isArray(v)) errors.push({ path: `query.${k}`, message: 'must be given once' });
+    else if (v !== undefined) flat[k] = v;
+  }
+  const value = checker.convert(flat);
+  if (errors.length === 0 && !checker.check(value)) errors.push(...checker.explain(value, 'query'));
+  return { value, errors };
+}
+
+export function mount(router: Router<AppState, AppContextExtras>, routes: readonly RouteDef[], options: MountOptions): void {
+  for (const def of routes) {
+    const koaPath = def.path.replace(/\{(\w+)\}/g, ':$1');
+    const params = def.params ? compile<unknown>(def.params) : undefined;
+    const query = def.query ? compile<unknown>(def.query) : undefined;
+    const body = def.body ? compile<unknown>(def.body) : undefined;
+    const handler = async (ctx: Ctx) => {
+      const errors: FieldProblem[] = [];
+      let p: unknown = {};
+      if (params) {
+        p = { ...(ctx as unknown as { params: Record<string, string> }).params };
+        if (!params.check(p)) errors.push(...params.explain(p, 'path'));
+      }
+      let q: unknown = {};
+      if (query) {
+        const r = checkQuery(query, ctx.query as Record<string, string | string[] | undefined>);
+        q = r.value;
+        errors.push(...r.errors);
+      }
+      let b: unknown;
+      if (body && errors.length === 0) {
+        b = await readJsonBody(ctx, options.bodyLimit);
+        if (!body.check(b)) errors.push(...body.explain(b, 'body'));
+        else if (def.refine) errors.push(...def.refine(b as never));
+      }
+      if (errors.length > 0) throw problems.validation(errors);
+      await def.handle(ctx, { params: p as never, query: q as never, body: b as never });
+    };
+    const named = async (ctx: Ctx, next: Next) => {
+      ctx.state.route = def.path;
+      await next();
+    };
+    const verb = def.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+    router[verb](def.operationId, koaPath, named, options.guard(def.access), handler);
+  }
+}

@@ -1,0 +1,83 @@
+// Endpoint 1 (login) and the added password change (CONTRACT §2, §5).
+import { LoginBody, LoginResponse, PasswordBody } from '../../schemas/api.js';
+import { PoolBusy } from '../../auth/passwords.js';
+import { clientAddress } from '../client-address.js';
+import { Problem } from '../problem.js';
+import { problemResponse, route, type RouteDef } from '../route.js';
+import type { Services } from '../services.js';
+
+const problem = problemResponse;
+export const PASSWORD_ROUTE = '/as/v1/auth/password';
+
+export function authRoutes(s: Services): RouteDef[] {
+  const throttled = (waitMs: number) =>
+    new Problem(429, 'RATE_LIMITED', 'too many failed logins; wait before trying again', { retryAfter: Math.max(1, Math.ceil(waitMs / 1000)) });
+
+  return [
+    route({
+      method: 'POST',
+      path: '/as/v1/auth/login',
+      operationId: 'login',
+      summary: 'Log in: exchange a user name and password for a bearer token',
+      description: 'Failed logins are throttled per source address and per user name (429 with Retry-After).',
+      tag: 'auth',
+      access: 'public',
+      body: LoginBody,
+      responses: {
+        200: { description: 'a token', schema: LoginResponse },
+        400: problem('malformed body'),
+        401: problem('INVALID_CREDENTIALS'),
+        429: problem('RATE_LIMITED'),
+      },
+      async handle(ctx, { body }) {
+        const keys = [`ip:${clientAddress(ctx, s.config.server.trustProxy)}`, `user:${body.username}`];
+        const wait = s.throttle.wait(keys);
+        if (wait > 0) throw throttled(wait);
+        let user;
+        try {
+          user = await s.users.check(body.username, body.password);
+        } catch (err) {
+          if (err instanceof PoolBusy) throw new Problem(429, 'RATE_LIMITED', 'too many logins at once; retry shortly', { retryAfter: 1 });
+          throw err;
+        }
+        if (!user) {
+          s.throttle.fail(keys);
+          ctx.log.warn({ user: body.username }, 'login failed');
+          throw new Problem(401, 'INVALID_CREDENTIALS', 'wrong user name or password');
+        }
+        s.throttle.succeed(keys);
+        const ttl = s.config.auth.tokenTtl;
+        ctx.body = { accessToken: s.signer.sign({ sub: user.username, role: user.role, ver: user.ver }, ttl), tokenType: 'Bearer', expiresIn: Math.floor(ttl / 1000) };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: PASSWORD_ROUTE,
+      operationId: 'changePassword',
+      summary: "Change the caller's password; every earlier token of the user stops working",
+      description: 'The only call an initial-password token may make when the server listens beyond loopback.',
+      tag: 'auth',
+      access: 'user',
+      body: PasswordBody,
+      responses: { 204: { description: 'changed' }, 400: problem('bad body'), 401: problem('wrong current password or bad token'), 429: problem('RATE_LIMITED') },
+      async handle(ctx, { body }) {
+        const username = ctx.state.user!.sub;
+        const keys = [`user:${username}`];
+        const wait = s.throttle.wait(keys);
+        if (wait > 0) throw throttled(wait);
+        const user = await s.users.check(username, body.currentPassword);
+        if (!user) {
+          s.throttle.fail(keys);
+          throw new Problem(401, 'INVALID_CREDENTIALS', 'the current password is wrong');
+        }
+        if (body.newPassword === body.currentPassword) {
+          throw new Problem(400, 'VALIDATION_FAILED', 'body.newPassword must differ from the current password', { errors: [{ path: 'body.newPassword', message: 'must differ from the current password' }] });
+        }
+        await s.users.changePassword(user, body.newPassword);
+        ctx.log.info({ user: username }, 'password changed');
+        ctx.status = 204;
+      },
+    }),
+  ];
+}
+

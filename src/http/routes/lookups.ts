@@ -1,0 +1,99 @@
+// Endpoints 2, 4 and 5: which node a publisher or a subscriber of a stream connects to
+// (CONTRACT §4). The region order is worked out here (query, GeoIP, config); the choice itself
+// is the group actor's.
+import { isIP } from 'node:net';
+import Type from 'typebox';
+import type { LookupKind } from '../../../actors/group/actor.js';
+import type { Assignment } from '../../../actors/group/model.js';
+import { GroupName, LiveLookupQuery, ServerAssignment, ServerAssignmentWithListener, StreamLookupQuery, StreamName } from '../../schemas/api.js';
+import { regionOrder } from '../../selection/region-order.js';
+import { clientAddress } from '../client-address.js';
+import type { Ctx } from '../context.js';
+import { Problem, problems } from '../problem.js';
+import { problemResponse, route, type RouteDef } from '../route.js';
+import { ask, fail, groupOr404, type Services } from '../services.js';
+
+interface RoutingQuery {
+  region?: string;
+  strict?: boolean;
+  clientIp?: string;
+}
+
+const errors = {
+  400: problemResponse('VALIDATION_FAILED: a bad stream name, query value or region'),
+  401: problemResponse('UNAUTHORIZED or TOKEN_EXPIRED'),
+  404: problemResponse('NODE_GROUP_NOT_FOUND, STREAM_NOT_FOUND (subscribe to a stream with no binding) or PROVISION_NOT_FOUND (transcode=true)'),
+  503: problemResponse('NO_CAPACITY (with Retry-After; a scale-out is requested) or NOT_READY'),
+};
+
+export function lookupRoutes(s: Services): RouteDef[] {
+  async function lookup(ctx: Ctx, group: string, kind: LookupKind, stream: string, q: RoutingQuery, endpoint: string): Promise<Assignment> {
+    const started = performance.now();
+    let result = 'OK';
+    try {
+      const handle = groupOr404(s, group);
+      let location = null;
+      if (q.clientIp !== undefined) {
+        if (isIP(q.clientIp) === 0) throw problems.validation([{ path: 'query.clientIp', message: 'must be an IPv4 or IPv6 address' }]);
+        location = s.locator.locate(q.clientIp);
+      } else {
+        location = s.locator.locate(clientAddress(ctx, s.config.server.trustProxy));
+      }
+      const order = regionOrder(handle.group, { ...(q.region ? { requested: q.region.split(',') } : {}), location, strict: q.strict === true });
+      if (!order.ok) {
+        throw problems.validation([{ path: 'query.region', message: `names unknown region(s) ${order.unknown.join(', ')}; node group '${group}' has ${handle.group.regions.map((r) => r.name).join(', ')}` }]);
+      }
+      const outcome = await ask(handle, 'lookup', kind, stream, order.regions);
+      if (!outcome.ok) fail(outcome);
+      return outcome.node;
+    } catch (err) {
+      result = err instanceof Problem ? err.code : 'ERROR';
+      throw err;
+    } finally {
+      s.metrics.lookups.observe({ endpoint, result }, (performance.now() - started) / 1000);
+    }
+  }
+
+  const scope = (group: string) => s.actors.group(group)?.group.scope ?? 'live';
+  const basic = (a: Assignment, group: string, name: string) => ({ serverAddress: a.serverAddress, scope: scope(group), name, nodeId: a.nodeId, role: a.role, region: a.region });
+
+  return [
+    route({
+      method: 'GET',
+      path: '/as/v1/streams/stream/{nodeGroup}/{streamName}',
+      operationId: 'lookupStream',
+      summary: 'Endpoint 2: an origin (transcode=false), a transcoder (transcode=true) or an edge (transcode omitted) for a stream',
+      description:
+        'transcode=false binds the stream to the least-loaded origin (or returns the origin it is bound to); transcode=true needs a provision and binds a transcoder and the origin that receives its renditions; without transcode, an edge under the stream\'s origin for a subscriber.',
+      tag: 'streams',
+      access: 'app',
+      params: Type.Object({ nodeGroup: GroupName, streamName: StreamName }),
+      query: StreamLookupQuery,
+      responses: { 200: { description: 'the node to connect to', schema: ServerAssignment }, ...errors },
+      async handle(ctx, { params, query }) {
+        const kind: LookupKind = query.transcode === undefined ? 'subscribe' : query.transcode ? 'transcode' : 'publish';
+        const a = await lookup(ctx, params.nodeGroup, kind, params.streamName, query, `stream:${kind}`);
+        ctx.body = basic(a, params.nodeGroup, params.streamName);
+      },
+    }),
+    ...(['publish', 'subscribe'] as const).map((kind) =>
+      route({
+        method: 'GET',
+        path: `/as/v1/streams/live/{streamName}/${kind}`,
+        operationId: kind === 'publish' ? 'lookupPublish' : 'lookupSubscribe',
+        summary: kind === 'publish' ? 'Endpoint 4: the origin a publisher connects to, with its publish port and protocol' : "Endpoint 5: the edge a subscriber connects to, with its playback port and protocol",
+        description: 'The node group is ?nodeGroup=, else the configured default group.',
+        tag: 'streams',
+        access: 'app',
+        params: Type.Object({ streamName: StreamName }),
+        query: LiveLookupQuery,
+        responses: { 200: { description: 'the node to connect to', schema: ServerAssignmentWithListener }, ...errors },
+        async handle(ctx, { params, query }) {
+          const group = query.nodeGroup ?? s.config.defaultNodeGroup;
+          const a = await lookup(ctx, group, kind, params.streamName, query, `live:${kind}`);
+          ctx.body = { ...basic(a, group, params.streamName), ...(a.listener ? { port: a.listener.port, protocol: a.listener.protocol } : {}) };
+        },
+      }),
+    ),
+  ];
+}

@@ -1,0 +1,104 @@
+// Endpoints 7 and 8: node groups with their nodes, load and streams (CONTRACT §2).
+import Type from 'typebox';
+import type { GroupCounts } from '../../../actors/group/actor.js';
+import type { GroupHandle } from '../../../actors/host.js';
+import type { NodeView } from '../../../actors/group/model.js';
+import { countsTowardCapacity } from '../../domain/states.js';
+import { GroupName, LoginResponse, NodeGroupDetail, NodeGroupSummary, NodeIdParam, PageQuery } from '../../schemas/api.js';
+import { problems } from '../problem.js';
+import { problemResponse, route, type RouteDef } from '../route.js';
+import { ask, groupOr404, iso, pageLink, type Services } from '../services.js';
+
+function summary(handle: GroupHandle, counts: GroupCounts | null) {
+  const byRole: Record<string, Record<string, number>> = {};
+  let total = 0;
+  for (const n of counts?.nodes ?? []) {
+    const states = (byRole[n.role] ??= {});
+    states[n.state] = (states[n.state] ?? 0) + n.count;
+    total += n.count;
+  }
+  const g = handle.group;
+  return {
+    name: g.name,
+    scope: g.scope,
+    platform: g.platform.type,
+    regions: g.regions.map((r) => r.name),
+    nodes: { total, byRole },
+    load: counts?.load ?? [],
+    streams: { live: counts?.bindings.LIVE ?? 0, pending: counts?.bindings.PENDING ?? 0 },
+    provisions: counts?.provisions ?? 0,
+    ready: handle.ready,
+  };
+}
+
+const nodeView = (n: NodeView) => ({ ...n, stateSince: iso(n.stateSince), lastHeartbeat: iso(n.lastHeartbeat) });
+
+export function nodeGroupRoutes(s: Services): RouteDef[] {
+  const countsOf = async (h: GroupHandle) => (h.ready ? await ask(h, 'counts').catch(() => null) : null);
+  return [
+    route({
+      method: 'GET',
+      path: '/as/v1/nodegroups',
+      operationId: 'listNodeGroups',
+      summary: 'Endpoint 7: every node group with its node counts by role and state, load and streams',
+      tag: 'nodegroups',
+      access: 'admin',
+      query: PageQuery,
+      responses: { 200: { description: 'a page of node groups, by name', schema: Type.Array(NodeGroupSummary) }, 401: problemResponse('UNAUTHORIZED'), 403: problemResponse('FORBIDDEN') },
+      async handle(ctx, { query }) {
+        const limit = query.limit ?? 100;
+        const handles = [...s.actors.groups.values()].filter((h) => query.after === undefined || h.name > query.after).sort((a, b) => (a.name < b.name ? -1 : 1)).slice(0, limit);
+        const body = await Promise.all(handles.map(async (h) => summary(h, await countsOf(h))));
+        pageLink(ctx, handles.length === limit, handles.at(-1)?.name);
+        ctx.body = body;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/as/v1/nodegroups/{nodeGroupName}',
+      operationId: 'getNodeGroup',
+      summary: 'Endpoint 8: one node group: its config, its nodes (paged with ?limit= and ?after=) and its scaling state',
+      tag: 'nodegroups',
+      access: 'admin',
+      params: Type.Object({ nodeGroupName: GroupName }),
+      query: PageQuery,
+      responses: { 200: { description: 'the node group', schema: NodeGroupDetail }, 401: problemResponse('UNAUTHORIZED'), 403: problemResponse('FORBIDDEN'), 404: problemResponse('NODE_GROUP_NOT_FOUND') },
+      async handle(ctx, { params, query }) {
+        const handle = groupOr404(s, params.nodeGroupName);
+        const limit = query.limit ?? 100;
+        const [counts, detail] = await Promise.all([ask(handle, 'counts'), ask(handle, 'detail', query.after, limit)]);
+        const scaling = handle.group.rules.map((rule) => {
+          const here = counts.nodes.filter((n) => n.region === rule.region && n.role === rule.role);
+          const count = (pred: (state: string) => boolean) => here.filter((n) => pred(n.state)).reduce((a, n) => a + n.count, 0);
+          return {
+            region: rule.region,
+            role: rule.role,
+            min: rule.min,
+            max: rule.max,
+            inService: count((st) => st === 'INSERVICE'),
+            pending: count((st) => st !== 'INSERVICE' && countsTowardCapacity(st as never)),
+            fault: count((st) => st === 'FAULT'),
+          };
+        });
+        pageLink(ctx, detail.nodes.length === limit, detail.nodes.at(-1)?.id);
+        ctx.body = { ...summary(handle, counts), config: handle.group, nodeList: detail.nodes.map(nodeView), scaling };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/as/v1/nodegroups/{nodeGroupName}/nodes/{nodeId}/token',
+      operationId: 'issueNodeToken',
+      summary: "A node token for a node's agent (static fleets; the local platform hands its agents their own)",
+      tag: 'nodegroups',
+      access: 'admin',
+      params: Type.Object({ nodeGroupName: GroupName, nodeId: NodeIdParam }),
+      responses: { 200: { description: 'a node token', schema: LoginResponse }, 401: problemResponse('UNAUTHORIZED'), 403: problemResponse('FORBIDDEN'), 404: problemResponse('NODE_GROUP_NOT_FOUND or NODE_NOT_FOUND') },
+      async handle(ctx, { params }) {
+        const handle = groupOr404(s, params.nodeGroupName);
+        if (!(await ask(handle, 'hasNode', params.nodeId))) throw problems.notFound('NODE_NOT_FOUND', `node '${params.nodeId}' is not in node group '${params.nodeGroupName}'`);
+        const ttl = s.config.auth.nodeTokenTtl;
+        ctx.body = { accessToken: s.signer.nodeToken(params.nodeGroupName, params.nodeId, ttl), tokenType: 'Bearer', expiresIn: Math.floor(ttl / 1000) };
+      },
+    }),
+  ];
+}

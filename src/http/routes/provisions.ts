@@ -1,0 +1,134 @@
+// Endpoint 3 (register an ABR ladder) and the added read, list, replace and delete (CONTRACT §2).
+import Type from 'typebox';
+import type { Provision } from '../../domain/records.js';
+import { GroupName, PageQuery, ProvisionBody, StoredProvision, StreamName } from '../../schemas/api.js';
+import type { FieldProblem } from '../problem.js';
+import { problems } from '../problem.js';
+import { problemResponse, route, type RouteDef } from '../route.js';
+import { ask, fail, groupOr404, iso, pageLink, type Services } from '../services.js';
+
+type Body = Type.Static<typeof ProvisionBody>;
+
+/** Rendition names and levels are unique within a provision (JSON Schema cannot say so per field). */
+export function uniqueRenditions(body: Body): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  const names = new Map<string, number>();
+  const levels = new Map<number, number>();
+  body.streams.forEach((r, i) => {
+    if (names.has(r.name)) out.push({ path: `body.streams[${i}].name`, message: `repeats the name of streams[${names.get(r.name)}]` });
+    else names.set(r.name, i);
+    if (levels.has(r.level)) out.push({ path: `body.streams[${i}].level`, message: `repeats the level of streams[${levels.get(r.level)}]` });
+    else levels.set(r.level, i);
+  });
+  return out;
+}
+
+const view = (group: string, p: Provision) => ({
+  nodeGroup: group,
+  streamName: p.streamName,
+  region: p.region,
+  streams: p.streams,
+  createdAt: iso(p.createdAt),
+  updatedAt: iso(p.updatedAt),
+});
+
+const errors = {
+  400: problemResponse('VALIDATION_FAILED: a bad field, a region not in the group, a rendition name already in use'),
+  401: problemResponse('UNAUTHORIZED'),
+  403: problemResponse('FORBIDDEN: not an admin token'),
+  404: problemResponse('NODE_GROUP_NOT_FOUND or PROVISION_NOT_FOUND'),
+};
+
+export function provisionRoutes(s: Services): RouteDef[] {
+  const GroupParams = Type.Object({ nodeGroup: GroupName });
+  const OneParams = Type.Object({ nodeGroup: GroupName, streamName: StreamName });
+  return [
+    route({
+      method: 'POST',
+      path: '/as/v1/provision/{nodeGroup}',
+      operationId: 'createProvision',
+      summary: 'Endpoint 3: register the ABR ladder of a stream name',
+      description: 'Must exist before the stream is published with transcode=true. Bitrates are in bits per second. Rendition names must not be used by another provision.',
+      tag: 'provisions',
+      access: 'admin',
+      params: GroupParams,
+      body: ProvisionBody,
+      refine: uniqueRenditions,
+      responses: { 201: { description: 'the stored provision', schema: StoredProvision }, ...errors, 409: problemResponse('PROVISION_EXISTS') },
+      async handle(ctx, { params, body }) {
+        const result = await ask(groupOr404(s, params.nodeGroup), 'putProvision', body, 'create');
+        if (!result.ok) fail(result);
+        ctx.status = 201;
+        ctx.set('Location', `/as/v1/provision/${params.nodeGroup}/${body.streamName}`);
+        ctx.body = view(params.nodeGroup, result.provision);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/as/v1/provision/{nodeGroup}',
+      operationId: 'listProvisions',
+      summary: "A node group's provisions, by stream name",
+      tag: 'provisions',
+      access: 'admin',
+      params: GroupParams,
+      query: PageQuery,
+      responses: { 200: { description: 'a page of provisions', schema: Type.Array(StoredProvision) }, ...errors },
+      async handle(ctx, { params, query }) {
+        const limit = query.limit ?? 100;
+        const list = await ask(groupOr404(s, params.nodeGroup), 'listProvisions', query.after, limit);
+        pageLink(ctx, list.length === limit, list.at(-1)?.streamName);
+        ctx.body = list.map((p) => view(params.nodeGroup, p));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/as/v1/provision/{nodeGroup}/{streamName}',
+      operationId: 'getProvision',
+      summary: 'One provision',
+      tag: 'provisions',
+      access: 'admin',
+      params: OneParams,
+      responses: { 200: { description: 'the provision', schema: StoredProvision }, ...errors },
+      async handle(ctx, { params }) {
+        const p = await ask(groupOr404(s, params.nodeGroup), 'getProvision', params.streamName);
+        if (!p) throw problems.notFound('PROVISION_NOT_FOUND', `stream '${params.streamName}' has no provision in node group '${params.nodeGroup}'`);
+        ctx.body = view(params.nodeGroup, p);
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/as/v1/provision/{nodeGroup}/{streamName}',
+      operationId: 'replaceProvision',
+      summary: 'Replace a provision; a stream being transcoded picks the new ladder up at its next publish',
+      tag: 'provisions',
+      access: 'admin',
+      params: OneParams,
+      body: ProvisionBody,
+      refine: uniqueRenditions,
+      responses: { 200: { description: 'the stored provision', schema: StoredProvision }, ...errors },
+      async handle(ctx, { params, body }) {
+        if (body.streamName !== params.streamName) {
+          throw problems.validation([{ path: 'body.streamName', message: `must be the stream name of the path ('${params.streamName}')` }]);
+        }
+        const result = await ask(groupOr404(s, params.nodeGroup), 'putProvision', body, 'replace');
+        if (!result.ok) fail(result);
+        ctx.body = view(params.nodeGroup, result.provision);
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/as/v1/provision/{nodeGroup}/{streamName}',
+      operationId: 'deleteProvision',
+      summary: 'Delete a provision; current viewers of a live ABR stream keep their renditions until it ends',
+      tag: 'provisions',
+      access: 'admin',
+      params: OneParams,
+      responses: { 204: { description: 'deleted' }, ...errors },
+      async handle(ctx, { params }) {
+        const result = await ask(groupOr404(s, params.nodeGroup), 'deleteProvision', params.streamName);
+        if (!result.ok) fail(result);
+        ctx.status = 204;
+      },
+    }),
+  ];
+}

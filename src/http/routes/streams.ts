@@ -1,0 +1,45 @@
+// Endpoint 6: the live and pending streams of every node group (CONTRACT §2), paged across
+// groups in (group, stream) order; the cursor is "group/stream".
+import Type from 'typebox';
+import type { StreamView } from '../../../actors/group/model.js';
+import { StreamsQuery, StreamView as StreamViewSchema } from '../../schemas/api.js';
+import { problemResponse, route, type RouteDef } from '../route.js';
+import { ask, groupOr404, iso, pageLink, type Services } from '../services.js';
+
+const view = (v: StreamView) => ({ ...v, boundAt: iso(v.boundAt), since: iso(v.since) });
+
+export function streamRoutes(s: Services): RouteDef[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/as/v1/streams',
+      operationId: 'listStreams',
+      summary: 'Endpoint 6: streams bound to an origin (PENDING until the origin reports them, then LIVE), with their nodes and viewer counts',
+      tag: 'streams',
+      access: 'app',
+      query: StreamsQuery,
+      responses: {
+        200: { description: 'a page of streams; Link rel="next" when more remain', schema: Type.Array(StreamViewSchema) },
+        400: problemResponse('VALIDATION_FAILED'),
+        404: problemResponse('NODE_GROUP_NOT_FOUND'),
+      },
+      async handle(ctx, { query }) {
+        const limit = query.limit ?? 100;
+        const groups = query.nodeGroup ? [groupOr404(s, query.nodeGroup)] : [...s.actors.groups.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+        const slash = query.after?.indexOf('/') ?? -1;
+        const afterGroup = query.after === undefined ? undefined : slash < 0 ? query.after : query.after.slice(0, slash);
+        const afterStream = slash < 0 ? undefined : query.after!.slice(slash + 1);
+        const out: StreamView[] = [];
+        for (const g of groups) {
+          if (out.length >= limit) break;
+          if (afterGroup !== undefined && g.name < afterGroup) continue;
+          const after = g.name === afterGroup ? afterStream : undefined;
+          out.push(...(await ask(g, 'listStreams', after, limit - out.length)));
+        }
+        const last = out.at(-1);
+        pageLink(ctx, out.length === limit, last ? `${last.nodeGroup}/${last.name}` : undefined);
+        ctx.body = out.map(view);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,112 @@
+// Liveness, readiness, Prometheus metrics, the OpenAPI document and the event stream (CONTRACT §2).
+import { PassThrough } from 'node:stream';
+import Type from 'typebox';
+import type { EventRecord } from '../../domain/events.js';
+import { problems } from '../problem.js';
+import { problemResponse, route, type RouteDef } from '../route.js';
+import type { Services } from '../services.js';
+
+const EventsQuery = Type.Object(
+  {
+    since: Type.Optional(Type.Integer({ minimum: 0, description: 'replay events after this number (as Last-Event-ID does)' })),
+    types: Type.Optional(Type.String({ pattern: '^[a-z.]{1,40}(,[a-z.]{1,40}){0,20}$', description: 'comma-separated type prefixes, e.g. node.,stream.moved' })),
+  },
+  { additionalProperties: true },
+);
+
+export function systemRoutes(s: Services): RouteDef[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/as/v1/healthz',
+      operationId: 'healthz',
+      summary: 'Liveness: the process is up and its event loop turns',
+      tag: 'system',
+      access: 'public',
+      responses: { 200: { description: 'alive', schema: Type.Object({ status: Type.Literal('ok') }) } },
+      handle(ctx) {
+        ctx.body = { status: 'ok' };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/as/v1/readyz',
+      operationId: 'readyz',
+      summary: 'Readiness: the store is open, every node-group actor is loaded and the supervisor runs',
+      tag: 'system',
+      access: 'public',
+      responses: {
+        200: { description: 'ready', schema: Type.Object({ status: Type.Literal('ready'), groups: Type.Record(Type.String(), Type.Boolean()) }) },
+        503: problemResponse('NOT_READY'),
+      },
+      handle(ctx) {
+        const groups = Object.fromEntries([...s.actors.groups.values()].map((g) => [g.name, g.ready]));
+        if (!s.ready()) throw problems.notReady(`not ready: ${JSON.stringify(groups)}`);
+        ctx.body = { status: 'ready', groups };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/as/v1/metrics',
+      operationId: 'metrics',
+      summary: 'Prometheus metrics (open, or admin-only with server.metricsAuth = "admin")',
+      tag: 'system',
+      access: 'metrics',
+      responses: { 200: { description: 'text exposition format', schema: Type.String(), contentType: 'text/plain; version=0.0.4' } },
+      async handle(ctx) {
+        ctx.type = s.metrics.registry.contentType;
+        ctx.body = await s.metrics.registry.metrics();
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/as/v1/openapi.json',
+      operationId: 'openapi',
+      summary: 'This document',
+      tag: 'system',
+      access: 'public',
+      responses: { 200: { description: 'OpenAPI 3.1', schema: Type.Object({}, { additionalProperties: true }) } },
+      handle(ctx) {
+        ctx.body = s.openapi();
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/as/v1/events',
+      operationId: 'events',
+      summary: 'Server-Sent Events: node states, stream binds and moves, scaling decisions, platform errors',
+      description: 'Each event has an id; reconnect with Last-Event-ID (or ?since=) to replay what was missed from the bounded log.',
+      tag: 'system',
+      access: 'admin',
+      query: EventsQuery,
+      responses: { 200: { description: 'an event stream', schema: Type.String(), contentType: 'text/event-stream' }, 401: problemResponse('UNAUTHORIZED'), 403: problemResponse('FORBIDDEN') },
+      handle(ctx, { query }) {
+        const lastId = Number(ctx.get('last-event-id'));
+        const since = query.since ?? (Number.isSafeInteger(lastId) && lastId >= 0 && ctx.get('last-event-id') !== '' ? lastId : undefined);
+        const prefixes = query.types?.split(',');
+        const wanted = (e: EventRecord) => !prefixes || prefixes.some((p) => e.type.startsWith(p));
+        const stream = new PassThrough();
+        const send = (e: EventRecord) => {
+          if (wanted(e)) stream.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+        };
+        ctx.req.socket.setNoDelay(true);
+        ctx.status = 200;
+        ctx.type = 'text/event-stream';
+        ctx.set('X-Accel-Buffering', 'no');
+        ctx.body = stream;
+        stream.write(`: switchyard events, last id ${s.events.last}\n\n`);
+        if (since !== undefined) for (const e of s.events.since(since)) send(e);
+        const unsubscribe = s.events.subscribe(send);
+        const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
+        const end = () => {
+          unsubscribe();
+          clearInterval(keepAlive);
+          s.stopping.removeEventListener('abort', end);
+          stream.end();
+        };
+        ctx.req.once('close', end);
+        s.stopping.addEventListener('abort', end, { once: true });
+      },
+    }),
+  ];
+}

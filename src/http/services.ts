@@ -1,0 +1,69 @@
+// What route handlers may use. The front end holds configuration, credentials and the event
+// log; node-group state is only ever reached through the actors.
+import type { Logger } from 'pino';
+import type { ActorHost, GroupHandle } from '../../actors/host.js';
+import { ActorUnavailable } from '../../actors/host.js';
+import type { GroupApi } from '../../actors/group/actor.js';
+import type { Config } from '../config/types.js';
+import type { TokenSigner } from '../auth/tokens.js';
+import type { Throttle } from '../auth/throttle.js';
+import type { Users } from '../auth/users.js';
+import type { PasswordHasher } from '../auth/passwords.js';
+import type { EventLog } from '../events/log.js';
+import type { Locator } from '../geo/locator.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { Ctx } from './context.js';
+import { Problem, problems } from './problem.js';
+
+export interface Services {
+  config: Config;
+  actors: ActorHost;
+  users: Users;
+  hasher: PasswordHasher;
+  signer: TokenSigner;
+  throttle: Throttle;
+  events: EventLog;
+  metrics: Metrics;
+  locator: Locator;
+  log: Logger;
+  /** Ready to serve lookups: store open, actors loaded, supervisor running, not stopping. */
+  ready(): boolean;
+  openapi(): unknown;
+  /** Aborted when the service starts to stop: long-lived answers (SSE) end then. */
+  stopping: AbortSignal;
+}
+
+export function groupOr404(services: Services, name: string): GroupHandle {
+  const handle = services.actors.group(name);
+  if (!handle) throw problems.notFound('NODE_GROUP_NOT_FOUND', `node group '${name}' does not exist`);
+  return handle;
+}
+
+type Method<T> = { [K in keyof T]: T[K] extends (...args: never[]) => unknown ? K : never }[keyof T];
+type Params<T, K extends keyof T> = T[K] extends (...args: infer P) => unknown ? P : never;
+type Result<T, K extends keyof T> = T[K] extends (...args: never[]) => infer R ? Awaited<R> : never;
+
+/** Calls a group actor; an actor that is (re)starting answers 503 NOT_READY, never 500. */
+export async function ask<K extends Method<GroupApi>>(handle: GroupHandle, method: K, ...args: Params<GroupApi, K>): Promise<Result<GroupApi, K>> {
+  try {
+    return await handle.call(method, ...args);
+  } catch (err) {
+    if (err instanceof ActorUnavailable) throw problems.notReady(`node group '${handle.name}' is restarting; retry shortly`, 1);
+    throw err;
+  }
+}
+
+/** Turns an actor's failure into the problem it names. */
+export function fail(f: { status: number; code: string; detail: string; retryAfter?: number; errors?: Array<{ path: string; message: string }> }): never {
+  throw new Problem(f.status, f.code, f.detail, { ...(f.retryAfter !== undefined ? { retryAfter: f.retryAfter } : {}), ...(f.errors ? { errors: f.errors } : {}) });
+}
+
+export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** Sets `Link: <…>; rel="next"` when a page is full (CONTRACT §2: lists page with limit and after). */
+export function pageLink(ctx: Ctx, full: boolean, lastKey: string | undefined): void {
+  if (!full || lastKey === undefined) return;
+  const params = new URLSearchParams(ctx.querystring);
+  params.set('after', lastKey);
+  ctx.set('Link', `<${ctx.path}?${params.toString()}>; rel="next"`);
+}

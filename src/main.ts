@@ -1,0 +1,41 @@
+// `npm start`: load the config, start the service, stop it cleanly on SIGTERM or SIGINT.
+import { ConfigError, loadConfig } from './config/load.js';
+import { startService } from './service.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`switchyard: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const service = await startService(config);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    const deadline = setTimeout(() => {
+      process.stderr.write(`switchyard: did not stop within ${config.server.shutdownTimeout * 2} ms after ${signal}; exiting\n`);
+      process.exit(1);
+    }, config.server.shutdownTimeout * 2);
+    deadline.unref();
+    service.close({ stopNodes: true }).then(
+      () => process.exit(0),
+      (err: Error) => {
+        process.stderr.write(`switchyard: error while stopping: ${err.message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`switchyard: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,53 @@
+// Prometheus metrics through prom-client. Node and binding counts are read from the actors when
+// scraped, so the front end keeps no copy of group state.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { GroupCounts } from '../../actors/group/actor.js';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly lookups: Histogram<'endpoint' | 'result'>;
+  readonly requests: Counter<'method' | 'route' | 'status'>;
+  readonly actorCalls: Histogram<'method'>;
+  readonly events: Counter<'type'>;
+
+  constructor(counts: () => Promise<GroupCounts[]>) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
+    this.lookups = new Histogram({
+      name: 'switchyard_lookup_duration_seconds',
+      help: 'Stream lookups (endpoints 2, 4 and 5) by endpoint and result code',
+      labelNames: ['endpoint', 'result'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    });
+    this.requests = new Counter({ name: 'switchyard_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers });
+    this.actorCalls = new Histogram({
+      name: 'switchyard_actor_call_duration_seconds',
+      help: 'Calls from the front end to node-group actors, by method',
+      labelNames: ['method'],
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1],
+      registers,
+    });
+    this.events = new Counter({ name: 'switchyard_events_total', help: 'Events by type', labelNames: ['type'], registers });
+    new Gauge({
+      name: 'switchyard_nodes',
+      help: 'Nodes by node group, role, region and state',
+      labelNames: ['group', 'role', 'region', 'state'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const g of await counts()) for (const n of g.nodes) this.set({ group: g.name, role: n.role, region: n.region, state: n.state }, n.count);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_bindings',
+      help: 'Stream bindings by node group and state',
+      labelNames: ['group', 'state'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const g of await counts()) for (const [state, n] of Object.entries(g.bindings)) this.set({ group: g.name, state }, n);
+      },
+    });
+  }
+}

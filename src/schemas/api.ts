@@ -1,0 +1,218 @@
+// Request and response schemas of the REST API. Field names are the specification's
+// (rest-api.md); ranges and rules the specification leaves open are decided here and shown in
+// the OpenAPI document (CONTRACT §1, §2, §4, §6).
+import Type from 'typebox';
+import { NAME_PATTERN, NODE_STATES, ROLES, STREAM_NAME_PATTERN } from '../domain/vocabulary.js';
+
+export const GroupName = Type.String({ pattern: NAME_PATTERN, description: 'node group name: 1–32 characters of [A-Za-z0-9._-]' });
+export const StreamName = Type.String({ pattern: STREAM_NAME_PATTERN, description: 'stream name: 1–128 characters of [A-Za-z0-9._~-]' });
+const RoleName = Type.Union(ROLES.map((r) => Type.Literal(r)));
+const StateName = Type.Union(NODE_STATES.map((s) => Type.Literal(s)));
+const BooleanFlag = (description: string) => Type.Optional(Type.Boolean({ description }));
+
+// ---- auth ---------------------------------------------------------------------------------------
+
+export const LoginBody = Type.Object(
+  { username: Type.String({ minLength: 1, maxLength: 256 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
+  { additionalProperties: false },
+);
+export const LoginResponse = Type.Object({
+  accessToken: Type.String({ description: 'a JWT; send it as Authorization: Bearer <accessToken>' }),
+  tokenType: Type.Literal('Bearer'),
+  expiresIn: Type.Integer({ description: 'seconds until the token expires' }),
+});
+export const PasswordBody = Type.Object(
+  {
+    currentPassword: Type.String({ minLength: 1, maxLength: 1024 }),
+    newPassword: Type.String({ minLength: 12, maxLength: 1024, description: 'at least 12 characters' }),
+  },
+  { additionalProperties: false },
+);
+
+// ---- lookups ------------------------------------------------------------------------------------
+
+const RegionList = Type.String({
+  pattern: '^[A-Za-z0-9._-]{1,32}(,[A-Za-z0-9._-]{1,32}){0,63}$',
+  description: 'comma-separated region names to try first, in order',
+});
+const ClientIp = Type.String({ minLength: 2, maxLength: 45, description: "the end user's IP address, when an app asks on its behalf (GeoIP)" });
+
+const RoutingQuery = {
+  region: Type.Optional(RegionList),
+  strict: BooleanFlag('true: only the first region of the order; 503 instead of falling back'),
+  clientIp: Type.Optional(ClientIp),
+};
+
+export const StreamLookupQuery = Type.Object(
+  { transcode: BooleanFlag('false: an origin for a publisher; true: a transcoder (needs a provision); omitted: an edge for a subscriber'), ...RoutingQuery },
+  { additionalProperties: true },
+);
+export const LiveLookupQuery = Type.Object(
+  { nodeGroup: Type.Optional(GroupName), ...RoutingQuery },
+  { additionalProperties: true },
+);
+
+export const ServerAssignment = Type.Object({
+  serverAddress: Type.String({ description: 'host (IP or DNS name) the client connects to' }),
+  scope: Type.String({ description: 'application scope, e.g. live' }),
+  name: Type.String({ description: 'stream name' }),
+  nodeId: Type.String(),
+  role: RoleName,
+  region: Type.String(),
+});
+export const ServerAssignmentWithListener = Type.Object({
+  ...ServerAssignment.properties,
+  port: Type.Optional(Type.Integer()),
+  protocol: Type.Optional(Type.String({ description: 'e.g. rtmp (publish), wss (subscribe); http for simulated nodes' })),
+});
+
+// ---- provisions ---------------------------------------------------------------------------------
+
+export const Rendition = Type.Object(
+  {
+    name: StreamName,
+    level: Type.Integer({ minimum: 0, maximum: 255, description: 'playback order: a lower number means higher quality; unique in a provision' }),
+    videoBR: Type.Integer({ minimum: 1000, maximum: 200_000_000, description: 'video bitrate in bits per second' }),
+    videoWidth: Type.Integer({ minimum: 16, maximum: 7680, description: 'pixels' }),
+    videoHeight: Type.Integer({ minimum: 16, maximum: 4320, description: 'pixels' }),
+    videoFPS: Type.Integer({ minimum: 1, maximum: 240, description: 'frames per second' }),
+    audioBR: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'audio bitrate in bits per second; 0 for no audio' }),
+  },
+  { additionalProperties: false },
+);
+export const ProvisionBody = Type.Object(
+  {
+    streamName: StreamName,
+    region: Type.String({ pattern: NAME_PATTERN, description: "one of the node group's regions: its transcoded renditions go to an origin nearest it" }),
+    streams: Type.Array(Rendition, { minItems: 1, maxItems: 16, description: '1–16 renditions; names and levels unique' }),
+  },
+  { additionalProperties: false },
+);
+export const StoredProvision = Type.Object({
+  ...ProvisionBody.properties,
+  nodeGroup: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+});
+
+// ---- lists, streams, node groups ---------------------------------------------------------------
+
+export const PageQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    after: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: 'the last key of the previous page' })),
+  },
+  { additionalProperties: true },
+);
+export const StreamsQuery = Type.Object({ ...PageQuery.properties, nodeGroup: Type.Optional(GroupName) }, { additionalProperties: true });
+
+const NodeRef = Type.Object({
+  nodeId: Type.String(),
+  region: Type.Union([Type.String(), Type.Null()]),
+  state: Type.Union([StateName, Type.Null()]),
+});
+export const StreamView = Type.Object({
+  nodeGroup: Type.String(),
+  name: Type.String(),
+  state: Type.Union([Type.Literal('PENDING'), Type.Literal('LIVE')]),
+  origin: Type.Object({ ...NodeRef.properties, serverAddress: Type.Union([Type.String(), Type.Null()]) }),
+  transcoder: Type.Optional(NodeRef),
+  renditions: Type.Optional(Type.Array(Type.String())),
+  subscribers: Type.Integer({ description: 'viewers on edges, as the edges last reported' }),
+  boundAt: Type.String({ format: 'date-time' }),
+  since: Type.String({ format: 'date-time' }),
+});
+
+export const NodeView = Type.Object({
+  id: Type.String(),
+  role: RoleName,
+  region: Type.String(),
+  state: StateName,
+  stateSince: Type.String({ format: 'date-time' }),
+  address: Type.Union([Type.String(), Type.Null()]),
+  parent: Type.Union([Type.String(), Type.Null()]),
+  load: Type.Number({ description: "the rank the selection uses: last reported, plus assignments since" }),
+  limit: Type.Union([Type.Number(), Type.Null()]),
+  streams: Type.Integer(),
+  connections: Type.Object({ publisher: Type.Number(), subscriber: Type.Number() }),
+  lastHeartbeat: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  faultReason: Type.Optional(Type.String()),
+});
+
+const Counts = Type.Object({
+  total: Type.Integer(),
+  byRole: Type.Record(Type.String(), Type.Record(Type.String(), Type.Integer()), { description: 'role → state → count' }),
+});
+export const NodeGroupSummary = Type.Object({
+  name: Type.String(),
+  scope: Type.String(),
+  platform: Type.String(),
+  regions: Type.Array(Type.String()),
+  nodes: Counts,
+  load: Type.Array(Type.Object({ role: RoleName, connections: Type.Number(), capacity: Type.Number() })),
+  streams: Type.Object({ live: Type.Integer(), pending: Type.Integer() }),
+  provisions: Type.Integer(),
+  ready: Type.Boolean({ description: "false while the group's actor is (re)starting" }),
+});
+export const NodeGroupDetail = Type.Object({
+  ...NodeGroupSummary.properties,
+  config: Type.Unknown({ description: 'the node group as configured, defaults filled in' }),
+  nodeList: Type.Array(NodeView, { description: 'the nodes, paged with ?limit= and ?after=' }),
+  scaling: Type.Array(
+    Type.Object({
+      region: Type.String(),
+      role: RoleName,
+      min: Type.Integer(),
+      max: Type.Integer(),
+      inService: Type.Integer(),
+      pending: Type.Integer(),
+      fault: Type.Integer(),
+    }),
+  ),
+});
+
+// ---- node agents ------------------------------------------------------------------------------------
+
+const Finite = Type.Number({ minimum: -1e15, maximum: 1e15 });
+const ListenerSchema = Type.Object({ protocol: Type.String({ pattern: '^[a-z][a-z0-9+.-]{0,15}$' }), port: Type.Integer({ minimum: 1, maximum: 65535 }) }, { additionalProperties: false });
+const Host = Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:_-]+$' });
+
+export const NodeEventBody = Type.Object(
+  {
+    ready: Type.Boolean(),
+    address: Type.Optional(Type.Object({ public: Type.Optional(Host), private: Type.Optional(Host) }, { additionalProperties: false })),
+    listeners: Type.Optional(Type.Object({ publish: Type.Optional(ListenerSchema), subscribe: Type.Optional(ListenerSchema) }, { additionalProperties: false })),
+    metrics: Type.Record(Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_.]{0,63}$' }), Finite, { maxProperties: 64 }),
+    streams: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { name: StreamName, publishing: Type.Optional(Type.Boolean()), subscribers: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })) },
+          { additionalProperties: true },
+        ),
+        { maxItems: 20_000 },
+      ),
+    ),
+  },
+  { additionalProperties: true, description: 'the node agent heartbeat (CONTRACT §6); unknown members are ignored, so agents can be newer than the service' },
+);
+export const NodeEventReply = Type.Object({
+  heartbeatMs: Type.Integer(),
+  parent: Type.Union([Type.Object({ nodeId: Type.String(), address: Type.String() }), Type.Null()]),
+  drain: Type.Boolean(),
+  token: Type.Optional(Type.String({ description: 'a fresh node token, sent when the current one is past half its life' })),
+  transcode: Type.Optional(Type.Array(Type.Unknown(), { description: 'for transcoders: the streams to transcode, their renditions and the origin to push to' })),
+});
+export const NodeIdParam = Type.String({ pattern: NAME_PATTERN });
+
+// ---- health and errors ---------------------------------------------------------------------------
+
+export const ProblemSchema = Type.Object({
+  type: Type.String(),
+  title: Type.String(),
+  status: Type.Integer(),
+  code: Type.String(),
+  detail: Type.String(),
+  error: Type.String({ description: 'repeats detail, for Red5 Stream Manager 2.0 clients' }),
+  errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  requestId: Type.Optional(Type.String()),
+});

@@ -1,0 +1,99 @@
+// Compiled schema checks that explain themselves: every failure becomes {path, message} with a
+// readable path (`streams[0].videoBR`) and one message per field, for API errors (CONTRACT §3)
+// and for config errors at start (CONTRACT §10).
+import type { TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+
+export interface FieldError {
+  path: string;
+  message: string;
+  /** JSON pointer into the checked value, for messages that quote what was given. */
+  pointer: string;
+}
+
+export interface Checker<T> {
+  readonly schema: TSchema;
+  check(value: unknown): value is T;
+  /** Fills `default`s in place (where the value is an object) and returns the value. */
+  withDefaults(value: unknown): unknown;
+  /** Converts strings to the numbers and booleans the schema asks for (query strings). */
+  convert(value: unknown): unknown;
+  explain(value: unknown, prefix?: string): FieldError[];
+}
+
+/** `/streams/0/name` → `streams[0].name`, under an optional prefix such as `body`. */
+export function readablePath(pointer: string, prefix = ''): string {
+  let out = prefix;
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (/^[0-9]+$/.test(part)) out += `[${part}]`;
+    else out += out === '' ? part : `.${part}`;
+  }
+  return out;
+}
+
+function schemaAt(root: TSchema, schemaPath: string): Record<string, unknown> | undefined {
+  let node: unknown = root;
+  for (const raw of schemaPath.replace(/^#/, '').split('/').slice(1)) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return node !== null && typeof node === 'object' ? (node as Record<string, unknown>) : undefined;
+}
+
+export function compile<T>(schema: TSchema): Checker<T> {
+  const validator = Compile(schema);
+  return {
+    schema,
+    check: (value: unknown): value is T => validator.Check(value),
+    withDefaults: (value) => validator.Default(value),
+    convert: (value) => validator.Convert(value),
+    explain(value, prefix = '') {
+      const raw = validator.Errors(value);
+      const byPath = new Map<string, FieldError>();
+      // Alternatives (anyOf) fail once per branch; one message per field, naming what was
+      // expected, reads better than a list of every branch's complaint.
+      const unions = new Set(raw.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+      for (const e of raw) {
+        if (e.keyword === 'additionalProperties' && raw.some((o) => o.keyword === 'boolean' && o.instancePath.startsWith(`${e.instancePath}/`))) continue;
+        const path = e.instancePath;
+        let message = e.message;
+        if (e.keyword === 'boolean') message = 'is not an allowed field';
+        else if (e.keyword === 'pattern' || e.keyword === 'format') {
+          // A regex reads badly in an error; the field's description says the same in words.
+          const described = schemaAt(schema, e.schemaPath)?.description;
+          if (typeof described === 'string') message = `must be ${described}`;
+        }
+        else if (e.keyword === 'required') {
+          const missing = (e.params as { requiredProperties?: string[] }).requiredProperties ?? [];
+          for (const name of missing) {
+            const p = `${path}/${name}`;
+            if (!byPath.has(p)) byPath.set(p, { path: readablePath(p, prefix), message: 'is required', pointer: p });
+          }
+          continue;
+        } else if (unions.has(path)) {
+          const union = schemaAt(schema, e.keyword === 'anyOf' ? e.schemaPath : e.schemaPath.replace(/\/anyOf\/[0-9]+.*$/, ''));
+          const allowed = (union?.anyOf as Array<{ const?: unknown }> | undefined)?.map((b) => b.const);
+          message =
+            typeof union?.description === 'string'
+              ? `must be ${union.description}`
+              : allowed && allowed.every((a) => a !== undefined)
+                ? `must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`
+                : 'does not match any allowed form';
+        }
+        if (!byPath.has(path)) byPath.set(path, { path: readablePath(path, prefix), message, pointer: path });
+      }
+      return [...byPath.values()];
+    },
+  };
+}
+
+/** The value at a JSON pointer, for messages that show what was given. */
+export function valueAt(value: unknown, pointer: string): unknown {
+  let node = value;
+  for (const raw of pointer.split('/').slice(1)) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[raw];
+  }
+  return node;
+}

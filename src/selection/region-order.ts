@@ -1,0 +1,21 @@
+// The order in which a lookup tries a group's regions (CONTRACT §4): `?region=a,b` first when
+// given, else nearest first from the client's location, else the configured order. `strict`
+// keeps only the regions asked for (or the nearest one): no fallback.
+import type { NodeGroup } from '../config/types.js';
+import type { Location } from '../geo/locator.js';
+import { regionsByDistance } from './regions.js';
+
+export type RegionOrder = { ok: true; regions: string[] } | { ok: false; unknown: string[] };
+
+export function regionOrder(group: NodeGroup, options: { requested?: readonly string[]; location?: Location | null; strict?: boolean }): RegionOrder {
+  const all = group.regions.map((r) => r.name);
+  const natural = options.location ? regionsByDistance(group.regions, options.location.lat, options.location.lon) : all;
+  const requested = options.requested ? [...new Set(options.requested)] : undefined;
+  if (requested) {
+    const unknown = requested.filter((r) => !all.includes(r));
+    if (unknown.length > 0) return { ok: false, unknown };
+    if (options.strict) return { ok: true, regions: requested };
+    return { ok: true, regions: [...requested, ...natural.filter((r) => !requested.includes(r))] };
+  }
+  return { ok: true, regions: options.strict ? natural.slice(0, 1) : natural };
+}

@@ -1,0 +1,160 @@
+// Starts and stops the whole service. Start order: data directory and store → credentials and
+// signing key → node-group actors (loaded from LMDB) → HTTP → supervisor (it needs the URL the
+// node agents will post to). Stop order is the reverse; a clean stop also stops local nodes.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { ActorHost } from '../actors/host.js';
+import type { GroupCounts } from '../actors/group/actor.js';
+import type { Config } from './config/types.js';
+import { PasswordHasher } from './auth/passwords.js';
+import { Throttle } from './auth/throttle.js';
+import { TokenSigner } from './auth/tokens.js';
+import { Users } from './auth/users.js';
+import type { EventRecord } from './domain/events.js';
+import { EventLog } from './events/log.js';
+import { noLocator, type Locator } from './geo/locator.js';
+import { allRoutes, createApp } from './http/app.js';
+import { buildOpenApi } from './http/openapi.js';
+import type { Services } from './http/services.js';
+import { createLogger } from './observability/log.js';
+import { Metrics } from './observability/metrics.js';
+import { projectPath } from './paths.js';
+import { lockDataDir } from './store/lock.js';
+import { openStore } from './store/store.js';
+
+export interface ServiceOptions {
+  log?: Logger;
+  locator?: Locator;
+  /** Local node agents exit after this long without reaching the service (default 5 min). */
+  orphanTimeoutMs?: number;
+}
+
+export interface Service {
+  /** The HTTP base URL, e.g. http://127.0.0.1:5080 */
+  url: string;
+  port: number;
+  services: Services;
+  actors: ActorHost;
+  /** Stops accepting, finishes requests in flight, stops the actors and (by default) local nodes. */
+  close(options?: { stopNodes?: boolean }): Promise<void>;
+}
+
+const VERSION = (JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) as { version: string }).version;
+
+const LOUD_EVENTS = /^(node\.|scaling\.|platform\.|actor\.|nodegroup\.)/;
+
+export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
+  const log = options.log ?? createLogger(config.log.level);
+  mkdirSync(config.dataDir, { recursive: true });
+  const unlock = lockDataDir(config.dataDir);
+  const store = openStore(config.dataDir, config.durability);
+
+  let secret: Buffer;
+  if (config.auth.jwtSecret) secret = Buffer.from(config.auth.jwtSecret);
+  else {
+    const kept = store.meta.get('jwt-secret') as Uint8Array | undefined;
+    secret = kept ? Buffer.from(kept) : randomBytes(32);
+    if (!kept) {
+      await store.meta.put('jwt-secret', secret);
+      await store.durable();
+    }
+  }
+  const hasher = new PasswordHasher();
+  const users = await Users.open(store, config, hasher, log);
+  const signer = new TokenSigner(secret);
+  const events = new EventLog(store);
+
+  let actors!: ActorHost;
+  const counts = async (): Promise<GroupCounts[]> =>
+    (await Promise.all([...actors.groups.values()].filter((g) => g.ready).map((g) => g.call('counts').catch(() => null)))).filter((c): c is GroupCounts => c !== null);
+  const metrics = new Metrics(counts);
+  const onEvent = (e: EventRecord) => {
+    metrics.events.inc({ type: e.type });
+    if (LOUD_EVENTS.test(e.type)) log.info({ event: e }, e.type);
+    else log.debug({ event: e }, e.type);
+    if (e.type === 'scaling.request') void actors.supervisor?.requestCapacity(e.group, e.role, e.region, e.reason).catch(() => {});
+  };
+  events.subscribe(onEvent);
+  actors = new ActorHost({
+    dataDir: config.dataDir,
+    durability: config.durability,
+    onEvents: (bodies) => events.append(bodies),
+    observe: (method, seconds) => metrics.actorCalls.observe({ method }, seconds),
+    onError: (group, err) => log.error({ group, err }, 'actor error'),
+  });
+  await actors.startGroups(config.nodeGroups);
+
+  const stopping = new AbortController();
+  let ready = false;
+  let openapi: unknown;
+  const services: Services = {
+    config,
+    actors,
+    users,
+    hasher,
+    signer,
+    throttle: new Throttle(config.auth.loginThrottle),
+    events,
+    metrics,
+    locator: options.locator ?? noLocator,
+    log,
+    ready: () => ready && !stopping.signal.aborted && [...actors.groups.values()].every((g) => g.ready),
+    openapi: () => openapi,
+    stopping: stopping.signal,
+  };
+  const routes = allRoutes(services);
+  openapi = buildOpenApi(routes, VERSION);
+  const app = createApp(services, routes);
+
+  const servers: Server[] = [];
+  const listen = (server: Server, port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server.requestTimeout = config.server.requestTimeout;
+      server.headersTimeout = config.server.headersTimeout;
+      server.keepAliveTimeout = 5000;
+      server.once('error', reject);
+      server.listen(port, config.server.host, () => resolve((server.address() as AddressInfo).port));
+      servers.push(server);
+    });
+  const port = await listen(createHttpServer(app.callback()), config.server.port);
+  if (config.server.tls) {
+    const tls = { cert: readFileSync(config.server.tls.cert), key: readFileSync(config.server.tls.key) };
+    await listen(createHttpsServer(tls, app.callback()) as unknown as Server, config.server.tls.port);
+  }
+  const reachable = config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host;
+  const url = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+
+  await actors.startSupervisor({
+    dataDir: config.dataDir,
+    serviceUrl: url,
+    jwtSecret: secret,
+    nodeTokenTtl: config.auth.nodeTokenTtl,
+    tickMs: config.supervisorTick,
+    ...(options.orphanTimeoutMs !== undefined ? { orphanTimeoutMs: options.orphanTimeoutMs } : {}),
+  });
+  ready = true;
+  log.info({ url, dataDir: config.dataDir, groups: config.nodeGroups.map((g) => g.name) }, 'listening');
+
+  let closed: Promise<void> | null = null;
+  const close = (opts: { stopNodes?: boolean } = {}) =>
+    (closed ??= (async () => {
+      stopping.abort();
+      const drained = Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+      for (const s of servers) s.closeIdleConnections();
+      const timer = setTimeout(() => servers.forEach((s) => s.closeAllConnections()), config.server.shutdownTimeout);
+      await drained;
+      clearTimeout(timer);
+      await actors.stop(opts.stopNodes ?? true);
+      await hasher.close();
+      await store.close();
+      unlock();
+      log.info('stopped');
+      log.flush?.();
+    })());
+
+  return { url, port, services, actors, close };
+}

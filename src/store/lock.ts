@@ -1,0 +1,44 @@
+// One service per data directory: two would both manage the same local nodes. A pid file whose
+// process is gone (after kill -9) is taken over.
+import { openSync, readFileSync, rmSync, writeSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  if (process.platform !== 'linux') return true;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('node');
+  } catch {
+    return false;
+  }
+}
+
+export function lockDataDir(dir: string): () => void {
+  const file = join(dir, 'switchyard.pid');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(file, 'wx', 0o644);
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      return () => {
+        try {
+          if (readFileSync(file, 'utf8').trim() === String(process.pid)) rmSync(file);
+        } catch {
+          /* already gone */
+        }
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(readFileSync(file, 'utf8').trim());
+      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+        throw new Error(`the data directory ${dir} is in use by another Switchyard (pid ${pid})`);
+      }
+      rmSync(file, { force: true });
+    }
+  }
+  throw new Error(`cannot lock the data directory ${dir}`);
+}

@@ -1,0 +1,62 @@
+// The LMDB environment (CONTRACT §9): one directory, named databases per kind of record. Every
+// thread opens its own handle on the same environment; each actor writes only its own group's keys.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { BindingRecord, NodeRecord, Provision } from '../domain/records.js';
+import type { EventRecord } from '../domain/events.js';
+
+export type GroupKey = [group: string, id: string];
+
+export interface StoredGroup {
+  /** The node group as given (config file or admin API), before defaults. */
+  spec: unknown;
+  source: 'config' | 'api';
+  /** A fingerprint of the config file's text of this group when it was last applied. */
+  configHash?: string;
+  updatedAt: number;
+}
+
+export interface Store {
+  root: RootDatabase;
+  meta: Database<unknown, string>;
+  groups: Database<StoredGroup, string>;
+  nodes: Database<NodeRecord, GroupKey>;
+  bindings: Database<BindingRecord, GroupKey>;
+  provisions: Database<Provision, GroupKey>;
+  events: Database<EventRecord, number>;
+  /** Resolves once what was written so far is as durable as the configured durability asks. */
+  durable(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function openStore(dataDir: string, durability: 'commit' | 'flush' = 'commit'): Store {
+  // A path with an extension makes lmdb keep one file (and its -lock file), not a directory.
+  mkdirSync(dataDir, { recursive: true });
+  const path = join(dataDir, 'switchyard.mdb');
+  const root = open({ path, maxDbs: 16 });
+  return {
+    root,
+    meta: root.openDB({ name: 'meta' }),
+    groups: root.openDB({ name: 'groups' }),
+    nodes: root.openDB({ name: 'nodes' }),
+    bindings: root.openDB({ name: 'bindings' }),
+    provisions: root.openDB({ name: 'provisions' }),
+    events: root.openDB({ name: 'events' }),
+    durable: async () => {
+      await root.committed;
+      if (durability === 'flush') await root.flushed;
+    },
+    close: () => root.close(),
+  };
+}
+
+/** Every record of one group in a group-keyed database, in key order. */
+export function* groupRange<V>(db: Database<V, GroupKey>, group: string): Generator<V> {
+  for (const { value } of db.getRange({ start: [group, ''], end: [`${group}\u0000`, ''] })) yield value;
+}
+
+/** The ids of one group's records, in key order. */
+export function* groupKeys<V>(db: Database<V, GroupKey>, group: string): Generator<string> {
+  for (const key of db.getKeys({ start: [group, ''], end: [`${group}\u0000`, ''] })) yield (key as GroupKey)[1];
+}
