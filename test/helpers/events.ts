@@ -1,0 +1,57 @@
+// Waits for what the service says happened, on its own event stream (GET /as/v1/events), instead
+// of sleeping: replay from the start, then follow live events until the predicate holds.
+import type { EventRecord } from '../../src/domain/events.js';
+
+export async function waitForEvents(
+  url: string,
+  token: string,
+  done: (seen: readonly EventRecord[]) => boolean,
+  options: { timeoutMs?: number; since?: number } = {},
+): Promise<EventRecord[]> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), options.timeoutMs ?? 20_000);
+  const seen: EventRecord[] = [];
+  try {
+    const res = await fetch(`${url}/as/v1/events?since=${options.since ?? 0}`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
+    if (res.status !== 200 || !res.body) throw new Error(`events answered ${res.status}`);
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of res.body) {
+      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = frame.split('\n').find((l) => l.startsWith('data: '));
+        if (!data) continue;
+        seen.push(JSON.parse(data.slice(6)) as EventRecord);
+        if (done(seen)) return seen;
+      }
+    }
+    throw new Error('the event stream ended');
+  } catch (err) {
+    if (controller.signal.aborted) throw new Error(`timed out waiting; saw ${seen.length} events: ${seen.slice(-8).map((e) => `${e.type}${'to' in e ? `→${String(e.to)}` : ''}`).join(', ')}`);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+}
+
+/** Polls a condition until it holds (for facts no event announces, such as a reported load). */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 15_000, what = 'a condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Node ids that are INSERVICE according to the events seen (latest state wins). */
+export function inService(events: readonly EventRecord[]): Set<string> {
+  const state = new Map<string, string | null>();
+  for (const e of events) if (e.type === 'node.state') state.set(e.nodeId, e.to);
+  return new Set([...state].filter(([, s]) => s === 'INSERVICE').map(([id]) => id));
+}

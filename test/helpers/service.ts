@@ -1,0 +1,124 @@
+// Starts a real service in the test process (real LMDB in a temp directory, real worker threads,
+// real HTTP on a free loopback port) and gives tests what they need to talk to it.
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/types.js';
+import { TokenSigner } from '../../src/auth/tokens.js';
+import { createLogger } from '../../src/observability/log.js';
+import { startService, type Service, type ServiceOptions } from '../../src/service.js';
+import { request, type Reply } from './http.js';
+
+export const ADMIN_PASSWORD = 'correct-horse-battery';
+export const JWT_SECRET = 'test-secret-that-is-at-least-32-bytes-long';
+
+export function tempDir(prefix = 'switchyard-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A static node group: the test plays the node agents. */
+export function staticGroup(options: { name?: string; regions?: string[]; nodes?: Array<{ id: string; role: string; region: string }>; rules?: unknown[]; timing?: object; roles?: object } = {}) {
+  const regions = options.regions ?? ['r1', 'r2'];
+  const nodes = options.nodes ?? [
+    { id: 'o1', role: 'origin', region: 'r1' },
+    { id: 'o2', role: 'origin', region: 'r1' },
+    { id: 'o3', role: 'origin', region: 'r2' },
+    { id: 'e1', role: 'edge', region: 'r1' },
+    { id: 'e2', role: 'edge', region: 'r1' },
+    { id: 'e3', role: 'edge', region: 'r2' },
+    { id: 't1', role: 'transcoder', region: 'r1' },
+  ];
+  return {
+    name: options.name ?? 'g',
+    platform: { type: 'static', static: { nodes: nodes.map((n, i) => ({ ...n, address: `10.0.0.${i + 1}` })) } },
+    regions: regions.map((name, i) => ({ name, lat: 50 - i * 10, lon: i * 20 })),
+    roles: options.roles ?? {
+      origin: { publish: { protocol: 'rtmp', port: 1935 } },
+      edge: { parentRole: 'origin', subscribe: { protocol: 'wss', port: 443 } },
+      transcoder: { publish: { protocol: 'rtmp', port: 1935 } },
+    },
+    rules:
+      options.rules ??
+      regions.flatMap((region) => [
+        { region, role: 'origin', min: 0, max: 4, limit: 3 },
+        { region, role: 'edge', min: 0, max: 4, limit: 5 },
+        { region, role: 'transcoder', min: 0, max: 2, limit: 2 },
+      ]),
+    timing: { heartbeatMs: 200, nodeTimeout: '2s', ...options.timing },
+  };
+}
+
+export interface TestService {
+  url: string;
+  dataDir: string;
+  config: Config;
+  service: Service;
+  adminToken: string;
+  signer: TokenSigner;
+  get(path: string, token?: string | null, headers?: Record<string, string>): Promise<Reply>;
+  send(method: string, path: string, body: unknown, token?: string | null, headers?: Record<string, string>): Promise<Reply>;
+  close(options?: { stopNodes?: boolean }): Promise<void>;
+}
+
+export interface StartOptions extends ServiceOptions {
+  groups?: unknown[];
+  config?: Record<string, unknown>;
+  env?: Record<string, string>;
+  dataDir?: string;
+  /** Skip logging in as admin (for tests of the initial password). */
+  noLogin?: boolean;
+}
+
+export async function startTestService(options: StartOptions = {}): Promise<TestService> {
+  const dataDir = options.dataDir ?? tempDir();
+  const raw = {
+    server: { host: '127.0.0.1', port: 0 },
+    dataDir,
+    supervisorTick: '100ms',
+    nodeGroups: options.groups ?? [staticGroup()],
+    ...options.config,
+  };
+  const env = { SWITCHYARD_ADMIN_PASSWORD: ADMIN_PASSWORD, SWITCHYARD_JWT_SECRET: JWT_SECRET, ...options.env };
+  const config = parseConfig(raw, 'test', env);
+  const service = await startService(config, { log: options.log ?? createLogger(process.env.TEST_LOG ?? 'silent'), orphanTimeoutMs: 60_000, ...options });
+  const url = service.url;
+  let adminToken = '';
+  if (!options.noLogin && env.SWITCHYARD_ADMIN_PASSWORD) {
+    const r = await request(url, 'POST', '/as/v1/auth/login', { username: config.auth.adminUser, password: env.SWITCHYARD_ADMIN_PASSWORD });
+    adminToken = (r.json as { accessToken: string }).accessToken;
+  }
+  const authed = (token: string | null | undefined, headers: Record<string, string> = {}) =>
+    token === null ? headers : { authorization: `Bearer ${token ?? adminToken}`, ...headers };
+  return {
+    url,
+    dataDir,
+    config,
+    service,
+    adminToken,
+    signer: new TokenSigner(Buffer.from(env.SWITCHYARD_JWT_SECRET ?? JWT_SECRET)),
+    get: (path, token, headers) => request(url, 'GET', path, undefined, authed(token, headers)),
+    send: (method, path, body, token, headers) => request(url, method, path, body, authed(token, headers)),
+    async close(closeOptions) {
+      await service.close(closeOptions);
+      killAgentsOf(dataDir);
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Stops every node agent started for a data directory (after a kill -9 of the service, say). */
+export function killAgentsOf(dataDir: string): number {
+  let killed = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      if (!readFileSync(`/proc/${entry}/environ`, 'utf8').includes(`SWITCHYARD_NODE_DIR=${join(dataDir, 'nodes')}/`)) continue;
+      process.kill(Number(entry), 'SIGKILL');
+      killed++;
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return killed;
+}

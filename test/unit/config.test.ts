@@ -1,0 +1,117 @@
+import test from 'ava';
+import fc from 'fast-check';
+import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, parseConfig } from '../../src/config/load.js';
+import { staticGroup } from '../helpers/service.js';
+
+const minimal = () => ({ nodeGroups: [staticGroup()] });
+
+test('the shipped default config loads and is what a first start needs', (t) => {
+  const config = loadConfig({});
+  t.is(config.source, DEFAULT_CONFIG_FILE);
+  t.is(config.server.port, 5080);
+  t.is(config.server.host, '127.0.0.1');
+  const g = config.nodeGroups.find((n) => n.name === 'default');
+  t.truthy(g);
+  t.is(config.defaultNodeGroup, 'default');
+  t.is(g!.platform.type, 'local');
+  t.true(g!.regions.length >= 2);
+  for (const role of ['origin', 'edge', 'transcoder'] as const) {
+    t.truthy(g!.roles[role], role);
+    for (const r of g!.regions) t.truthy(g!.rules.find((rule) => rule.region === r.name && rule.role === role), `${role} in ${r.name}`);
+  }
+  const first = g!.regions[0]!.name;
+  t.true(g!.rules.find((r) => r.region === first && r.role === 'origin')!.min >= 1);
+  t.true(g!.rules.find((r) => r.region === first && r.role === 'edge')!.min >= 1);
+});
+
+test('environment variables override the file', (t) => {
+  const config = parseConfig(minimal(), 'test', {
+    SWITCHYARD_HOST: '0.0.0.0',
+    SWITCHYARD_PORT: '8080',
+    SWITCHYARD_DATA_DIR: '/tmp/sy-data',
+    SWITCHYARD_ADMIN_USER: 'boss',
+    SWITCHYARD_LOG_LEVEL: 'debug',
+    SWITCHYARD_GEOIP_DB: '/tmp/city.mmdb',
+    SWITCHYARD_ADMIN_PASSWORD: 'a-long-enough-password',
+    SWITCHYARD_JWT_SECRET: 'k'.repeat(32),
+  });
+  t.is(config.server.host, '0.0.0.0');
+  t.is(config.server.port, 8080);
+  t.is(config.dataDir, '/tmp/sy-data');
+  t.is(config.auth.adminUser, 'boss');
+  t.is(config.log.level, 'debug');
+  t.is(config.geoip.database, '/tmp/city.mmdb');
+  t.is(config.auth.adminPassword, 'a-long-enough-password');
+  t.is(config.auth.jwtSecret, 'k'.repeat(32));
+});
+
+test('durations are read in their units', (t) => {
+  const g = staticGroup({ timing: { nodeTimeout: '1.5s', faultTimeout: 2500, drainTimeout: '2m' } });
+  const config = parseConfig({ nodeGroups: [g] }, 'test');
+  t.is(config.nodeGroups[0]!.timing.nodeTimeout, 1500);
+  t.is(config.nodeGroups[0]!.timing.faultTimeout, 2500);
+  t.is(config.nodeGroups[0]!.timing.drainTimeout, 120_000);
+});
+
+const problemsOf = (raw: unknown, env: Record<string, string> = {}) => {
+  try {
+    parseConfig(raw, 'test', env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+};
+
+test('an invalid value is named with the field, the value and what was expected', (t) => {
+  t.deepEqual(problemsOf(minimal(), { SWITCHYARD_PORT: 'http' }), ['server.port = "http" (from SWITCHYARD_PORT): must be integer']);
+  t.deepEqual(problemsOf({ ...minimal(), server: { port: 70000 } }), ['server.port = 70000: must be <= 65535']);
+  const [unknownField] = problemsOf({ ...minimal(), colour: 'blue' });
+  t.is(unknownField, 'colour = "blue": is not an allowed field');
+  t.regex(problemsOf({ nodeGroups: [{ ...staticGroup(), timing: { nodeTimeout: 'soon' } }] })[0]!, /nodeGroups\[0\]\.timing\.nodeTimeout = "soon": must be milliseconds, or a string such as "10s"/);
+});
+
+test('cross-references are checked: regions, roles, min and max, parents', (t) => {
+  const g = staticGroup();
+  const bad = {
+    ...g,
+    roles: { origin: {}, edge: { parentRole: 'transcoder' } },
+    rules: [
+      { region: 'r9', role: 'origin', min: 1, max: 2 },
+      { region: 'r1', role: 'origin', min: 3, max: 2 },
+      { region: 'r1', role: 'relay', min: 0, max: 1 },
+    ],
+  };
+  const problems = problemsOf({ nodeGroups: [bad] });
+  t.true(problems.some((p) => p.startsWith('nodeGroups[0].roles.edge.parentRole = "transcoder": must be origin or relay')), problems.join('\n'));
+  t.true(problems.some((p) => p.startsWith('nodeGroups[0].rules[0].region = "r9": must name one of the group\'s regions')), problems.join('\n'));
+  t.true(problems.some((p) => p.startsWith('nodeGroups[0].rules[1].min = 3: must not be above max (2)')), problems.join('\n'));
+  t.true(problems.some((p) => p.startsWith("nodeGroups[0].rules[2].role = \"relay\": role 'relay' is not configured")), problems.join('\n'));
+});
+
+test('secrets from the environment are checked without being shown', (t) => {
+  const problems = problemsOf(minimal(), { SWITCHYARD_ADMIN_PASSWORD: 'short', SWITCHYARD_JWT_SECRET: 'tiny' });
+  t.deepEqual(problems, ['SWITCHYARD_ADMIN_PASSWORD = (hidden): must be 12 to 1024 characters', 'SWITCHYARD_JWT_SECRET = (hidden): must be at least 32 bytes']);
+});
+
+test('any mangled config either loads or fails with ConfigError, never anything else', (t) => {
+  const base = { server: { host: '127.0.0.1', port: 5080 }, defaultNodeGroup: 'g', ...minimal() } as Record<string, unknown>;
+  const paths = ['server.port', 'server.host', 'nodeGroups.0.name', 'nodeGroups.0.regions.0.lat', 'nodeGroups.0.rules.0.min', 'nodeGroups.0.timing.heartbeatMs', 'nodeGroups.0.platform.type', 'defaultNodeGroup', 'nodeGroups'];
+  fc.assert(
+    fc.property(fc.constantFrom(...paths), fc.anything(), (path, value) => {
+      const raw = structuredClone(base);
+      const keys = path.split('.');
+      let node = raw as Record<string, unknown>;
+      for (const k of keys.slice(0, -1)) node = node[k] as Record<string, unknown>;
+      node[keys.at(-1)!] = value;
+      try {
+        parseConfig(raw, 'test');
+        return true;
+      } catch (err) {
+        return err instanceof ConfigError && err.problems.length > 0;
+      }
+    }),
+    { numRuns: 300 },
+  );
+  t.pass();
+});

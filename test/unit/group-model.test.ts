@@ -1,0 +1,242 @@
+import test from 'ava';
+import fc from 'fast-check';
+import { parseConfig } from '../../src/config/load.js';
+import type { NodeGroup } from '../../src/config/types.js';
+import type { EventBody } from '../../src/domain/events.js';
+import { GroupModel } from '../../actors/group/model.js';
+import { staticGroup } from '../helpers/service.js';
+
+const REGIONS = ['r1', 'r2', 'r3'];
+const LIMIT = 4;
+
+function group(overrides: Record<string, unknown> = {}): NodeGroup {
+  const g = staticGroup({
+    regions: REGIONS,
+    rules: REGIONS.flatMap((region) => [
+      { region, role: 'origin', min: 0, max: 10, limit: LIMIT },
+      { region, role: 'edge', min: 0, max: 10, limit: LIMIT },
+      { region, role: 'transcoder', min: 0, max: 10, limit: LIMIT },
+    ]),
+    ...overrides,
+  });
+  return parseConfig({ nodeGroups: [g] }, 'test').nodeGroups[0]!;
+}
+
+function addNodes(model: GroupModel, nodes: Array<{ id: string; role: 'origin' | 'edge' | 'transcoder'; region: string; load?: number }>, now = 0) {
+  for (const n of nodes) model.addNode({ id: n.id, role: n.role, region: n.region, platform: { type: 'static', address: `10.0.0.${n.id}` }, state: 'CREATED' }, now);
+  for (const n of nodes.filter((x) => x.role !== 'edge')) model.heartbeat(n.id, { ready: true, metrics: { 'connections.publisher': n.load ?? 0 } }, now);
+  for (const n of nodes.filter((x) => x.role === 'edge')) model.heartbeat(n.id, { ready: true, metrics: { 'connections.subscriber': n.load ?? 0 } }, now);
+  model.drain();
+}
+
+type Op =
+  | { op: 'beat'; node: number; load: number }
+  | { op: 'fault'; node: number }
+  | { op: 'publish'; stream: number; order: number };
+
+const originSet = fc.array(fc.record({ region: fc.constantFrom(...REGIONS), load: fc.integer({ min: 0, max: LIMIT + 1 }) }), { minLength: 1, maxLength: 8 });
+const opList = (n: number) =>
+  fc.array(
+    fc.oneof(
+      fc.record({ op: fc.constant('beat' as const), node: fc.integer({ min: 0, max: n - 1 }), load: fc.integer({ min: 0, max: LIMIT + 1 }) }),
+      fc.record({ op: fc.constant('fault' as const), node: fc.integer({ min: 0, max: n - 1 }) }),
+      fc.record({ op: fc.constant('publish' as const), stream: fc.integer({ min: 0, max: 12 }), order: fc.integer({ min: 0, max: 5 }) }),
+    ),
+    { maxLength: 80 },
+  );
+
+const ORDERS = [
+  ['r1', 'r2', 'r3'],
+  ['r1', 'r3', 'r2'],
+  ['r2', 'r1', 'r3'],
+  ['r2', 'r3', 'r1'],
+  ['r3', 'r1', 'r2'],
+  ['r3', 'r2', 'r1'],
+];
+
+test('a publish lookup picks an in-service origin under its limit, least loaded, in the first region with room; bindings stick', (t) => {
+  fc.assert(
+    fc.property(
+      originSet.chain((origins) => fc.tuple(fc.constant(origins), opList(origins.length))),
+      ([origins, ops]) => {
+        const model = new GroupModel(group());
+        const nodes = origins.map((o, i) => ({ id: `o${i}`, role: 'origin' as const, region: o.region, load: o.load }));
+        addNodes(model, nodes);
+        // The reference: what each node last reported, what it was handed since, its state.
+        const reported = nodes.map((n) => n.load);
+        const assigned = nodes.map(() => 0);
+        const up = nodes.map(() => true);
+        const bound = new Map<number, number>();
+        let now = 0;
+        for (const o of ops as Op[]) {
+          now += 10;
+          if (o.op === 'beat') {
+            model.heartbeat(`o${o.node}`, { ready: true, metrics: { 'connections.publisher': o.load } }, now);
+            reported[o.node] = o.load;
+            assigned[o.node] = 0;
+            up[o.node] = true;
+          } else if (o.op === 'fault') {
+            model.applyNodeEvent(`o${o.node}`, { type: 'fault', reason: 'test' }, now);
+            up[o.node] = false;
+          } else {
+            const order = ORDERS[o.order]!;
+            const result = model.publish(`s${o.stream}`, order, now);
+            const load = (i: number) => reported[i]! + assigned[i]!;
+            const previous = bound.get(o.stream);
+            if (previous !== undefined && up[previous]) {
+              if (!result.ok || result.node.nodeId !== `o${previous}`) return false;
+              continue;
+            }
+            const region = order.find((r) => nodes.some((n, i) => n.region === r && up[i] && load(i) < LIMIT));
+            if (region === undefined) {
+              if (result.ok || result.code !== 'NO_CAPACITY') return false;
+              continue;
+            }
+            if (!result.ok) return false;
+            const chosen = Number(result.node.nodeId.slice(1));
+            const best = Math.min(...nodes.map((n, i) => (n.region === region && up[i] ? load(i) : Infinity)));
+            if (nodes[chosen]!.region !== region || !up[chosen] || load(chosen) !== best || load(chosen) >= LIMIT) return false;
+            assigned[chosen]!++;
+            bound.set(o.stream, chosen);
+          }
+          model.drain();
+        }
+        return true;
+      },
+    ),
+    { numRuns: 300 },
+  );
+  t.pass();
+});
+
+test('a burst between two heartbeats spreads evenly over equally loaded nodes', (t) => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 60 }), (count, lookups) => {
+      const model = new GroupModel(group({ rules: [{ region: 'r1', role: 'origin', min: 0, max: 10, limit: 1000 }] }));
+      addNodes(model, Array.from({ length: count }, (_, i) => ({ id: `o${i}`, role: 'origin' as const, region: 'r1' })));
+      const hits = new Map<string, number>();
+      for (let i = 0; i < lookups; i++) {
+        const r = model.publish(`s${i}`, ['r1'], 1);
+        if (!r.ok) return false;
+        hits.set(r.node.nodeId, (hits.get(r.node.nodeId) ?? 0) + 1);
+      }
+      const per = Array.from({ length: count }, (_, i) => hits.get(`o${i}`) ?? 0);
+      return Math.max(...per) - Math.min(...per) <= 1;
+    }),
+  );
+  t.pass();
+});
+
+test('a subscriber gets an edge under the stream\'s origin, in the nearest region with room, least loaded', (t) => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.record({ region: fc.constantFrom(...REGIONS), load: fc.integer({ min: 0, max: LIMIT }) }), { minLength: 1, maxLength: 8 }),
+      fc.constantFrom(...ORDERS),
+      (edges, order) => {
+        const model = new GroupModel(group());
+        addNodes(model, [{ id: 'oA', role: 'origin', region: 'r1' }]);
+        addNodes(model, edges.map((e, i) => ({ id: `e${i}`, role: 'edge' as const, region: e.region, load: e.load })));
+        const pub = model.publish('cam', ['r1'], 1);
+        if (!pub.ok || pub.node.nodeId !== 'oA') return false;
+        const sub = model.subscribe('cam', order, 2);
+        const region = order.find((r) => edges.some((e) => e.region === r && e.load < LIMIT));
+        if (region === undefined) return !sub.ok && sub.code === 'NO_CAPACITY';
+        if (!sub.ok) return false;
+        const chosen = Number(sub.node.nodeId.slice(1));
+        const best = Math.min(...edges.map((e) => (e.region === region ? e.load : Infinity)));
+        return sub.node.role === 'edge' && edges[chosen]!.region === region && edges[chosen]!.load === best;
+      },
+    ),
+  );
+  t.pass();
+});
+
+test('subscribe needs a binding; a rendition resolves to its provisioned stream', (t) => {
+  const model = new GroupModel(group());
+  addNodes(model, [
+    { id: 'o1', role: 'origin', region: 'r1' },
+    { id: 'e1', role: 'edge', region: 'r1' },
+    { id: 't1', role: 'transcoder', region: 'r1' },
+  ]);
+  const missing = model.subscribe('cam', ['r1'], 1);
+  t.like(missing, { ok: false, status: 404, code: 'STREAM_NOT_FOUND' });
+  t.like(model.transcode('show', ['r1'], 1), { ok: false, status: 404, code: 'PROVISION_NOT_FOUND' });
+  const rendition = { level: 1, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 };
+  t.true(model.putProvision({ streamName: 'show', region: 'r1', streams: [{ ...rendition, name: 'show_hi' }, { ...rendition, name: 'show_lo', level: 2 }] }, 'create', 1).ok);
+  const tr = model.transcode('show', ['r1'], 2);
+  t.like(tr, { ok: true, node: { nodeId: 't1', role: 'transcoder' } });
+  t.like(model.subscribe('show_lo', ['r1'], 3), { ok: true, node: { nodeId: 'e1', role: 'edge' } });
+  t.like(model.binding('show'), { origin: 'o1', transcoder: 't1', state: 'PENDING' });
+  // The transcoder is told what to make and where to push it.
+  const reply = model.heartbeat('t1', { ready: true, metrics: {} }, 4);
+  t.like(reply?.transcode?.[0], { stream: 'show', origin: { nodeId: 'o1' } });
+  t.deepEqual(reply?.transcode?.[0]?.renditions.map((r) => r.name), ['show_hi', 'show_lo']);
+  // The origin reporting a rendition makes the stream LIVE.
+  model.heartbeat('o1', { ready: true, metrics: {}, streams: [{ name: 'show_hi', publishing: true }] }, 5);
+  t.like(model.binding('show'), { state: 'LIVE' });
+});
+
+test('bindings turn LIVE when the origin lists them and go when it stops, or when never published', (t) => {
+  const model = new GroupModel(group({ timing: { streamTimeout: 1000, publishTimeout: 2000 } }));
+  addNodes(model, [{ id: 'o1', role: 'origin', region: 'r1' }]);
+  t.true(model.publish('live', ['r1'], 0).ok);
+  t.true(model.publish('never', ['r1'], 0).ok);
+  model.heartbeat('o1', { ready: true, metrics: {}, streams: [{ name: 'live', publishing: true }] }, 100);
+  t.like(model.binding('live'), { state: 'LIVE' });
+  model.tick(1000);
+  t.truthy(model.binding('live'));
+  model.tick(1101);
+  t.is(model.binding('live'), undefined, 'streamTimeout after the last listing');
+  t.truthy(model.binding('never'));
+  model.tick(2001);
+  t.is(model.binding('never'), undefined, 'publishTimeout');
+  const events = model.drain().events.filter((e): e is Extract<EventBody, { type: 'stream.unbound' }> => e.type === 'stream.unbound');
+  t.deepEqual(events.map((e) => e.stream), ['live', 'never']);
+});
+
+test('a stream whose origin failed moves on its next publish lookup, and an event says so', (t) => {
+  const model = new GroupModel(group());
+  addNodes(model, [
+    { id: 'o1', role: 'origin', region: 'r1' },
+    { id: 'o2', role: 'origin', region: 'r1', load: 1 },
+  ]);
+  t.like(model.publish('cam', ['r1'], 1), { ok: true, node: { nodeId: 'o1' } });
+  t.like(model.publish('cam', ['r1'], 2), { ok: true, node: { nodeId: 'o1' } }, 'sticky while in service');
+  model.applyNodeEvent('o1', { type: 'fault', reason: 'silent' }, 3);
+  model.drain();
+  t.like(model.publish('cam', ['r1'], 4), { ok: true, node: { nodeId: 'o2' } });
+  t.true(model.drain().events.some((e) => e.type === 'stream.moved' && e.from === 'o1' && e.to === 'o2'));
+});
+
+test('edges get a parent in their own region, and a new one when theirs fails', (t) => {
+  const model = new GroupModel(group());
+  addNodes(model, [
+    { id: 'o1', role: 'origin', region: 'r1' },
+    { id: 'o2', role: 'origin', region: 'r2' },
+    { id: 'o3', role: 'origin', region: 'r1' },
+    { id: 'e1', role: 'edge', region: 'r1' },
+    { id: 'e2', role: 'edge', region: 'r2' },
+    { id: 'e3', role: 'edge', region: 'r1' },
+  ]);
+  const parent = (id: string) => model.nodeRecord(id)?.parent;
+  t.is(parent('e2'), 'o2');
+  t.deepEqual([parent('e1'), parent('e3')].sort(), ['o1', 'o3'], 'children are spread over the parents of the region');
+  const e1Parent = parent('e1')!;
+  model.applyNodeEvent(e1Parent, { type: 'fault', reason: 'x' }, 5);
+  t.not(parent('e1'), e1Parent);
+  t.is(model.nodeRecord(parent('e1')!)?.region, 'r1');
+});
+
+test('every write is reported, and a removed origin takes its bindings with it', (t) => {
+  const model = new GroupModel(group());
+  addNodes(model, [{ id: 'o1', role: 'origin', region: 'r1' }]);
+  model.publish('cam', ['r1'], 1);
+  t.deepEqual(model.drain().writes.map((w) => `${w.kind}:${w.key}`), ['binding:cam']);
+  model.applyNodeEvent('o1', { type: 'destroy' }, 2);
+  model.applyNodeEvent('o1', { type: 'destroying' }, 3);
+  model.applyNodeEvent('o1', { type: 'destroyed' }, 4);
+  const writes = model.drain().writes.map((w) => `${w.kind}:${w.key}:${w.value === null ? 'removed' : 'put'}`);
+  t.true(writes.includes('node:o1:removed'));
+  t.true(writes.includes('binding:cam:removed'));
+  t.is(model.binding('cam'), undefined);
+});

@@ -1,0 +1,132 @@
+import test from 'ava';
+import fc from 'fast-check';
+import { parseConfig } from '../../src/config/load.js';
+import type { NodeGroup } from '../../src/config/types.js';
+import { countsTowardCapacity } from '../../src/domain/states.js';
+import { NODE_STATES, type NodeState, type Role } from '../../src/domain/vocabulary.js';
+import type { NodeFacts } from '../../actors/group/model.js';
+import { plan, planCapacity, planHealth } from '../../actors/supervisor/plan.js';
+import { staticGroup } from '../helpers/service.js';
+
+function localGroup(rules: unknown[]): NodeGroup {
+  const g = { ...staticGroup({ rules }), platform: { type: 'local' } };
+  return parseConfig({ nodeGroups: [g] }, 'test').nodeGroups[0]!;
+}
+
+const NOW = 1_000_000;
+const fact = (over: Partial<NodeFacts>): NodeFacts => ({
+  id: 'n',
+  role: 'origin',
+  region: 'r1',
+  state: 'INSERVICE',
+  stateSince: NOW - 1000,
+  lastSeen: NOW - 100,
+  connections: 0,
+  platform: { type: 'local', address: '127.0.0.2' },
+  hasLiveStreams: false,
+  ...over,
+});
+
+const facts = fc.array(
+  fc.record({
+    role: fc.constantFrom<Role>('origin', 'edge'),
+    region: fc.constantFrom('r1', 'r2'),
+    state: fc.constantFrom<NodeState>(...NODE_STATES),
+  }),
+  { maxLength: 20 },
+);
+
+test('capacity: every rule is brought to min at once, never past max, and FAULT nodes do not count', (t) => {
+  fc.assert(
+    fc.property(facts, fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 6 }), (fs, min, extra) => {
+      const max = min + extra;
+      const group = localGroup([
+        { region: 'r1', role: 'origin', min, max },
+        { region: 'r2', role: 'edge', min, max },
+      ]);
+      group.timing.faultThreshold = 1000;
+      const nodes = fs.map((f, i) => fact({ ...f, id: `n${i}` }));
+      const actions = planCapacity({ group, nodes, now: NOW, busy: new Set(), requests: [] });
+      for (const rule of group.rules) {
+        const counted = nodes.filter((n) => n.region === rule.region && n.role === rule.role && countsTowardCapacity(n.state)).length;
+        const created = actions.filter((a) => a.type === 'create' && a.region === rule.region && a.role === rule.role).reduce((s, a) => s + (a.type === 'create' ? a.count : 0), 0);
+        if (counted + created > Math.max(max, counted)) return false;
+        if (counted < min && counted + created !== Math.min(min, max)) return false;
+        if (counted >= min && created !== 0) return false;
+      }
+      return true;
+    }),
+  );
+  t.pass();
+});
+
+test('capacity: a lookup that found no room adds one increment, unless nodes are already coming', (t) => {
+  const group = localGroup([{ region: 'r1', role: 'origin', min: 1, max: 3, increment: 2 }]);
+  const request = [{ role: 'origin' as const, region: 'r1', reason: 'full' }];
+  const one = [fact({ id: 'a' })];
+  t.deepEqual(planCapacity({ group, nodes: one, now: NOW, busy: new Set(), requests: request }), [{ type: 'create', role: 'origin', region: 'r1', count: 2, reason: 'full' }]);
+  const coming = [...one, fact({ id: 'b', state: 'CREATING' })];
+  t.deepEqual(planCapacity({ group, nodes: coming, now: NOW, busy: new Set(), requests: request }), []);
+  const atMax = [fact({ id: 'a' }), fact({ id: 'b' }), fact({ id: 'c' })];
+  t.deepEqual(planCapacity({ group, nodes: atMax, now: NOW, busy: new Set(), requests: request }), []);
+});
+
+test('capacity: too many FAULT nodes stop creation in that region and role', (t) => {
+  const group = localGroup([{ region: 'r1', role: 'origin', min: 2, max: 5 }]);
+  group.timing.faultThreshold = 1;
+  const nodes = [fact({ id: 'a', state: 'FAULT' }), fact({ id: 'b', state: 'FAULT' })];
+  const actions = planCapacity({ group, nodes, now: NOW, busy: new Set(), requests: [] });
+  t.is(actions.length, 1);
+  t.is(actions[0]!.type, 'blocked');
+});
+
+test('capacity: a static group never creates nodes', (t) => {
+  const group = parseConfig({ nodeGroups: [staticGroup({ rules: [{ region: 'r1', role: 'origin', min: 5, max: 5 }] })] }, 'test').nodeGroups[0]!;
+  t.deepEqual(planCapacity({ group, nodes: [], now: NOW, busy: new Set(), requests: [] }), []);
+});
+
+test('health: silence past nodeTimeout is a fault; busy nodes are left alone', (t) => {
+  const group = localGroup([]);
+  const silent = fact({ id: 's', lastSeen: NOW - group.timing.nodeTimeout - 1 });
+  const fresh = fact({ id: 'f', lastSeen: NOW - group.timing.nodeTimeout + 1 });
+  const busySilent = fact({ id: 'b', lastSeen: 0 });
+  const actions = planHealth({ group, nodes: [silent, fresh, busySilent], now: NOW, busy: new Set(['b']), requests: [] });
+  t.is(actions.length, 1);
+  t.like(actions[0], { type: 'event', nodeId: 's', event: { type: 'fault' } });
+});
+
+test('health: overstayed states are faults, old faults are destroyed, drained nodes retire', (t) => {
+  const group = localGroup([]);
+  const t0 = group.timing;
+  const nodes = [
+    fact({ id: 'creating', state: 'CREATING', stateSince: NOW - t0.stateTimeouts.CREATING - 1 }),
+    fact({ id: 'old-fault', state: 'FAULT', stateSince: NOW - t0.faultTimeout - 1 }),
+    fact({ id: 'new-fault', state: 'FAULT', stateSince: NOW - 10 }),
+    fact({ id: 'empty', state: 'SOFT_SUNSET', connections: 0 }),
+    fact({ id: 'busy-drain', state: 'SOFT_SUNSET', connections: 3 }),
+    fact({ id: 'late-drain', state: 'SOFT_SUNSET', connections: 3, stateSince: NOW - t0.drainTimeout - 1 }),
+    fact({ id: 'doomed', state: 'DOOMED' }),
+    fact({ id: 'going', state: 'DESTRUCTION_REQUESTED' }),
+  ];
+  const byId = new Map(planHealth({ group, nodes, now: NOW, busy: new Set(), requests: [] }).map((a) => [a.type === 'event' || a.type === 'destroy' ? a.nodeId : '', a]));
+  t.like(byId.get('creating'), { type: 'event', event: { type: 'fault' } });
+  t.like(byId.get('old-fault'), { type: 'event', event: { type: 'destroy' } });
+  t.false(byId.has('new-fault'));
+  t.like(byId.get('empty'), { type: 'event', event: { type: 'drained' } });
+  t.false(byId.has('busy-drain'));
+  t.like(byId.get('late-drain'), { type: 'event', event: { type: 'drainTimeout' } });
+  t.like(byId.get('doomed'), { type: 'event', event: { type: 'destroy' } });
+  t.like(byId.get('going'), { type: 'destroy' });
+});
+
+test('plan is deterministic: the same snapshot gives the same actions', (t) => {
+  fc.assert(
+    fc.property(facts, (fs) => {
+      const group = localGroup([{ region: 'r1', role: 'origin', min: 2, max: 4 }]);
+      const nodes = fs.map((f, i) => fact({ ...f, id: `n${i}` }));
+      const input = { group, nodes, now: NOW, busy: new Set<string>(), requests: [] };
+      return JSON.stringify(plan(input)) === JSON.stringify(plan(input));
+    }),
+  );
+  t.pass();
+});
