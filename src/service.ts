@@ -45,6 +45,22 @@ export interface Service {
 
 const VERSION = (JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) as { version: string }).version;
 
+/** Node's HTTP parser refuses some requests before Koa sees them: answer those as problems too. */
+function answerClientError(err: NodeJS.ErrnoException & { bytesParsed?: number }, socket: import('node:stream').Duplex): void {
+  if (!socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
+    socket.destroy();
+    return;
+  }
+  const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const status = timeout ? 408 : tooLarge ? 431 : 400;
+  const title = timeout ? 'Request Timeout' : tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
+  const code = timeout ? 'REQUEST_TIMEOUT' : tooLarge ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST';
+  const detail = timeout ? 'the request took too long to arrive' : tooLarge ? 'the request headers are too large' : 'the request is not valid HTTP';
+  const payload = JSON.stringify({ type: 'about:blank', title, status, code, detail, error: detail });
+  socket.end(`HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`);
+}
+
 const LOUD_EVENTS = /^(node\.|scaling\.|platform\.|actor\.|nodegroup\.)/;
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
@@ -113,6 +129,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const servers: Server[] = [];
   const listen = (server: Server, port: number) =>
     new Promise<number>((resolve, reject) => {
+      server.on('clientError', answerClientError);
       server.requestTimeout = config.server.requestTimeout;
       server.headersTimeout = config.server.headersTimeout;
       server.keepAliveTimeout = 5000;

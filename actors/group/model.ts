@@ -582,9 +582,27 @@ export class GroupModel {
     }
     // A group without a subscribing role serves viewers from its origins.
     if (!this.config.roles.edge) return { ok: true, node: this.assignment(origin) };
-    const edge = this.pick('edge', regions, origin.id);
+    const edge = this.pick('edge', regions, origin.id) ?? this.borrowIdleEdge(origin, regions, stream, now);
     if (!edge) return this.noCapacity('edge', regions, `viewers of '${name}' on origin ${origin.id}`);
     return { ok: true, node: this.assign(edge) };
+  }
+
+  /**
+   * No edge hangs under the stream's origin (more origins than edges, say): move an idle edge
+   * (no viewers, no streams) there, nearest region first. Nobody is cut off, and the edge learns
+   * its new parent in its next heartbeat reply.
+   */
+  private borrowIdleEdge(origin: LiveNode, regions: readonly string[], stream: string, now: number): LiveNode | undefined {
+    const parentRole = this.config.roles.edge?.parentRole;
+    if (parentRole !== 'origin') return undefined;
+    for (const region of regions) {
+      for (const n of this.byRole.get('edge') ?? []) {
+        if (n.record.region !== region || n.record.state !== 'INSERVICE' || n.heapKey > 0 || n.streams.size > 0 || n.record.parent === origin.id) continue;
+        this.setParent(n, origin, now, `viewers of '${stream}' need an edge under ${origin.id}`);
+        return this.pick('edge', [region], origin.id);
+      }
+    }
+    return undefined;
   }
 
   // ---- bindings -----------------------------------------------------------------------------

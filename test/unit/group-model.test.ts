@@ -240,3 +240,23 @@ test('every write is reported, and a removed origin takes its bindings with it',
   t.true(writes.includes('binding:cam:removed'));
   t.is(model.binding('cam'), undefined);
 });
+
+test('a viewer of a stream on an origin without edges gets an idle edge moved there; a busy one is never moved', (t) => {
+  const model = new GroupModel(group());
+  addNodes(model, [
+    { id: 'o1', role: 'origin', region: 'r1' },
+    { id: 'o2', role: 'origin', region: 'r1', load: 1 },
+    { id: 'e1', role: 'edge', region: 'r1' },
+  ]);
+  const first = model.nodeRecord('e1')!.parent;
+  const other = first === 'o1' ? 'o2' : 'o1';
+  // Bind a stream to the origin without the edge.
+  model.heartbeat(other, { ready: true, metrics: {}, streams: [{ name: 'cam', publishing: true }] }, 1);
+  t.like(model.binding('cam'), { origin: other });
+  t.like(model.subscribe('cam', ['r1'], 2), { ok: true, node: { nodeId: 'e1' } });
+  t.is(model.nodeRecord('e1')!.parent, other);
+  // Now e1 has a viewer: a stream on the first origin cannot take it away.
+  model.heartbeat(first!, { ready: true, metrics: {}, streams: [{ name: 'cam2', publishing: true }] }, 3);
+  t.like(model.subscribe('cam2', ['r1'], 4), { ok: false, code: 'NO_CAPACITY' });
+  t.is(model.nodeRecord('e1')!.parent, other);
+});

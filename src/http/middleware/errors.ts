@@ -40,8 +40,10 @@ export function errorHandler() {
       // The router answers unknown paths and methods with a bare status (and Allow): give them a body.
       if (ctx.body === undefined || ctx.body === null) {
         if (ctx.status === 404) throw new Problem(404, 'NOT_FOUND', `no route for ${ctx.method} ${ctx.path.slice(0, 200)}`);
-        if (ctx.status === 405) throw new Problem(405, 'METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow')}`);
-        if (ctx.status === 501) throw new Problem(501, 'NOT_IMPLEMENTED', `method ${ctx.method.slice(0, 20)} is not implemented`);
+        // An unknown method is the client's doing: 405 (not the router's 501), so no 5xx is client-made.
+        if (ctx.status === 405 || ctx.status === 501) {
+          throw new Problem(405, 'METHOD_NOT_ALLOWED', `${ctx.method.slice(0, 20)} is not allowed here; allowed: ${ctx.response.get('Allow')}`);
+        }
       }
     } catch (err) {
       const problem = toProblem(err);

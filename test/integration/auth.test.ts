@@ -1,0 +1,123 @@
+// CONTRACT §5 over real HTTP.
+import { createSecretKey, generateKeyPairSync } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'ava';
+import jwt from 'jsonwebtoken';
+import { hash } from '../../src/auth/scrypt-task.js';
+import { isProblem } from '../helpers/assert.js';
+import { body, request } from '../helpers/http.js';
+import { ADMIN_PASSWORD, JWT_SECRET, startTestService, tempDir } from '../helpers/service.js';
+
+const login = (url: string, username: string, password: string) => request(url, 'POST', '/as/v1/auth/login', { username, password });
+const tokenOf = (r: { json: unknown }) => (r.json as { accessToken: string }).accessToken;
+
+test('failed logins are throttled per user name and per address, with Retry-After', async (t) => {
+  const svc = await startTestService({ config: { auth: { loginThrottle: { maxFailures: 3, baseDelay: '30s' } } } });
+  t.teardown(() => svc.close());
+  for (let i = 0; i < 3; i++) isProblem(t, await login(svc.url, 'admin', 'wrong-password'), 401, 'INVALID_CREDENTIALS');
+  const blocked = await login(svc.url, 'admin', ADMIN_PASSWORD);
+  isProblem(t, blocked, 429, 'RATE_LIMITED');
+  t.true(Number(blocked.headers.get('retry-after')) >= 29);
+  // The address is blocked too, whatever user it tries.
+  isProblem(t, await login(svc.url, 'someone-else', 'x'), 429, 'RATE_LIMITED');
+});
+
+test('a password change retires every earlier token; the old password stops working', async (t) => {
+  const svc = await startTestService();
+  t.teardown(() => svc.close());
+  const old = tokenOf(await login(svc.url, 'admin', ADMIN_PASSWORD));
+  isProblem(t, await svc.send('POST', '/as/v1/auth/password', { currentPassword: 'not-it-at-all', newPassword: 'a-brand-new-password' }, old), 401, 'INVALID_CREDENTIALS');
+  isProblem(t, await svc.send('POST', '/as/v1/auth/password', { currentPassword: ADMIN_PASSWORD, newPassword: 'short' }, old), 400, 'VALIDATION_FAILED');
+  isProblem(t, await svc.send('POST', '/as/v1/auth/password', { currentPassword: ADMIN_PASSWORD, newPassword: ADMIN_PASSWORD }, old), 400, 'VALIDATION_FAILED');
+  t.is((await svc.get('/as/v1/nodegroups', old)).status, 200, 'the token works (and is cached) before the change');
+  t.is((await svc.send('POST', '/as/v1/auth/password', { currentPassword: ADMIN_PASSWORD, newPassword: 'a-brand-new-password' }, old)).status, 204);
+  const refused = isProblem(t, await svc.get('/as/v1/nodegroups', old), 401, 'UNAUTHORIZED');
+  t.regex(refused.detail, /log in again/);
+  isProblem(t, await login(svc.url, 'admin', ADMIN_PASSWORD), 401, 'INVALID_CREDENTIALS');
+  const fresh = tokenOf(await login(svc.url, 'admin', 'a-brand-new-password'));
+  t.is((await svc.get('/as/v1/nodegroups', fresh)).status, 200);
+});
+
+test('app users may look streams up and nothing else', async (t) => {
+  const svc = await startTestService({ config: { auth: { users: [{ username: 'backend', role: 'app', passwordHash: hash('app-secret-password') }] } } });
+  t.teardown(() => svc.close());
+  const app = tokenOf(await login(svc.url, 'backend', 'app-secret-password'));
+  isProblem(t, await svc.get('/as/v1/streams/live/cam/publish', app), 503, 'NO_CAPACITY');
+  t.is((await svc.get('/as/v1/streams', app)).status, 200);
+  isProblem(t, await svc.get('/as/v1/nodegroups', app), 403, 'FORBIDDEN');
+  isProblem(t, await svc.send('POST', '/as/v1/provision/g', { streamName: 'x', region: 'r1', streams: [] }, app), 403, 'FORBIDDEN');
+  isProblem(t, await svc.get('/as/v1/events', app), 403, 'FORBIDDEN');
+});
+
+test('forged, expired, early, tampered and foreign tokens are refused', async (t) => {
+  const svc = await startTestService();
+  t.teardown(() => svc.close());
+  const key = createSecretKey(Buffer.from(JWT_SECRET));
+  const claims = { sub: 'admin', role: 'admin', ver: 1 };
+  const expired = jwt.sign({ ...claims, exp: Math.floor(Date.now() / 1000) - 10 }, key, { algorithm: 'HS256' });
+  isProblem(t, await svc.get('/as/v1/nodegroups', expired), 401, 'TOKEN_EXPIRED');
+  const early = jwt.sign(claims, key, { algorithm: 'HS256', notBefore: 3600, expiresIn: 7200 });
+  isProblem(t, await svc.get('/as/v1/nodegroups', early), 401, 'UNAUTHORIZED');
+  const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const none = `${enc({ alg: 'none', typ: 'JWT' })}.${enc({ ...claims, exp: Math.floor(Date.now() / 1000) + 600 })}.`;
+  isProblem(t, await svc.get('/as/v1/nodegroups', none), 401, 'UNAUTHORIZED');
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  isProblem(t, await svc.get('/as/v1/nodegroups', jwt.sign(claims, privateKey, { algorithm: 'RS256', expiresIn: 600 })), 401, 'UNAUTHORIZED');
+  // HS256 signed with the public key's PEM as the secret: the algorithm-confusion attack.
+  const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' });
+  isProblem(t, await svc.get('/as/v1/nodegroups', jwt.sign(claims, pem, { algorithm: 'HS256', expiresIn: 600 })), 401, 'UNAUTHORIZED');
+  isProblem(t, await svc.get('/as/v1/nodegroups', jwt.sign(claims, createSecretKey(Buffer.alloc(32, 1)), { algorithm: 'HS256', expiresIn: 600 })), 401, 'UNAUTHORIZED');
+  const good = svc.adminToken;
+  const [h, p, sig] = good.split('.') as [string, string, string];
+  const tampered = `${h}.${enc({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), role: 'admin', sub: 'root' })}.${sig}`;
+  isProblem(t, await svc.get('/as/v1/nodegroups', tampered), 401, 'UNAUTHORIZED');
+  // A well-signed token for a user that does not exist (or an old credential version).
+  isProblem(t, await svc.get('/as/v1/nodegroups', jwt.sign({ sub: 'ghost', role: 'admin', ver: 1 }, key, { algorithm: 'HS256', expiresIn: 600 })), 401, 'UNAUTHORIZED');
+  isProblem(t, await svc.get('/as/v1/nodegroups', jwt.sign({ ...claims, ver: 0 }, key, { algorithm: 'HS256', expiresIn: 600 })), 401, 'UNAUTHORIZED');
+  t.is((await svc.get('/as/v1/nodegroups', good)).status, 200);
+});
+
+test('on a non-loopback bind the generated initial password only allows changing it', async (t) => {
+  const svc = await startTestService({ config: { server: { host: '0.0.0.0', port: 0 } }, env: { SWITCHYARD_ADMIN_PASSWORD: '' }, noLogin: true });
+  t.teardown(() => svc.close());
+  const file = join(svc.dataDir, 'initial-admin-password');
+  const initial = readFileSync(file, 'utf8').trim();
+  t.true(initial.length >= 20);
+  const token = tokenOf(await login(svc.url, 'admin', initial));
+  isProblem(t, await svc.get('/as/v1/nodegroups', token), 403, 'PASSWORD_CHANGE_REQUIRED');
+  isProblem(t, await svc.get('/as/v1/streams/live/cam/publish', token), 403, 'PASSWORD_CHANGE_REQUIRED');
+  t.is((await svc.send('POST', '/as/v1/auth/password', { currentPassword: initial, newPassword: 'chosen-by-the-operator' }, token)).status, 204);
+  t.false(existsSync(file), 'the file with the initial password is gone');
+  const fresh = tokenOf(await login(svc.url, 'admin', 'chosen-by-the-operator'));
+  t.is((await svc.get('/as/v1/nodegroups', fresh)).status, 200);
+});
+
+test('on loopback the initial password works as is', async (t) => {
+  const svc = await startTestService({ env: { SWITCHYARD_ADMIN_PASSWORD: '' }, noLogin: true });
+  t.teardown(() => svc.close());
+  const initial = readFileSync(join(svc.dataDir, 'initial-admin-password'), 'utf8').trim();
+  t.is((await svc.get('/as/v1/nodegroups', tokenOf(await login(svc.url, 'admin', initial)))).status, 200);
+});
+
+test('the generated signing secret and a changed password survive a restart; a new env password wins', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env = { SWITCHYARD_JWT_SECRET: '' };
+  let svc = await startTestService({ dataDir, env });
+  const token = svc.adminToken;
+  t.is((await svc.send('POST', '/as/v1/auth/password', { currentPassword: ADMIN_PASSWORD, newPassword: 'changed-over-the-api' }, token)).status, 204);
+  const after = tokenOf(await login(svc.url, 'admin', 'changed-over-the-api'));
+  await svc.close();
+
+  svc = await startTestService({ dataDir, env, noLogin: true });
+  t.is((await svc.get('/as/v1/nodegroups', after)).status, 200, 'a token from before the restart still works');
+  t.is((await login(svc.url, 'admin', 'changed-over-the-api')).status, 200, 'the API change was kept: the env password did not change');
+  await svc.close();
+
+  svc = await startTestService({ dataDir, env: { ...env, SWITCHYARD_ADMIN_PASSWORD: 'a-new-env-password' }, noLogin: true });
+  t.teardown(() => svc.close());
+  t.is((await login(svc.url, 'admin', 'a-new-env-password')).status, 200);
+  isProblem(t, await svc.get('/as/v1/nodegroups', after), 401, 'UNAUTHORIZED');
+  t.truthy(body(await login(svc.url, 'admin', 'a-new-env-password')).accessToken);
+});
