@@ -74,6 +74,12 @@ async function main(): Promise<void> {
   let heartbeatMs = 2000;
   let lastOk = Date.now();
   let refused = 0;
+  // Log each change of outcome once, not every failed heartbeat.
+  let lastOutcome = '';
+  const outcome = (what: string, extra: Record<string, unknown> = {}) => {
+    if (what !== lastOutcome) log(what, extra);
+    lastOutcome = what;
+  };
   while (!stopping) {
     const report = backend.report();
     try {
@@ -92,15 +98,17 @@ async function main(): Promise<void> {
         if (reply.token) token = reply.token;
         lastOk = Date.now();
         refused = 0;
+        outcome('heartbeats accepted', { parent: reply.parent?.nodeId ?? null, drain: reply.drain });
       } else {
-        await res.body?.cancel();
+        outcome(`heartbeat refused: ${res.status}`, { body: (await res.text()).slice(0, 300) });
         // The control plane no longer knows this node, or its token: a local node has no future.
         if (res.status === 401 || res.status === 403 || res.status === 404) {
           if (++refused >= 3) return stop(`the control plane refuses this node (${res.status})`, 0);
         }
       }
-    } catch {
-      /* the control plane is away: keep serving, keep trying */
+    } catch (err) {
+      // The control plane is away: keep serving, keep trying.
+      outcome(`heartbeat failed: ${(err as Error).name}`, { error: (err as Error).message, cause: String((err as { cause?: unknown }).cause ?? '') });
     }
     if (Date.now() - lastOk > config.orphanTimeoutMs) return stop(`no contact with the control plane for ${config.orphanTimeoutMs} ms`, 0);
     await sleep(heartbeatMs);
