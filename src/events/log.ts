@@ -10,6 +10,12 @@ export class EventLog {
   private seq = 0;
   private readonly listeners = new Set<EventListener>();
   private sinceTrim = 0;
+  /**
+   * The events of this process, newest last, up to `keep`. Replays read them from here: LMDB
+   * writes are batched, so an event appended a moment ago may not be readable there yet, and a
+   * subscriber that replayed from LMDB alone could miss it for good.
+   */
+  private readonly recent: EventRecord[] = [];
 
   constructor(
     private readonly store: Store,
@@ -27,6 +33,8 @@ export class EventLog {
     const at = this.now();
     const records = bodies.map((body) => ({ ...body, seq: ++this.seq, at }) as EventRecord);
     for (const r of records) void this.store.events.put(r.seq, r);
+    this.recent.push(...records);
+    if (this.recent.length > this.keep) this.recent.splice(0, this.recent.length - this.keep);
     this.sinceTrim += records.length;
     if (this.sinceTrim >= 500) this.trim();
     for (const r of records) for (const l of this.listeners) l(r);
@@ -35,8 +43,16 @@ export class EventLog {
 
   /** Events after `seq`, oldest first (for SSE clients that reconnect with Last-Event-ID). */
   since(seq: number, limit = 1000): EventRecord[] {
+    const firstRecent = this.recent[0]?.seq ?? this.seq + 1;
     const out: EventRecord[] = [];
-    for (const { value } of this.store.events.getRange({ start: seq + 1, limit })) out.push(value);
+    // Older than this process's own events: those were committed by an earlier run.
+    if (seq + 1 < firstRecent) {
+      for (const { value } of this.store.events.getRange({ start: seq + 1, end: firstRecent, limit })) out.push(value);
+    }
+    for (const r of this.recent) {
+      if (out.length >= limit) break;
+      if (r.seq > seq) out.push(r);
+    }
     return out;
   }
 
