@@ -19,8 +19,16 @@ import { systemRoutes } from './routes/system.js';
 import { isLoopbackHost } from '../auth/users.js';
 import type { Services } from './services.js';
 
-/** High-volume routes whose access lines are logged at debug, not info. */
-const QUIET = new Set(['/as/v1/nodes/{nodeId}/events', '/as/v1/healthz', '/as/v1/readyz', '/as/v1/metrics']);
+/** High-volume routes whose access lines are logged at debug, not info (metrics count them). */
+const QUIET = new Set([
+  '/as/v1/nodes/{nodeId}/events',
+  '/as/v1/streams/live/{streamName}/publish',
+  '/as/v1/streams/live/{streamName}/subscribe',
+  '/as/v1/streams/stream/{nodeGroup}/{streamName}',
+  '/as/v1/healthz',
+  '/as/v1/readyz',
+  '/as/v1/metrics',
+]);
 
 export function allRoutes(s: Services): RouteDef[] {
   return [...authRoutes(s), ...lookupRoutes(s), ...provisionRoutes(s), ...streamRoutes(s), ...nodeGroupRoutes(s), ...nodeRoutes(s), ...systemRoutes(s)];
