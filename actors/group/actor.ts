@@ -184,8 +184,9 @@ class GroupActor {
     return result;
   }
 
-  reconfigure(group: NodeGroup): void {
-    this.model.reconfigure(group);
+  async reconfigure(group: NodeGroup): Promise<void> {
+    this.model.reconfigure(group, Date.now());
+    await this.commit(this.model.drain(), true);
   }
 
   async close(): Promise<void> {

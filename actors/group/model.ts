@@ -11,6 +11,7 @@ import { IndexedMinHeap } from '../../src/selection/heap.js';
 import { leastLoaded } from '../../src/selection/least-loaded.js';
 import type { Candidate, Selector } from '../../src/selection/selector.js';
 import { distanceKm, regionsFrom } from '../../src/selection/regions.js';
+import { compiled, nodeScope, ruleScope } from '../../src/expressions/scope.js';
 
 export type Write =
   | { kind: 'node'; key: string; value: NodeRecord | null }
@@ -100,6 +101,10 @@ export interface NodeFacts {
   stateSince: number;
   lastSeen: number | null;
   connections: number;
+  /** The node's rank as the selection sees it (reported, plus assignments since). */
+  rank: number;
+  /** Metrics as last reported, for the rules' aggregates. */
+  metrics: Record<string, number>;
   platform: PlatformData;
   hasLiveStreams: boolean;
 }
@@ -142,6 +147,8 @@ export class GroupModel {
   /** Rendition name → the provisioned stream it belongs to. */
   private readonly renditions = new Map<string, string>();
   private rules = new Map<string, RuleConfig>();
+  /** Limits of rules whose limit is an expression, as last evaluated. */
+  private readonly limits = new Map<string, number>();
   private effects: Effects = { writes: [], events: [] };
   private tie = 0;
 
@@ -179,10 +186,12 @@ export class GroupModel {
     this.drain();
   }
 
-  reconfigure(config: NodeGroup): void {
+  reconfigure(config: NodeGroup, now: number): void {
     this.config = config;
     this.indexRules();
-    for (const n of this.nodes.values()) this.refresh(n);
+    this.limits.clear();
+    for (const n of this.nodes.values()) this.refreshSubtree(n);
+    for (const n of this.nodes.values()) if (this.needsParent(n)) this.attach(n, now, 'reconfigured');
   }
 
   private indexRules(): void {
@@ -355,10 +364,23 @@ export class GroupModel {
   // ---- load pools and the parent tree -------------------------------------------------------
 
   private loadOf(node: LiveNode, rule: RuleConfig | undefined): number {
-    const metric = rule?.rank ?? LOAD_METRIC[node.record.role];
-    const reported = node.metrics[metric] ?? 0;
-    // An assignment adds one connection of the role's kind: count it only if that is the rank.
-    return metric === LOAD_METRIC[node.record.role] ? reported + node.assigned : reported;
+    const rank = compiled(rule?.rank ?? LOAD_METRIC[node.record.role], 'rank');
+    // Each assignment since the last heartbeat counts as one more connection of the role's kind.
+    return rank.evaluate(nodeScope(node.metrics, { metric: LOAD_METRIC[node.record.role], add: node.assigned }));
+  }
+
+  /** A rule's limit: its number, or its expression over the rule's in-service nodes (kept until the next tick). */
+  private limitOf(rule: RuleConfig | undefined): number {
+    if (!rule) return Infinity;
+    if (typeof rule.limit === 'number') return rule.limit;
+    const key = `${rule.region}|${rule.role}`;
+    let limit = this.limits.get(key);
+    if (limit === undefined) {
+      const nodes = [...(this.byRole.get(rule.role) ?? [])].filter((n) => n.record.region === rule.region && n.record.state === 'INSERVICE');
+      limit = compiled(rule.limit, 'limit').evaluate(ruleScope(nodes, 0));
+      this.limits.set(key, limit);
+    }
+    return limit;
   }
 
   /** The origin at the top of a node's tree; '' for roots; null when the chain is broken. */
@@ -379,7 +401,7 @@ export class GroupModel {
   private refresh(node: LiveNode): void {
     const rule = this.rule(node.record.region, node.record.role);
     node.heapKey = this.loadOf(node, rule);
-    node.limit = rule?.limit ?? Infinity;
+    node.limit = this.limitOf(rule);
     const root = node.record.state === 'INSERVICE' ? this.rootOf(node) : null;
     const key = root === null ? null : `${node.record.role}|${node.record.region}|${root}`;
     if (key !== node.pool) {
@@ -800,6 +822,11 @@ export class GroupModel {
       if (!this.provisions.has(stream) && !this.bindings.has(stream)) this.renditions.delete(rendition);
     }
     this.rebalance(now);
+    // Expression limits follow the nodes' metrics: evaluate them afresh once per tick.
+    if (this.config.rules.some((r) => typeof r.limit === 'string')) {
+      this.limits.clear();
+      for (const n of this.nodes.values()) if (n.pool !== null) this.refresh(n);
+    }
   }
 
   // ---- views --------------------------------------------------------------------------------
@@ -817,6 +844,8 @@ export class GroupModel {
         stateSince: n.record.stateSince,
         lastSeen: n.lastSeen ?? n.seenFloor,
         connections: (n.metrics['connections.publisher'] ?? 0) + (n.metrics['connections.subscriber'] ?? 0) + n.assigned,
+        rank: n.heapKey,
+        metrics: n.metrics,
         platform: n.record.platform,
         hasLiveStreams: live.has(n.id),
       });

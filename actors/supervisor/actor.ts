@@ -16,7 +16,7 @@ import type { Platform } from '../../src/platforms/platform.js';
 import { nodeEndpoint } from '../comlink.js';
 import type { GroupApi } from '../group/actor.js';
 import type { NodeFacts } from '../group/model.js';
-import { plan, type Action, type CapacityRequest } from './plan.js';
+import { plan, ruleKey, type Action, type CapacityRequest } from './plan.js';
 
 export interface SupervisorInit {
   dataDir: string;
@@ -36,6 +36,10 @@ interface Attached {
   requests: CapacityRequest[];
   blocked: Set<string>;
   reconciled: boolean;
+  /** When each rule last scaled out or in (its cooldown runs from there). */
+  lastScaled: Map<string, number>;
+  /** When the rules' conditions were last evaluated. */
+  lastEvaluated: number;
 }
 
 class Supervisor {
@@ -70,7 +74,17 @@ class Supervisor {
   attachGroup(group: NodeGroup, port: MessagePort): void {
     this.groups.get(group.name)?.port.close();
     const api = Comlink.wrap<GroupApi>(nodeEndpoint(port));
-    this.groups.set(group.name, { group, api, port, requests: [], blocked: new Set(), reconciled: false });
+    const previous = this.groups.get(group.name);
+    this.groups.set(group.name, {
+      group,
+      api,
+      port,
+      requests: [],
+      blocked: new Set(),
+      reconciled: previous?.reconciled ?? false,
+      lastScaled: previous?.lastScaled ?? new Map(),
+      lastEvaluated: previous?.lastEvaluated ?? 0,
+    });
     this.poke();
   }
 
@@ -152,7 +166,9 @@ class Supervisor {
     await g.api.tick(now);
     const nodes = await g.api.facts();
     const requests = g.requests.splice(0);
-    const actions = plan({ group: g.group, nodes, now, busy: this.busy, requests });
+    const evaluate = now - g.lastEvaluated >= g.group.timing.evaluationInterval;
+    if (evaluate) g.lastEvaluated = now;
+    const actions = plan({ group: g.group, nodes, now, busy: this.busy, requests, lastScaled: g.lastScaled, evaluate });
     const blockedNow = new Set<string>();
     for (const action of actions) {
       if (action.type === 'blocked') {
@@ -191,10 +207,21 @@ class Supervisor {
       case 'event':
         await g.api.nodeEvent(action.nodeId, action.event, now);
         return;
-      case 'create':
-        this.emit([{ type: 'scaling.action', group: g.group.name, role: action.role, region: action.region, action: 'create', count: action.count, reason: action.reason }]);
-        for (let i = 0; i < action.count; i++) await this.create(g, action.role, action.region, now);
+      case 'create': {
+        const { role, region, count, trigger, reason, values } = action;
+        this.emit([{ type: 'scaling.action', group: g.group.name, role, region, action: 'create', count, trigger, reason, ...(values ? { values } : {}) }]);
+        if (trigger === 'scaleOut' || trigger === 'request') g.lastScaled.set(ruleKey(action), now);
+        for (let i = 0; i < count; i++) await this.create(g, role, region, now);
         return;
+      }
+      case 'drain': {
+        const { role, region, trigger, reason, values, nodeId } = action;
+        const result = await g.api.nodeEvent(nodeId, { type: 'drain' }, now);
+        if (!result.ok) return;
+        this.emit([{ type: 'scaling.action', group: g.group.name, role, region, action: 'drain', count: 1, trigger, reason, nodeId, ...(values ? { values } : {}) }]);
+        if (trigger === 'scaleIn') g.lastScaled.set(ruleKey(action), now);
+        return;
+      }
       case 'destroy': {
         const node = nodes.find((n) => n.id === action.nodeId);
         if (node) this.track(node.id, this.destroy(g, node));

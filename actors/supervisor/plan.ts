@@ -1,14 +1,19 @@
-// The supervisor's policy as one pure function: from a snapshot of a group's nodes, its config,
-// the clock and what is already under way, the actions to take. The supervisor actor carries
-// them out (mechanism); properties test this without threads, processes or timers.
-import type { NodeGroup } from '../../src/config/types.js';
+// The supervisor's policy as pure functions: from a snapshot of a group's nodes, its config, the
+// clock and what is already under way, the actions to take (after the cluster-autoscaler: policy
+// here, mechanism in the actor). Properties test this without threads, processes or timers.
+import type { NodeGroup, RuleConfig } from '../../src/config/types.js';
+import { compiled, ruleScope, termValues } from '../../src/expressions/scope.js';
 import { countsTowardCapacity, type NodeEvent } from '../../src/domain/states.js';
 import type { Role, TimedState } from '../../src/domain/vocabulary.js';
 import type { NodeFacts } from '../group/model.js';
 
+/** Why capacity changes: below min, above max, a lookup found no room, or a rule's condition. */
+export type Trigger = 'min' | 'max' | 'request' | 'scaleOut' | 'scaleIn' | 'unconfigured';
+
 export type Action =
   | { type: 'event'; nodeId: string; event: NodeEvent }
-  | { type: 'create'; role: Role; region: string; count: number; reason: string }
+  | { type: 'create'; role: Role; region: string; count: number; trigger: Trigger; reason: string; values?: Record<string, number> }
+  | { type: 'drain'; nodeId: string; role: Role; region: string; trigger: Trigger; reason: string; values?: Record<string, number> }
   | { type: 'destroy'; nodeId: string }
   | { type: 'blocked'; role: Role; region: string; reason: string };
 
@@ -26,14 +31,20 @@ export interface PlanInput {
   busy: ReadonlySet<string>;
   /** Capacity that lookups could not find since the last plan. */
   requests: readonly CapacityRequest[];
+  /** When each rule (`region|role`) last scaled out or in, for its cooldown. */
+  lastScaled?: ReadonlyMap<string, number>;
+  /** Whether the rules' conditions are due (once per evaluationInterval). */
+  evaluate?: boolean;
 }
 
 /** States in which a node is expected to heartbeat. */
 const HEARTBEATING: ReadonlySet<string> = new Set(['STARTED', 'INSERVICE', 'SOFT_SUNSET', 'HARD_SUNSET']);
 const FAULT_ON_TIMEOUT: ReadonlySet<string> = new Set(['REQUESTED', 'CREATING', 'CREATED', 'STARTED', 'DESTRUCTION_REQUESTED', 'DESTROYING']);
 const BEING_CREATED: ReadonlySet<string> = new Set(['REQUESTED', 'CREATING', 'CREATED', 'STARTED']);
+const DRAINING: ReadonlySet<string> = new Set(['SOFT_SUNSET', 'HARD_SUNSET']);
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+export const ruleKey = (r: { region: string; role: Role }) => `${r.region}|${r.role}`;
 
 /** Health: silence, overstayed states, drains that finished or ran out, faults to clear. */
 export function planHealth({ group, nodes, now, busy }: PlanInput): Action[] {
@@ -79,31 +90,86 @@ export function planHealth({ group, nodes, now, busy }: PlanInput): Action[] {
   return actions;
 }
 
-/** Capacity: every rule at its min at once; lookups that found no room get `increment` more, up to max. */
-export function planCapacity({ group, nodes, requests }: PlanInput): Action[] {
+/** The nodes a scale-in takes first: least ranked, origins with live publishers last. */
+function byScaleInOrder(a: NodeFacts, b: NodeFacts): number {
+  return Number(a.hasLiveStreams) - Number(b.hasLiveStreams) || a.rank - b.rank || (a.id < b.id ? -1 : 1);
+}
+
+function limitOf(rule: RuleConfig, inService: readonly NodeFacts[]): number {
+  return typeof rule.limit === 'number' ? rule.limit : compiled(rule.limit, 'limit').evaluate(ruleScope(inService, 0));
+}
+
+/**
+ * Capacity, per rule: below min → create at once; above max → drain the surplus; a lookup that
+ * found no room → one increment; then, when due and not cooling down, the rule's scaleOut
+ * (increment more) or scaleIn (drain one). Nodes being created count toward min and max; FAULT
+ * nodes do not, and more than faultThreshold of them stop creation in that region and role.
+ */
+export function planCapacity({ group, nodes, now, requests, lastScaled = new Map(), evaluate = false }: PlanInput): Action[] {
   if (group.platform.type === 'static') return [];
   const actions: Action[] = [];
   const asked = new Map<string, CapacityRequest>();
-  for (const r of requests) asked.set(`${r.region}|${r.role}`, r);
+  for (const r of requests) asked.set(ruleKey(r), r);
+  const ruled = new Set(group.rules.filter((r) => group.roles[r.role]).map(ruleKey));
+
+  // Nodes whose region or role is no longer configured are drained (and so retired).
+  for (const n of nodes) {
+    if (n.state === 'INSERVICE' && !ruled.has(ruleKey(n))) {
+      actions.push({ type: 'drain', nodeId: n.id, role: n.role, region: n.region, trigger: 'unconfigured', reason: `no rule for ${n.role} in ${n.region}` });
+    }
+  }
+
   for (const rule of group.rules) {
+    if (!group.roles[rule.role]) continue;
+    const key = ruleKey(rule);
     const here = nodes.filter((n) => n.region === rule.region && n.role === rule.role);
     const counted = here.filter((n) => countsTowardCapacity(n.state)).length;
-    const faults = here.filter((n) => n.state === 'FAULT').length;
-    const want = Math.min(rule.max, Math.max(rule.min, counted));
-    const request = asked.get(`${rule.region}|${rule.role}`);
+    const inService = here.filter((n) => n.state === 'INSERVICE');
     const pending = here.some((n) => BEING_CREATED.has(n.state));
-    let count = want - counted;
-    let reason = `below min ${rule.min}`;
-    if (count <= 0 && request && !pending && counted < rule.max) {
-      count = Math.min(rule.increment, rule.max - counted);
-      reason = request.reason;
-    }
-    if (count <= 0) continue;
-    if (faults > group.timing.faultThreshold) {
-      actions.push({ type: 'blocked', role: rule.role, region: rule.region, reason: `${faults} nodes in FAULT (faultThreshold ${group.timing.faultThreshold}): not creating more` });
+    const draining = here.some((n) => DRAINING.has(n.state));
+    const faults = here.filter((n) => n.state === 'FAULT').length;
+    const blocked = faults > group.timing.faultThreshold;
+    const create = (count: number, trigger: Trigger, reason: string, values?: Record<string, number>) => {
+      if (count <= 0) return;
+      if (blocked) {
+        actions.push({ type: 'blocked', role: rule.role, region: rule.region, reason: `${faults} nodes in FAULT (faultThreshold ${group.timing.faultThreshold}): not creating more` });
+        return;
+      }
+      actions.push({ type: 'create', role: rule.role, region: rule.region, count, trigger, reason, ...(values ? { values } : {}) });
+    };
+    const drain = (victims: readonly NodeFacts[], trigger: Trigger, reason: string, values?: Record<string, number>) => {
+      for (const v of victims) actions.push({ type: 'drain', nodeId: v.id, role: rule.role, region: rule.region, trigger, reason, ...(values ? { values } : {}) });
+    };
+
+    if (counted < rule.min) {
+      create(Math.min(rule.min, rule.max) - counted, 'min', `below min ${rule.min}`);
       continue;
     }
-    actions.push({ type: 'create', role: rule.role, region: rule.region, count, reason });
+    if (counted > rule.max) {
+      drain([...inService].sort(byScaleInOrder).slice(0, counted - rule.max), 'max', `above max ${rule.max}`);
+      continue;
+    }
+    const request = asked.get(key);
+    if (request && !pending && counted < rule.max) {
+      create(Math.min(rule.increment, rule.max - counted), 'request', request.reason);
+      continue;
+    }
+    const cooling = now - (lastScaled.get(key) ?? -Infinity) < rule.cooldown;
+    if (!evaluate || cooling || (!rule.scaleOut && !rule.scaleIn)) continue;
+    const scope = ruleScope(inService, limitOf(rule, inService));
+    if (rule.scaleOut) {
+      const out = compiled(rule.scaleOut, 'condition');
+      if (out.evaluate(scope)) {
+        if (!pending && counted < rule.max) create(Math.min(rule.increment, rule.max - counted), 'scaleOut', rule.scaleOut, { ...termValues(out, scope), limit: scope.limit });
+        continue;
+      }
+    }
+    if (rule.scaleIn) {
+      const inExpr = compiled(rule.scaleIn, 'condition');
+      if (counted > rule.min && !pending && !draining && inService.length > 0 && inExpr.evaluate(scope)) {
+        drain([...inService].sort(byScaleInOrder).slice(0, 1), 'scaleIn', rule.scaleIn, { ...termValues(inExpr, scope), limit: scope.limit });
+      }
+    }
   }
   return actions;
 }

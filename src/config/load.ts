@@ -9,6 +9,7 @@ import type { Config, NodeGroup, RuleConfig } from './types.js';
 import { compile, valueAt, type FieldError } from '../schemas/validate.js';
 import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC, STATES_WITH_TIMEOUT, type Role, type TimedState } from '../domain/vocabulary.js';
 import { projectPath } from '../paths.js';
+import { compileExpression, ExpressionError, type Kind } from '../expressions/compile.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -162,8 +163,6 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   };
 }
 
-const RANK_METRIC_RE = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
-
 /**
  * Validates one node group (from the config file or the admin API) and fills its defaults.
  * Errors carry paths relative to the group.
@@ -207,7 +206,21 @@ export function normalizeNodeGroup(raw: unknown): { group: NodeGroup } | { error
     seen.add(key);
     if (r.min > r.max) err(`/rules/${i}/min`, `must not be above max (${r.max})`);
     const rank = r.rank ?? LOAD_METRIC[r.role];
-    if (!RANK_METRIC_RE.test(rank)) err(`/rules/${i}/rank`, 'must be a metric name such as connections.subscriber');
+    const expressions: Array<[string, string | undefined, Kind]> = [
+      ['rank', rank, 'rank'],
+      ['limit', typeof r.limit === 'string' ? r.limit : undefined, 'limit'],
+      ['scaleOut', r.scaleOut, 'condition'],
+      ['scaleIn', r.scaleIn, 'condition'],
+    ];
+    for (const [field, source, kind] of expressions) {
+      if (source === undefined) continue;
+      try {
+        compileExpression(source, kind);
+      } catch (e) {
+        if (!(e instanceof ExpressionError)) throw e;
+        err(`/rules/${i}/${field}`, `${e.reason} (at column ${e.position + 1})`);
+      }
+    }
     rules.push({
       region: r.region,
       role: r.role,

@@ -47,12 +47,15 @@ export const Rule = Type.Object(
     min: Type.Integer({ minimum: 0, maximum: 1024, default: 0 }),
     max: Type.Integer({ minimum: 0, maximum: 1024, default: 10 }),
     increment: Type.Integer({ minimum: 1, maximum: 1024, default: 1 }),
-    /** Rank metric: lower wins. Defaults per role (see domain/vocabulary). */
-    rank: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
-    /** A node whose rank is at or above this is full. */
-    limit: Type.Number({ exclusiveMinimum: 0, default: 200 }),
-    scaleOut: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
-    scaleIn: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    /** A node's rank, from its own metrics: lower wins. Default per role: its connection count. */
+    rank: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'an expression over the node\'s metrics, e.g. connections.subscriber + 100 * cpu.load' })),
+    /** A node whose rank is at or above this is full: a number, or an aggregate expression. */
+    limit: Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.String({ minLength: 1, maxLength: 512 })], {
+      default: 200,
+      description: 'a positive number, or an expression over aggregates such as avg(memory.total) / 50',
+    }),
+    scaleOut: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'a condition, e.g. avg(connections.subscriber) > 0.6 * limit' })),
+    scaleIn: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'a condition, e.g. avg(connections.subscriber) < 20' })),
     cooldown: Type.Optional(Duration()),
   },
   { additionalProperties: false },

@@ -21,8 +21,10 @@ export interface RuleConfig {
   min: number;
   max: number;
   increment: number;
+  /** A rank expression over the node's own metrics. */
   rank: string;
-  limit: number;
+  /** A number, or a limit expression over the rule's aggregates. */
+  limit: number | string;
   scaleOut?: string;
   scaleIn?: string;
   cooldown: number;

@@ -11,7 +11,20 @@ export type EventBody =
   | { type: 'stream.unbound'; group: string; stream: string; origin: string; reason: string }
   | { type: 'provision.changed'; group: string; stream: string; change: 'created' | 'replaced' | 'deleted' }
   | { type: 'scaling.request'; group: string; role: Role; region: string; reason: string }
-  | { type: 'scaling.action'; group: string; role: Role; region: string; action: 'create' | 'destroy'; count: number; reason: string }
+  | {
+      type: 'scaling.action';
+      group: string;
+      role: Role;
+      region: string;
+      action: 'create' | 'drain';
+      count: number;
+      /** What fired: below min, above max, a lookup without room, a rule's condition, or no rule. */
+      trigger: 'min' | 'max' | 'request' | 'scaleOut' | 'scaleIn' | 'unconfigured';
+      reason: string;
+      nodeId?: string;
+      /** The aggregates the condition read, and the limit, when a condition fired. */
+      values?: Record<string, number>;
+    }
   | { type: 'scaling.blocked'; group: string; role: Role; region: string; reason: string }
   | { type: 'platform.error'; group: string; nodeId?: string; operation: string; message: string }
   | { type: 'actor.restarted'; group: string; reason: string }

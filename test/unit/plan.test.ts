@@ -22,6 +22,8 @@ const fact = (over: Partial<NodeFacts>): NodeFacts => ({
   stateSince: NOW - 1000,
   lastSeen: NOW - 100,
   connections: 0,
+  rank: 0,
+  metrics: {},
   platform: { type: 'local', address: '127.0.0.2' },
   hasLiveStreams: false,
   ...over,
@@ -64,7 +66,7 @@ test('capacity: a lookup that found no room adds one increment, unless nodes are
   const group = localGroup([{ region: 'r1', role: 'origin', min: 1, max: 3, increment: 2 }]);
   const request = [{ role: 'origin' as const, region: 'r1', reason: 'full' }];
   const one = [fact({ id: 'a' })];
-  t.deepEqual(planCapacity({ group, nodes: one, now: NOW, busy: new Set(), requests: request }), [{ type: 'create', role: 'origin', region: 'r1', count: 2, reason: 'full' }]);
+  t.deepEqual(planCapacity({ group, nodes: one, now: NOW, busy: new Set(), requests: request }), [{ type: 'create', role: 'origin', region: 'r1', count: 2, trigger: 'request', reason: 'full' }]);
   const coming = [...one, fact({ id: 'b', state: 'CREATING' })];
   t.deepEqual(planCapacity({ group, nodes: coming, now: NOW, busy: new Set(), requests: request }), []);
   const atMax = [fact({ id: 'a' }), fact({ id: 'b' }), fact({ id: 'c' })];
