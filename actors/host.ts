@@ -40,6 +40,8 @@ export class GroupHandle {
   private closing = false;
   private restarts = 0;
   ready = false;
+  /** Being deleted: hidden from lookups while its nodes drain. */
+  deleting = false;
 
   constructor(
     public group: NodeGroup,

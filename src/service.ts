@@ -25,6 +25,7 @@ import { Metrics } from './observability/metrics.js';
 import { projectPath } from './paths.js';
 import { lockDataDir } from './store/lock.js';
 import { openStore } from './store/store.js';
+import { NodeGroupRegistry } from './nodegroups/registry.js';
 
 export interface ServiceOptions {
   log?: Logger;
@@ -85,6 +86,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const events = new EventLog(store);
 
   let actors!: ActorHost;
+  let registry!: NodeGroupRegistry;
   const counts = async (): Promise<GroupCounts[]> =>
     (await Promise.all([...actors.groups.values()].filter((g) => g.ready).map((g) => g.call('counts').catch(() => null)))).filter((c): c is GroupCounts => c !== null);
   const metrics = new Metrics(counts);
@@ -93,6 +95,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
     if (LOUD_EVENTS.test(e.type)) log.info({ event: e }, e.type);
     else log.debug({ event: e }, e.type);
     if (e.type === 'scaling.request') void actors.supervisor?.requestCapacity(e.group, e.role, e.region, e.reason).catch(() => {});
+    if (e.type === 'nodegroup.changed' && e.change === 'drained') {
+      registry.finish(e.group).catch((err: Error) => log.error({ group: e.group, err }, 'could not remove a drained node group'));
+    }
   };
   events.subscribe(onEvent);
   actors = new ActorHost({
@@ -102,7 +107,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
     observe: (method, seconds) => metrics.actorCalls.observe({ method }, seconds),
     onError: (group, err) => log.error({ group, err }, 'actor error'),
   });
-  await actors.startGroups(config.nodeGroups);
+  registry = new NodeGroupRegistry(store, actors, log, (bodies) => events.append(bodies));
+  const groups = await registry.load(config.nodeGroups);
+  await actors.startGroups(groups.map((g) => g.group));
 
   const stopping = new AbortController();
   let ready = false;
@@ -110,6 +117,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const services: Services = {
     config,
     actors,
+    registry,
     users,
     hasher,
     signer,
@@ -153,8 +161,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
     tickMs: config.supervisorTick,
     ...(options.orphanTimeoutMs !== undefined ? { orphanTimeoutMs: options.orphanTimeoutMs } : {}),
   });
+  for (const g of groups) if (g.deleting) await registry.retire(actors.group(g.group.name)!);
   ready = true;
-  log.info({ url, dataDir: config.dataDir, groups: config.nodeGroups.map((g) => g.name) }, 'listening');
+  log.info({ url, dataDir: config.dataDir, groups: groups.map((g) => g.group.name) }, 'listening');
 
   let closed: Promise<void> | null = null;
   const close = (opts: { stopNodes?: boolean } = {}) =>

@@ -40,6 +40,8 @@ interface Attached {
   lastScaled: Map<string, number>;
   /** When the rules' conditions were last evaluated. */
   lastEvaluated: number;
+  /** Being deleted: retire every node, then report the group drained. */
+  retiring: boolean;
 }
 
 class Supervisor {
@@ -84,6 +86,7 @@ class Supervisor {
       reconciled: previous?.reconciled ?? false,
       lastScaled: previous?.lastScaled ?? new Map(),
       lastEvaluated: previous?.lastEvaluated ?? 0,
+      retiring: previous?.retiring ?? false,
     });
     this.poke();
   }
@@ -96,6 +99,14 @@ class Supervisor {
   reconfigure(group: NodeGroup): void {
     const g = this.groups.get(group.name);
     if (g) g.group = group;
+  }
+
+  /** Starts retiring a group's nodes; the group is reported `drained` when none are left. */
+  retireGroup(name: string): void {
+    const g = this.groups.get(name);
+    if (!g) return;
+    g.retiring = true;
+    this.poke();
   }
 
   /** A lookup found no room: plan a scale-out at the next tick, which starts now. */
@@ -166,9 +177,14 @@ class Supervisor {
     await g.api.tick(now);
     const nodes = await g.api.facts();
     const requests = g.requests.splice(0);
+    if (g.retiring && nodes.length === 0) {
+      this.detachGroup(g.group.name);
+      this.emit([{ type: 'nodegroup.changed', group: g.group.name, change: 'drained' }]);
+      return;
+    }
     const evaluate = now - g.lastEvaluated >= g.group.timing.evaluationInterval;
     if (evaluate) g.lastEvaluated = now;
-    const actions = plan({ group: g.group, nodes, now, busy: this.busy, requests, lastScaled: g.lastScaled, evaluate });
+    const actions = plan({ group: g.group, nodes, now, busy: this.busy, requests, lastScaled: g.lastScaled, evaluate, retiring: g.retiring });
     const blockedNow = new Set<string>();
     for (const action of actions) {
       if (action.type === 'blocked') {

@@ -8,7 +8,7 @@ import type { Role, TimedState } from '../../src/domain/vocabulary.js';
 import type { NodeFacts } from '../group/model.js';
 
 /** Why capacity changes: below min, above max, a lookup found no room, or a rule's condition. */
-export type Trigger = 'min' | 'max' | 'request' | 'scaleOut' | 'scaleIn' | 'unconfigured';
+export type Trigger = 'min' | 'max' | 'request' | 'scaleOut' | 'scaleIn' | 'unconfigured' | 'retire';
 
 export type Action =
   | { type: 'event'; nodeId: string; event: NodeEvent }
@@ -174,6 +174,20 @@ export function planCapacity({ group, nodes, now, requests, lastScaled = new Map
   return actions;
 }
 
-export function plan(input: PlanInput): Action[] {
-  return [...planHealth(input), ...planCapacity(input)];
+/** A group being deleted: drain what serves, destroy the rest; health does the remainder. */
+export function planRetirement({ nodes, busy }: PlanInput): Action[] {
+  const actions: Action[] = [];
+  for (const n of nodes) {
+    if (busy.has(n.id)) continue;
+    if (n.state === 'INSERVICE' || n.state === 'STARTED') {
+      actions.push({ type: 'drain', nodeId: n.id, role: n.role, region: n.region, trigger: 'retire', reason: 'the node group is being deleted' });
+    } else if (n.state === 'REQUESTED' || n.state === 'CREATING' || n.state === 'CREATED' || n.state === 'FAULT' || n.state === 'DOOMED') {
+      actions.push({ type: 'event', nodeId: n.id, event: { type: 'destroy' } });
+    }
+  }
+  return actions;
+}
+
+export function plan(input: PlanInput & { retiring?: boolean }): Action[] {
+  return [...planHealth(input), ...(input.retiring ? planRetirement(input) : planCapacity(input))];
 }

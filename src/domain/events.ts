@@ -19,7 +19,7 @@ export type EventBody =
       action: 'create' | 'drain';
       count: number;
       /** What fired: below min, above max, a lookup without room, a rule's condition, or no rule. */
-      trigger: 'min' | 'max' | 'request' | 'scaleOut' | 'scaleIn' | 'unconfigured';
+      trigger: 'min' | 'max' | 'request' | 'scaleOut' | 'scaleIn' | 'unconfigured' | 'retire';
       reason: string;
       nodeId?: string;
       /** The aggregates the condition read, and the limit, when a condition fired. */
@@ -28,6 +28,6 @@ export type EventBody =
   | { type: 'scaling.blocked'; group: string; role: Role; region: string; reason: string }
   | { type: 'platform.error'; group: string; nodeId?: string; operation: string; message: string }
   | { type: 'actor.restarted'; group: string; reason: string }
-  | { type: 'nodegroup.changed'; group: string; change: 'created' | 'replaced' | 'deleted' };
+  | { type: 'nodegroup.changed'; group: string; change: 'created' | 'replaced' | 'deleting' | 'drained' | 'deleted' };
 
 export type EventRecord = EventBody & { seq: number; at: number };

@@ -86,7 +86,8 @@ export function mount(router: Router<AppState, AppContextExtras>, routes: readon
       }
       let b: unknown;
       if (body && errors.length === 0) {
-        b = await readJsonBody(ctx, options.bodyLimit);
+        // Defaults the schema declares are filled in before the check, as for the config file.
+        b = body.withDefaults(await readJsonBody(ctx, options.bodyLimit));
         if (!body.check(b)) errors.push(...body.explain(b, 'body'));
         else if (def.refine) errors.push(...def.refine(b as never));
       }

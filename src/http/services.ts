@@ -10,6 +10,7 @@ import type { Throttle } from '../auth/throttle.js';
 import type { Users } from '../auth/users.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { EventLog } from '../events/log.js';
+import type { NodeGroupRegistry } from '../nodegroups/registry.js';
 import type { Locator } from '../geo/locator.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Ctx } from './context.js';
@@ -18,6 +19,7 @@ import { Problem, problems } from './problem.js';
 export interface Services {
   config: Config;
   actors: ActorHost;
+  registry: NodeGroupRegistry;
   users: Users;
   hasher: PasswordHasher;
   signer: TokenSigner;
@@ -33,9 +35,10 @@ export interface Services {
   stopping: AbortSignal;
 }
 
-export function groupOr404(services: Services, name: string): GroupHandle {
+export function groupOr404(services: Services, name: string, options: { includeDeleting?: boolean } = {}): GroupHandle {
   const handle = services.actors.group(name);
   if (!handle) throw problems.notFound('NODE_GROUP_NOT_FOUND', `node group '${name}' does not exist`);
+  if (handle.deleting && !options.includeDeleting) throw problems.notFound('NODE_GROUP_NOT_FOUND', `node group '${name}' is being deleted`);
   return handle;
 }
 

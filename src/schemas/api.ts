@@ -153,6 +153,7 @@ export const NodeGroupSummary = Type.Object({
   streams: Type.Object({ live: Type.Integer(), pending: Type.Integer() }),
   provisions: Type.Integer(),
   ready: Type.Boolean({ description: "false while the group's actor is (re)starting" }),
+  status: Type.Union([Type.Literal('active'), Type.Literal('deleting')]),
 });
 export const NodeGroupDetail = Type.Object({
   ...NodeGroupSummary.properties,

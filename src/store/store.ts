@@ -12,9 +12,11 @@ export interface StoredGroup {
   /** The node group as given (config file or admin API), before defaults. */
   spec: unknown;
   source: 'config' | 'api';
-  /** A fingerprint of the config file's text of this group when it was last applied. */
+  /** A fingerprint of the config file's version of this group when it was last read. */
   configHash?: string;
   updatedAt: number;
+  /** Being deleted: its nodes drain, then the group and its records go. */
+  deleting?: boolean;
 }
 
 export interface Store {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, parseConfig } from '../../src/config/load.js';
+import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, normalizeNodeGroup, parseConfig } from '../../src/config/load.js';
 import { staticGroup } from '../helpers/service.js';
 
 const minimal = () => ({ nodeGroups: [staticGroup()] });
@@ -114,4 +114,23 @@ test('any mangled config either loads or fails with ConfigError, never anything 
     { numRuns: 300 },
   );
   t.pass();
+});
+
+test('a normalized node group normalizes to itself (stored groups are re-read at every start)', (t) => {
+  const rules = [
+    { region: 'r1', role: 'edge', min: 1, max: 3, limit: 'avg(memory.total) / 50', scaleOut: 'avg(connections.subscriber) > 0.6 * limit', rank: 'connections.subscriber + cpu.load', cooldown: '30s' },
+    { region: 'r2', role: 'origin', min: 0, max: 2 },
+  ];
+  const once = normalizeNodeGroup(staticGroup({ rules, timing: { nodeTimeout: '3s', stateTimeouts: { CREATING: '2m' } } }));
+  if ('errors' in once) return t.fail(JSON.stringify(once.errors));
+  const twice = normalizeNodeGroup(once.group);
+  if ('errors' in twice) return t.fail(JSON.stringify(twice.errors));
+  t.deepEqual(twice.group, once.group);
+});
+
+test('bad scaling expressions are refused at load with the rule, the field and the column', (t) => {
+  const g = staticGroup({ rules: [{ region: 'r1', role: 'edge', min: 0, max: 2, scaleOut: 'avg(connections.subscriber) >', rank: 'avg(cpu.load)' }] });
+  const problems = problemsOf({ nodeGroups: [g] });
+  t.true(problems.includes('nodeGroups[0].rules[0].scaleOut = "avg(connections.subscriber) >": Expected expression after > (at column 30)'), problems.join('\n'));
+  t.true(problems.some((p) => p.startsWith('nodeGroups[0].rules[0].rank = "avg(cpu.load)": aggregates such as avg() are not allowed')), problems.join('\n'));
 });

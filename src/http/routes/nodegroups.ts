@@ -5,7 +5,9 @@ import type { GroupHandle } from '../../../actors/host.js';
 import type { NodeView } from '../../../actors/group/model.js';
 import { countsTowardCapacity } from '../../domain/states.js';
 import { GroupName, LoginResponse, NodeGroupDetail, NodeGroupSummary, NodeIdParam, PageQuery } from '../../schemas/api.js';
-import { problems } from '../problem.js';
+import { Problem, problems } from '../problem.js';
+import { NodeGroupConfig } from '../../config/schema.js';
+import type { Change } from '../../nodegroups/registry.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { ask, groupOr404, iso, pageLink, type Services } from '../services.js';
 
@@ -28,10 +30,16 @@ function summary(handle: GroupHandle, counts: GroupCounts | null) {
     streams: { live: counts?.bindings.LIVE ?? 0, pending: counts?.bindings.PENDING ?? 0 },
     provisions: counts?.provisions ?? 0,
     ready: handle.ready,
+    status: handle.deleting ? ('deleting' as const) : ('active' as const),
   };
 }
 
 const nodeView = (n: NodeView) => ({ ...n, stateSince: iso(n.stateSince), lastHeartbeat: iso(n.lastHeartbeat) });
+
+function settled(change: Change) {
+  if (!change.ok) throw new Problem(change.status, change.code, change.detail, change.errors ? { errors: change.errors.map(({ path, message }) => ({ path, message })) } : {});
+  return change.group;
+}
 
 export function nodeGroupRoutes(s: Services): RouteDef[] {
   const countsOf = async (h: GroupHandle) => (h.ready ? await ask(h, 'counts').catch(() => null) : null);
@@ -64,7 +72,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       query: PageQuery,
       responses: { 200: { description: 'the node group', schema: NodeGroupDetail }, 401: problemResponse('UNAUTHORIZED'), 403: problemResponse('FORBIDDEN'), 404: problemResponse('NODE_GROUP_NOT_FOUND') },
       async handle(ctx, { params, query }) {
-        const handle = groupOr404(s, params.nodeGroupName);
+        const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
         const limit = query.limit ?? 100;
         const [counts, detail] = await Promise.all([ask(handle, 'counts'), ask(handle, 'detail', query.after, limit)]);
         const scaling = handle.group.rules.map((rule) => {
@@ -84,6 +92,84 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         ctx.body = { ...summary(handle, counts), config: handle.group, nodeList: detail.nodes.map(nodeView), scaling };
       },
     }),
+    route({
+      method: 'POST',
+      path: '/as/v1/nodegroups',
+      operationId: 'createNodeGroup',
+      summary: 'Create a node group: its regions, roles, rules and platform; its min nodes are created at once',
+      description: 'Expressions (rank, limit, scaleOut, scaleIn) are checked here: a bad one is a 400 that names the rule, the field and the column.',
+      tag: 'nodegroups',
+      access: 'admin',
+      body: NodeGroupConfig,
+      responses: { 201: { description: 'the node group, defaults filled in', schema: Type.Unknown() }, 400: problemResponse('VALIDATION_FAILED'), 409: problemResponse('NODE_GROUP_EXISTS') },
+      async handle(ctx, { body }) {
+        const group = settled(await s.registry.create(body));
+        ctx.status = 201;
+        ctx.set('Location', `/as/v1/nodegroups/${group.name}`);
+        ctx.body = group;
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/as/v1/nodegroups/{nodeGroupName}',
+      operationId: 'replaceNodeGroup',
+      summary: "Replace a node group's definition; nodes of regions or roles it no longer has are drained",
+      tag: 'nodegroups',
+      access: 'admin',
+      params: Type.Object({ nodeGroupName: GroupName }),
+      body: NodeGroupConfig,
+      responses: {
+        200: { description: 'the node group, defaults filled in', schema: Type.Unknown() },
+        400: problemResponse('VALIDATION_FAILED'),
+        404: problemResponse('NODE_GROUP_NOT_FOUND'),
+        409: problemResponse('NODE_GROUP_CONFLICT: the platform cannot change while the group has nodes'),
+      },
+      async handle(ctx, { params, body }) {
+        ctx.body = settled(await s.registry.replace(params.nodeGroupName, body));
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/as/v1/nodegroups/{nodeGroupName}',
+      operationId: 'deleteNodeGroup',
+      summary: 'Delete a node group: 202 at once; its nodes are drained and destroyed in the background, then it is gone',
+      tag: 'nodegroups',
+      access: 'admin',
+      params: Type.Object({ nodeGroupName: GroupName }),
+      responses: { 202: { description: 'deletion started', schema: Type.Object({ name: Type.String(), status: Type.Literal('deleting') }) }, 404: problemResponse('NODE_GROUP_NOT_FOUND') },
+      async handle(ctx, { params }) {
+        settled(await s.registry.remove(params.nodeGroupName));
+        ctx.status = 202;
+        ctx.body = { name: params.nodeGroupName, status: 'deleting' };
+      },
+    }),
+    ...(['drain', 'doom'] as const).map((action) =>
+      route({
+        method: 'POST',
+        path: `/as/v1/nodegroups/{nodeGroupName}/nodes/{nodeId}/${action}`,
+        operationId: action === 'drain' ? 'drainNode' : 'doomNode',
+        summary:
+          action === 'drain'
+            ? 'Drain a node: no new assignments; it is retired when its connections reach zero, or after drainTimeout'
+            : 'Condemn a node (DOOMED): it is destroyed at once, its viewers and publishers cut',
+        tag: 'nodegroups',
+        access: 'admin',
+        params: Type.Object({ nodeGroupName: GroupName, nodeId: NodeIdParam }),
+        responses: {
+          202: { description: 'the node and its new state', schema: Type.Object({ nodeId: Type.String(), state: Type.String() }) },
+          404: problemResponse('NODE_GROUP_NOT_FOUND or NODE_NOT_FOUND'),
+          409: problemResponse('NODE_STATE_CONFLICT: not possible in the node\'s state'),
+        },
+        async handle(ctx, { params }) {
+          const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
+          if (!(await ask(handle, 'hasNode', params.nodeId))) throw problems.notFound('NODE_NOT_FOUND', `node '${params.nodeId}' is not in node group '${params.nodeGroupName}'`);
+          const result = await ask(handle, 'nodeEvent', params.nodeId, { type: action }, Date.now());
+          if (!result.ok) throw new Problem(409, 'NODE_STATE_CONFLICT', result.reason);
+          ctx.status = 202;
+          ctx.body = { nodeId: params.nodeId, state: result.state ?? 'removed' };
+        },
+      }),
+    ),
     route({
       method: 'POST',
       path: '/as/v1/nodegroups/{nodeGroupName}/nodes/{nodeId}/token',

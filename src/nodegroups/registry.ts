@@ -1,0 +1,134 @@
+// Node groups: where their definitions live and how they change (CONTRACT §2, §9). Every group
+// is stored in LMDB. The config file seeds groups and updates those it owns when its text of
+// them changes; a group changed through the API keeps the API's version (a later file change is
+// logged, not applied). Deleting a group drains and destroys its nodes in the background, and
+// only then removes the group and its records.
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ActorHost, GroupHandle } from '../../actors/host.js';
+import type { NodeGroup } from '../config/types.js';
+import { normalizeNodeGroup } from '../config/load.js';
+import type { EventBody } from '../domain/events.js';
+import type { FieldError } from '../schemas/validate.js';
+import type { StoredGroup, Store } from '../store/store.js';
+
+export type Change = { ok: true; group: NodeGroup } | { ok: false; status: 400 | 404 | 409; code: string; detail: string; errors?: FieldError[] };
+
+const fingerprint = (g: NodeGroup) => createHash('sha256').update(JSON.stringify(g)).digest('hex');
+
+export class NodeGroupRegistry {
+  constructor(
+    private readonly store: Store,
+    private readonly actors: ActorHost,
+    private readonly log: Logger,
+    private readonly emit: (events: EventBody[]) => void,
+  ) {}
+
+  /** At start: the groups to run, from LMDB and the config file. */
+  async load(fromFile: readonly NodeGroup[]): Promise<Array<{ group: NodeGroup; deleting: boolean }>> {
+    const now = Date.now();
+    for (const g of fromFile) {
+      const hash = fingerprint(g);
+      const stored = this.store.groups.get(g.name);
+      if (!stored) {
+        await this.store.groups.put(g.name, { spec: g, source: 'config', configHash: hash, updatedAt: now });
+      } else if (stored.configHash !== hash) {
+        if (stored.source === 'config') {
+          await this.store.groups.put(g.name, { ...stored, spec: g, configHash: hash, updatedAt: now });
+          this.log.info({ group: g.name }, 'node group updated from the config file');
+        } else {
+          await this.store.groups.put(g.name, { ...stored, configHash: hash });
+          this.log.warn({ group: g.name }, 'node group changed in the config file, but was changed through the API since: the API version stays');
+        }
+      }
+    }
+    const names = new Set(fromFile.map((g) => g.name));
+    const out: Array<{ group: NodeGroup; deleting: boolean }> = [];
+    for (const { key, value } of this.store.groups.getRange()) {
+      const name = key as string;
+      const normalized = normalizeNodeGroup(value.spec);
+      if ('errors' in normalized) {
+        this.log.error({ group: name, errors: normalized.errors }, 'a stored node group is no longer valid; it is not started');
+        continue;
+      }
+      if (value.source === 'config' && !names.has(name) && !value.deleting) {
+        this.log.warn({ group: name }, 'node group came from the config file but is no longer in it; it keeps running (DELETE /as/v1/nodegroups/{name} retires it)');
+      }
+      out.push({ group: normalized.group, deleting: value.deleting === true });
+    }
+    await this.store.durable();
+    return out;
+  }
+
+  private async persist(name: string, record: StoredGroup): Promise<void> {
+    await this.store.groups.put(name, record);
+    await this.store.durable();
+  }
+
+  async create(raw: unknown): Promise<Change> {
+    const result = normalizeNodeGroup(raw);
+    if ('errors' in result) return invalid(result.errors);
+    const group = result.group;
+    if (this.store.groups.get(group.name) || this.actors.group(group.name)) {
+      return { ok: false, status: 409, code: 'NODE_GROUP_EXISTS', detail: `node group '${group.name}' exists` };
+    }
+    await this.persist(group.name, { spec: group, source: 'api', updatedAt: Date.now() });
+    await this.actors.addGroup(group);
+    this.emit([{ type: 'nodegroup.changed', group: group.name, change: 'created' }]);
+    return { ok: true, group };
+  }
+
+  async replace(name: string, raw: unknown): Promise<Change> {
+    const handle = this.actors.group(name);
+    const stored = this.store.groups.get(name);
+    if (!handle || !stored || stored.deleting) return { ok: false, status: 404, code: 'NODE_GROUP_NOT_FOUND', detail: `node group '${name}' does not exist` };
+    const result = normalizeNodeGroup(raw);
+    if ('errors' in result) return invalid(result.errors);
+    const group = result.group;
+    if (group.name !== name) return invalid([{ path: 'name', pointer: '/name', message: `must be the node group of the path ('${name}')` }]);
+    if (group.platform.type !== handle.group.platform.type && (await handle.call('counts')).nodes.length > 0) {
+      return { ok: false, status: 409, code: 'NODE_GROUP_CONFLICT', detail: `the platform of node group '${name}' cannot change while it has nodes; delete the group or drain its nodes first` };
+    }
+    await this.persist(name, { ...stored, spec: group, source: 'api', updatedAt: Date.now() });
+    await handle.reconfigure(group);
+    this.emit([{ type: 'nodegroup.changed', group: name, change: 'replaced' }]);
+    return { ok: true, group };
+  }
+
+  /** Starts retiring a group: 202. Its nodes drain; `finish` removes it once they are gone. */
+  async remove(name: string): Promise<Change> {
+    const handle = this.actors.group(name);
+    const stored = this.store.groups.get(name);
+    if (!handle || !stored) return { ok: false, status: 404, code: 'NODE_GROUP_NOT_FOUND', detail: `node group '${name}' does not exist` };
+    if (!stored.deleting) {
+      await this.persist(name, { ...stored, deleting: true, updatedAt: Date.now() });
+      this.emit([{ type: 'nodegroup.changed', group: name, change: 'deleting' }]);
+    }
+    await this.retire(handle);
+    return { ok: true, group: handle.group };
+  }
+
+  async retire(handle: GroupHandle): Promise<void> {
+    handle.deleting = true;
+    await this.actors.supervisor?.retireGroup(handle.name);
+  }
+
+  /** The supervisor reports a retiring group empty: forget it and everything it kept. */
+  async finish(name: string): Promise<void> {
+    if (!this.store.groups.get(name)?.deleting) return;
+    await this.actors.removeGroup(name);
+    await this.store.root.transaction(() => {
+      for (const db of [this.store.nodes, this.store.bindings, this.store.provisions]) {
+        for (const key of db.getKeys({ start: [name, ''], end: [`${name}\u0000`, ''] })) db.remove(key);
+      }
+      this.store.groups.remove(name);
+    });
+    await this.store.durable();
+    this.emit([{ type: 'nodegroup.changed', group: name, change: 'deleted' }]);
+  }
+}
+
+function invalid(errors: FieldError[]): Change {
+  const prefixed = errors.map((e) => ({ ...e, path: `body.${e.path}` }));
+  return { ok: false, status: 400, code: 'VALIDATION_FAILED', detail: prefixed.map((e) => `${e.path} ${e.message}`).join('; '), errors: prefixed };
+}
