@@ -75,7 +75,7 @@ export function compileExpression(source: string, kind: Kind): Expression {
     ast = jsep(source) as unknown as Node;
   } catch (err) {
     const e = err as Error & { index?: number; description?: string };
-    throw new ExpressionError(source, e.index ?? 0, e.description ?? e.message);
+    throw new ExpressionError(source, Math.min(e.index ?? 0, source.length), e.description ?? e.message);
   }
   const terms: Expression['terms'] = [];
   const metrics = new Set<string>();
