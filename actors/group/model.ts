@@ -78,6 +78,7 @@ export interface NodeView {
   connections: { publisher: number; subscriber: number };
   lastHeartbeat: number | null;
   faultReason?: string;
+  platform: PlatformData;
 }
 
 export interface StreamView {
@@ -869,6 +870,7 @@ export class GroupModel {
       connections: { publisher: n.metrics['connections.publisher'] ?? 0, subscriber: n.metrics['connections.subscriber'] ?? 0 },
       lastHeartbeat: n.lastSeen,
       ...(r.faultReason ? { faultReason: r.faultReason } : {}),
+      platform: r.platform,
     };
   }
 

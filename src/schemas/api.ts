@@ -137,6 +137,7 @@ export const NodeView = Type.Object({
   connections: Type.Object({ publisher: Type.Number(), subscriber: Type.Number() }),
   lastHeartbeat: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   faultReason: Type.Optional(Type.String()),
+  platform: Type.Object({ type: Type.String(), address: Type.Optional(Type.String()), pid: Type.Optional(Type.Integer()) }, { additionalProperties: true, description: 'where the node runs (local nodes: their process id)' }),
 });
 
 const Counts = Type.Object({

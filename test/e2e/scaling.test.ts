@@ -1,0 +1,102 @@
+// End to end on the local platform (issue: lifecycle and autoscaling): load from simulated
+// sessions makes the edge rule fire and a node come into service; without load a node is drained
+// and removed; an origin killed with -9 goes FAULT, is replaced, and its stream moves.
+import { writeFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'ava';
+import type { EventRecord } from '../../src/domain/events.js';
+import { waitForEvents } from '../helpers/events.js';
+import { body, request } from '../helpers/http.js';
+import { spawnService, type ServiceProcess } from '../helpers/process.js';
+import { killAgentsOf, tempDir } from '../helpers/service.js';
+
+const PASSWORD = 'e2e-admin-password';
+
+function config(dir: string): string {
+  const file = join(dir, 'config.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      server: { host: '127.0.0.1', port: 0 },
+      supervisorTick: '100ms',
+      nodeGroups: [
+        {
+          name: 'default',
+          platform: { type: 'local', local: { firstAddress: '127.0.20.2', port: 0 } },
+          regions: [{ name: 'here', lat: 50, lon: 8 }],
+          roles: { origin: {}, edge: { parentRole: 'origin' } },
+          rules: [
+            { region: 'here', role: 'origin', min: 1, max: 2, limit: 10 },
+            { region: 'here', role: 'edge', min: 1, max: 2, limit: 4, scaleOut: 'avg(connections.subscriber) > 0.5 * limit', scaleIn: 'avg(connections.subscriber) < 1', cooldown: '1s' },
+          ],
+          timing: { heartbeatMs: 200, nodeTimeout: '2s', evaluationInterval: '300ms', faultTimeout: '3s' },
+        },
+      ],
+    }),
+  );
+  return file;
+}
+
+const stateOf = (events: readonly EventRecord[], id: string) => {
+  let state: string | null | undefined;
+  for (const e of events) if (e.type === 'node.state' && e.nodeId === id) state = e.to;
+  return state;
+};
+const nodesIn = (events: readonly EventRecord[], role: string, state: string) => {
+  const ids = new Set(events.filter((e) => e.type === 'node.state' && e.role === role).map((e) => (e as { nodeId: string }).nodeId));
+  return [...ids].filter((id) => stateOf(events, id) === state);
+};
+
+test('the edge rule scales out under load and in without it; a killed origin is replaced and its stream moves', async (t) => {
+  const dir = tempDir('switchyard-e2e-');
+  const env = { SWITCHYARD_CONFIG: config(dir), SWITCHYARD_DATA_DIR: join(dir, 'data'), SWITCHYARD_ADMIN_PASSWORD: PASSWORD };
+  let svc: ServiceProcess | null = null;
+  t.teardown(() => {
+    if (svc && svc.proc.exitCode === null) svc.proc.kill('SIGKILL');
+    killAgentsOf(env.SWITCHYARD_DATA_DIR);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  svc = await spawnService(env);
+  const token = body<{ accessToken: string }>(await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: PASSWORD })).accessToken;
+  const auth = { authorization: `Bearer ${token}` };
+  const get = (path: string) => request(svc!.url, 'GET', path, undefined, auth);
+  const until = (done: (seen: readonly EventRecord[]) => boolean, timeoutMs = 20_000) => waitForEvents(svc!.url, token, done, { timeoutMs });
+
+  let seen = await until((s) => nodesIn(s, 'origin', 'INSERVICE').length === 1 && nodesIn(s, 'edge', 'INSERVICE').length === 1);
+  const origin = nodesIn(seen, 'origin', 'INSERVICE')[0]!;
+
+  // A publisher, then three viewers on the edge: avg 3 > 0.5 * 4, the rule fires.
+  const pub = body<{ nodeId: string; serverAddress: string; port: number }>(await get('/as/v1/streams/live/cam/publish'));
+  t.is(pub.nodeId, origin);
+  t.is((await request(`http://${pub.serverAddress}:${pub.port}`, 'POST', '/live/cam/publish')).status, 201);
+  const sessions: Array<{ node: string; session: string }> = [];
+  for (let i = 0; i < 3; i++) {
+    const edge = body<{ serverAddress: string; port: number }>(await get('/as/v1/streams/live/cam/subscribe'));
+    const node = `http://${edge.serverAddress}:${edge.port}`;
+    sessions.push({ node, session: body<{ session: string }>(await request(node, 'POST', '/live/cam/subscribe')).session });
+  }
+  seen = await until((s) => nodesIn(s, 'edge', 'INSERVICE').length === 2);
+  const out = seen.find((e) => e.type === 'scaling.action' && e.trigger === 'scaleOut') as Extract<EventRecord, { type: 'scaling.action' }>;
+  t.like(out, { role: 'edge', action: 'create', count: 1 });
+  t.true(out.values!['avg(connections.subscriber)']! > 2, JSON.stringify(out.values));
+
+  // Viewers leave: avg < 1, one edge is drained and removed, back to min.
+  for (const s of sessions) t.is((await request(s.node, 'DELETE', `/sessions/${s.session}`)).status, 204);
+  seen = await until((s) => s.some((e) => e.type === 'scaling.action' && e.trigger === 'scaleIn') && nodesIn(s, 'edge', 'INSERVICE').length === 1 && s.some((e) => e.type === 'node.state' && e.role === 'edge' && e.from === 'DESTROYING' && e.to === null));
+  const drainedEdge = (seen.find((e) => e.type === 'scaling.action' && e.trigger === 'scaleIn') as { nodeId: string }).nodeId;
+  t.true(seen.some((e) => e.type === 'node.state' && e.nodeId === drainedEdge && e.to === 'SOFT_SUNSET'));
+
+  // kill -9 the origin's agent: FAULT within nodeTimeout, a replacement in service, the stream moves on its next publish lookup.
+  const detail = body<{ nodeList: Array<{ id: string; platform: { pid?: number } }> }>(await get('/as/v1/nodegroups/default'));
+  const pid = detail.nodeList.find((n) => n.id === origin)!.platform.pid!;
+  const killedAt = Date.now();
+  process.kill(pid, 'SIGKILL');
+  seen = await until((s) => stateOf(s, origin) === 'FAULT' && nodesIn(s, 'origin', 'INSERVICE').some((id) => id !== origin));
+  const faultAt = seen.find((e) => e.type === 'node.state' && e.nodeId === origin && e.to === 'FAULT')!.at;
+  // The contract's bound (nodeTimeout plus one evaluation), with a second of slack for a busy CI machine.
+  t.true(faultAt - killedAt <= 2000 + 300 + 1000, `FAULT ${faultAt - killedAt} ms after the kill`);
+  const moved = body<{ nodeId: string }>(await get('/as/v1/streams/live/cam/publish'));
+  t.not(moved.nodeId, origin);
+  seen = await until((s) => s.some((e) => e.type === 'stream.moved' && e.stream === 'cam' && e.from === origin && e.to === moved.nodeId));
+  t.truthy(seen.length);
+});
