@@ -7,12 +7,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import * as Comlink from 'comlink';
 import type { NodeGroup } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
-import type { PlatformData } from '../../src/domain/records.js';
 import type { Role } from '../../src/domain/vocabulary.js';
 import { TokenSigner } from '../../src/auth/tokens.js';
 import { LocalPlatform } from '../../src/platforms/local.js';
 import { StaticPlatform } from '../../src/platforms/static.js';
 import type { Platform } from '../../src/platforms/platform.js';
+import { TerraformPlatform } from '../../src/platforms/terraform/platform.js';
+import type { RunnerProgress } from '../../src/platforms/terraform/runner.js';
 import { nodeEndpoint } from '../comlink.js';
 import type { GroupApi } from '../group/actor.js';
 import type { NodeFacts } from '../group/model.js';
@@ -42,13 +43,17 @@ interface Attached {
   lastEvaluated: number;
   /** Being deleted: retire every node, then report the group drained. */
   retiring: boolean;
+  /** When to try reconciling with the platform again after a failure. */
+  reconcileAfter: number;
 }
 
 class Supervisor {
   private readonly groups = new Map<string, Attached>();
   /** Nodes with a platform operation under way. */
   private readonly busy = new Set<string>();
-  private platforms!: Record<PlatformData['type'], Platform>;
+  private platforms!: { local: LocalPlatform; static: StaticPlatform };
+  /** One Terraform working directory, and so one platform, per node group. */
+  private readonly terraform = new Map<string, TerraformPlatform>();
   private signer!: TokenSigner;
   private init!: SupervisorInit;
   private running = false;
@@ -87,6 +92,7 @@ class Supervisor {
       lastScaled: previous?.lastScaled ?? new Map(),
       lastEvaluated: previous?.lastEvaluated ?? 0,
       retiring: previous?.retiring ?? false,
+      reconcileAfter: 0,
     });
     this.poke();
   }
@@ -99,6 +105,24 @@ class Supervisor {
   reconfigure(group: NodeGroup): void {
     const g = this.groups.get(group.name);
     if (g) g.group = group;
+    this.terraform.get(group.name)?.reconfigure(group);
+  }
+
+  private platformOf(g: Attached): Platform {
+    const type = g.group.platform.type;
+    if (type !== 'terraform') return this.platforms[type];
+    let tp = this.terraform.get(g.group.name);
+    if (!tp) {
+      tp = new TerraformPlatform({
+        dataDir: this.init.dataDir,
+        group: g.group,
+        serviceUrl: this.init.serviceUrl,
+        nodeToken: (group, nodeId) => this.signer.nodeToken(group, nodeId, this.init.nodeTokenTtl),
+        onProgress: (group, event) => this.emit([terraformEvent(group, event)]),
+      });
+      this.terraform.set(g.group.name, tp);
+    }
+    return tp;
   }
 
   /** Starts retiring a group's nodes; the group is reported `drained` when none are left. */
@@ -127,6 +151,7 @@ class Supervisor {
     this.poke();
     await this.stopped;
     await Promise.allSettled([...this.operations]);
+    await Promise.allSettled([...this.terraform.values()].map((tp) => tp.shutdown()));
     if (!stopNodes) return;
     for (const g of this.groups.values()) {
       const local = (await g.api.facts()).filter((n) => n.platform.type === 'local');
@@ -171,8 +196,16 @@ class Supervisor {
 
   private async superviseGroup(g: Attached, now: number): Promise<void> {
     if (!g.reconciled) {
-      await this.reconcile(g, now);
-      g.reconciled = true;
+      if (now < g.reconcileAfter) return;
+      try {
+        await this.reconcile(g, now);
+        g.reconciled = true;
+      } catch (err) {
+        // Without knowing what the platform has, creating more could duplicate it: wait and retry.
+        g.reconcileAfter = now + 30_000;
+        this.emit([{ type: 'platform.error', group: g.group.name, operation: 'reconcile', message: `${(err as Error).message}; retrying in 30 s` }]);
+        return;
+      }
     }
     await g.api.tick(now);
     const nodes = await g.api.facts();
@@ -211,8 +244,26 @@ class Supervisor {
       for (const n of nodes) if (!listed.has(n.id)) await g.api.nodeEvent(n.id, { type: 'destroy' }, now);
       return;
     }
+    const platform = this.platformOf(g);
+    if (platform instanceof TerraformPlatform) {
+      const { missing, orphans } = await platform.reconcile(nodes);
+      const gone = new Set(missing);
+      for (const n of nodes) {
+        if (!gone.has(n.id)) continue;
+        if (n.state === 'DESTRUCTION_REQUESTED' || n.state === 'DESTROYING') {
+          await g.api.nodeEvent(n.id, { type: 'destroying' }, now);
+          await g.api.nodeEvent(n.id, { type: 'destroyed' }, now);
+        } else if (n.state !== 'FAULT') {
+          await g.api.nodeEvent(n.id, { type: 'fault', reason: 'its resources are not in the Terraform state' }, now);
+        }
+      }
+      for (const id of orphans) {
+        this.emit([{ type: 'platform.error', group: g.group.name, nodeId: id, operation: 'reconcile', message: 'resources of an unknown node in the Terraform state: destroying them' }]);
+        this.track(id, platform.runner.remove(id).catch((err: Error) => this.emit([{ type: 'platform.error', group: g.group.name, nodeId: id, operation: 'destroy', message: err.message }])));
+      }
+      return;
+    }
     for (const n of nodes) {
-      const platform = this.platforms[n.platform.type];
       if (platform.exists(n) || n.state === 'FAULT' || n.state === 'DESTROYING' || n.state === 'DESTRUCTION_REQUESTED') continue;
       await g.api.nodeEvent(n.id, { type: 'fault', reason: `its ${n.platform.type} node is gone` }, now);
     }
@@ -251,7 +302,7 @@ class Supervisor {
   }
 
   private async create(g: Attached, role: Role, region: string, now: number): Promise<void> {
-    const platform = this.platforms[g.group.platform.type];
+    const platform = this.platformOf(g);
     const id = this.newId(role, region);
     const data = platform.prepare(g.group, { id, role, region });
     if (!(await g.api.addNodes([{ id, role, region, platform: data }], now))) return;
@@ -271,7 +322,7 @@ class Supervisor {
   }
 
   private async destroy(g: Attached, node: NodeFacts): Promise<void> {
-    const platform = this.platforms[node.platform.type];
+    const platform = this.platformOf(g);
     await g.api.nodeEvent(node.id, { type: 'destroying' }, Date.now());
     try {
       await platform.destroy(node);
@@ -290,6 +341,14 @@ class Supervisor {
     });
     this.operations.add(tracked);
   }
+}
+
+function terraformEvent(group: string, e: RunnerProgress): EventBody {
+  const base = { type: 'platform.progress' as const, group, platform: 'terraform' as const, operation: e.operation, phase: e.phase };
+  if ('diagnostic' in e) return { ...base, message: `${e.diagnostic.severity}: ${e.diagnostic.summary}${e.diagnostic.detail ? `: ${e.diagnostic.detail}` : ''}`, ...(e.diagnostic.nodeId ? { nodeId: e.diagnostic.nodeId } : {}) };
+  if ('resource' in e) return { ...base, resource: e.resource, action: e.action, ...(e.nodeId ? { nodeId: e.nodeId } : {}) };
+  if (e.phase === 'summary' && 'add' in e) return { ...base, message: `${e.add} added, ${e.change} changed, ${e.remove} destroyed` };
+  return { ...base, ...('attempt' in e && e.attempt !== undefined ? { attempt: e.attempt } : {}), ...('message' in e && e.message ? { message: e.message } : {}), ...('ok' in e && e.ok !== undefined ? { message: e.ok ? 'ok' : (e.message ?? 'failed') } : {}) };
 }
 
 export type SupervisorApi = Supervisor;

@@ -137,6 +137,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       requestTimeout: durationMs(s.requestTimeout),
       headersTimeout: durationMs(s.headersTimeout),
       shutdownTimeout: durationMs(s.shutdownTimeout),
+      ...(s.publicUrl ? { publicUrl: s.publicUrl.replace(/\/+$/, '') } : {}),
     },
     dataDir: resolve(input.dataDir),
     durability: input.durability,
@@ -246,6 +247,14 @@ export function normalizeNodeGroup(raw: unknown): { group: NodeGroup } | { error
     err('/platform/static/nodes', 'a static node group lists its nodes');
   }
 
+  const tf = input.platform.terraform;
+  for (const [where, map] of [['providerSettings', tf.providerSettings], ['regionVariables', tf.regionVariables]] as const) {
+    for (const region of Object.keys(map)) if (!regions.has(region)) err(`/platform/terraform/${where}/${region}`, `names no region of the group (${[...regions].join(', ')})`);
+  }
+  if (input.platform.type === 'terraform' && tf.provider && Object.keys(tf.providerSettings).length === 0) {
+    err('/platform/terraform/providerSettings', `the provider '${tf.provider}' needs its settings per region, e.g. {"${[...regions][0]}": {"region": "..."}}`);
+  }
+
   if (errors.length > 0) return { errors };
   const t = input.timing;
   const stateTimeouts = { ...DEFAULT_STATE_TIMEOUTS };
@@ -257,7 +266,10 @@ export function normalizeNodeGroup(raw: unknown): { group: NodeGroup } | { error
     group: {
       name: input.name,
       scope: input.scope,
-      platform: input.platform,
+      platform: {
+        ...input.platform,
+        terraform: { ...tf, applyTimeout: durationMs(tf.applyTimeout), retryBackoff: durationMs(tf.retryBackoff), batchWindow: durationMs(tf.batchWindow) },
+      },
       regions: input.regions,
       roles: input.roles as NodeGroup['roles'],
       rules,

@@ -93,9 +93,35 @@ export const StaticNode = Type.Object(
   { additionalProperties: false },
 );
 
+const Settings = Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_-]{0,63}$' }), Type.Unknown(), { default: {} });
+
+export const TerraformSettings = Type.Object(
+  {
+    /** The CLI: `terraform`, `tofu`, or a path. SWITCHYARD_TERRAFORM_BIN overrides it. */
+    binary: Type.String({ minLength: 1, default: 'terraform' }),
+    /** A module under config/terraform (aws, digitalocean, local) or a path to the operator's own. */
+    module: Type.String({ minLength: 1, default: 'local' }),
+    /** The provider the module needs one configuration of per region (e.g. aws), if any. */
+    provider: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' })),
+    /** Provider settings per Switchyard region, e.g. {"us-east": {"region": "us-east-1"}}. */
+    providerSettings: Type.Record(Type.String(), Settings, { default: {} }),
+    /** Module variables for every region, and per region on top. */
+    variables: Settings,
+    regionVariables: Type.Record(Type.String(), Settings, { default: {} }),
+    /** The URL node agents post to; default: the service's public or listening URL. */
+    serviceUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
+    applyTimeout: Duration('20m'),
+    retries: Type.Integer({ minimum: 0, maximum: 10, default: 3 }),
+    retryBackoff: Duration('10s'),
+    /** How long to gather requests before an apply, so that a burst becomes one apply. */
+    batchWindow: Duration('1s'),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const Platform = Type.Object(
   {
-    type: Type.Union([Type.Literal('local'), Type.Literal('static')], { default: 'local' }),
+    type: Type.Union([Type.Literal('local'), Type.Literal('static'), Type.Literal('terraform')], { default: 'local' }),
     local: Type.Object(
       {
         backend: Type.Literal('simulated', { default: 'simulated' }),
@@ -110,6 +136,7 @@ export const Platform = Type.Object(
       { nodes: Type.Array(StaticNode, { maxItems: 10_000, default: [] }) },
       { additionalProperties: false, default: {} },
     ),
+    terraform: TerraformSettings,
   },
   { additionalProperties: false, default: {} },
 );
@@ -163,6 +190,8 @@ export const ConfigSchema = Type.Object(
         requestTimeout: Duration('30s'),
         headersTimeout: Duration('10s'),
         shutdownTimeout: Duration('10s'),
+        /** How nodes and clients reach this service, when not at its listening address. */
+        publicUrl: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
       },
       { additionalProperties: false, default: {} },
     ),

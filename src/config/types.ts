@@ -51,10 +51,25 @@ export interface StaticNodeConfig {
   address: string;
 }
 
+export interface TerraformConfig {
+  binary: string;
+  module: string;
+  provider?: string;
+  providerSettings: Record<string, Record<string, unknown>>;
+  variables: Record<string, unknown>;
+  regionVariables: Record<string, Record<string, unknown>>;
+  serviceUrl?: string;
+  applyTimeout: number;
+  retries: number;
+  retryBackoff: number;
+  batchWindow: number;
+}
+
 export interface PlatformConfig {
-  type: 'local' | 'static';
+  type: 'local' | 'static' | 'terraform';
   local: { backend: 'simulated'; firstAddress: string; port: number };
   static: { nodes: StaticNodeConfig[] };
+  terraform: TerraformConfig;
 }
 
 export interface NodeGroup {
@@ -86,6 +101,7 @@ export interface Config {
     requestTimeout: number;
     headersTimeout: number;
     shutdownTimeout: number;
+    publicUrl?: string;
   };
   dataDir: string;
   durability: 'commit' | 'flush';

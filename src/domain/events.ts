@@ -27,6 +27,18 @@ export type EventBody =
     }
   | { type: 'scaling.blocked'; group: string; role: Role; region: string; reason: string }
   | { type: 'platform.error'; group: string; nodeId?: string; operation: string; message: string }
+  | {
+      type: 'platform.progress';
+      group: string;
+      platform: 'terraform';
+      operation: string;
+      phase: string;
+      nodeId?: string;
+      resource?: string;
+      action?: string;
+      attempt?: number;
+      message?: string;
+    }
   | { type: 'actor.restarted'; group: string; reason: string }
   | { type: 'nodegroup.changed'; group: string; change: 'created' | 'replaced' | 'deleting' | 'drained' | 'deleted' };
 

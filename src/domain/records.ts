@@ -14,7 +14,8 @@ export interface NodeAddress {
 
 export type PlatformData =
   | { type: 'local'; address: string; pid?: number }
-  | { type: 'static'; address: string };
+  | { type: 'static'; address: string }
+  | { type: 'terraform'; address?: string; privateAddress?: string };
 
 export interface NodeRecord {
   id: string;

@@ -1,0 +1,114 @@
+# One EC2 instance per node. The image must hold the media server and the Switchyard node agent
+# as the systemd unit `switchyard-agent`, which reads /etc/switchyard/agent.env (written here by
+# cloud-init from user data). Build it once with Packer or by hand.
+
+terraform {
+  required_version = ">= 1.5.0"
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = ">= 5.0"
+    }
+  }
+}
+
+variable "nodes" {
+  type = map(object({ role = string, region = string }))
+}
+
+variable "tokens" {
+  type      = map(string)
+  sensitive = true
+}
+
+variable "service_url" {
+  type = string
+}
+
+variable "group" {
+  type = string
+}
+
+variable "region" {
+  type = string
+}
+
+variable "image_id" {
+  type        = string
+  description = "The AMI with the media server and the node agent, in this region."
+}
+
+variable "instance_types" {
+  type = map(string)
+  default = {
+    origin     = "c6i.large"
+    edge       = "c6i.large"
+    relay      = "c6i.large"
+    transcoder = "c6i.2xlarge"
+  }
+}
+
+variable "subnet_ids" {
+  type        = list(string)
+  description = "Subnets to spread nodes over (by node id), with a route to the internet."
+}
+
+variable "security_group_ids" {
+  type        = list(string)
+  description = "Groups that open the media ports (RTMP 1935, WebRTC/WSS 443, …) and reach service_url."
+}
+
+variable "key_name" {
+  type    = string
+  default = null
+}
+
+variable "scope" {
+  type    = string
+  default = "live"
+}
+
+variable "tags" {
+  type    = map(string)
+  default = {}
+}
+
+resource "aws_instance" "node" {
+  for_each = var.nodes
+
+  ami                    = var.image_id
+  instance_type          = var.instance_types[each.value.role]
+  subnet_id              = var.subnet_ids[parseint(substr(sha1(each.key), 0, 4), 16) % length(var.subnet_ids)]
+  vpc_security_group_ids = var.security_group_ids
+  key_name               = var.key_name
+
+  user_data = templatefile("${path.module}/user-data.sh.tftpl", {
+    service_url = var.service_url
+    node_id     = each.key
+    token       = var.tokens[each.key]
+    role        = each.value.role
+    scope       = var.scope
+  })
+
+  metadata_options {
+    http_tokens = "required"
+  }
+
+  tags = merge(var.tags, {
+    Name                = "switchyard-${each.key}"
+    "switchyard:group"  = var.group
+    "switchyard:region" = var.region
+    "switchyard:node"   = each.key
+    "switchyard:role"   = each.value.role
+  })
+
+  lifecycle {
+    # The bootstrap token is renewed by the agent's heartbeats, and a new image is for new nodes:
+    # neither may replace a running node.
+    ignore_changes = [user_data, ami]
+  }
+}
+
+output "nodes" {
+  value = { for id, i in aws_instance.node : id => { public = i.public_ip, private = i.private_ip } }
+}

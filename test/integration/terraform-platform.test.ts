@@ -1,0 +1,68 @@
+// The terraform platform through the whole service, with the fake CLI standing in for the binary.
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'ava';
+import type { EventRecord } from '../../src/domain/events.js';
+import { projectPath } from '../../src/paths.js';
+import { FakeNode } from '../helpers/fake-node.js';
+import { waitForEvents } from '../helpers/events.js';
+import { body } from '../helpers/http.js';
+import { staticGroup, startTestService, tempDir } from '../helpers/service.js';
+
+const FAKE_TERRAFORM = projectPath('test', 'fake-terraform', 'terraform');
+const scenarioFile = join(tempDir('switchyard-tf-scenario-'), 'scenario.json');
+process.env.FAKE_TERRAFORM_SCENARIO = scenarioFile;
+const scenario = (s: object) => writeFileSync(scenarioFile, JSON.stringify(s));
+
+const tfGroup = (name: string, min = 2, timing: object = {}) => ({
+  ...staticGroup({ name, regions: ['r1'], rules: [{ region: 'r1', role: 'origin', min, max: 4, limit: 10 }], timing: { faultThreshold: 1, ...timing } }),
+  platform: { type: 'terraform', terraform: { binary: FAKE_TERRAFORM, module: 'local', retries: 0, batchWindow: 50 } },
+});
+
+const created = (seen: readonly EventRecord[], group: string) =>
+  seen.filter((e) => e.type === 'node.state' && e.group === group && e.to === 'CREATED').map((e) => (e as { nodeId: string }).nodeId);
+
+test.serial('nodes come from applies, with their addresses; restart reconciles; deletion destroys them', async (t) => {
+  scenario({});
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  let svc = await startTestService({ dataDir, groups: [tfGroup('tf')] });
+  let seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'tf').length === 2);
+  const ids = created(seen, 'tf');
+  t.true(seen.some((e) => e.type === 'platform.progress' && e.operation === 'apply' && e.phase === 'complete' && ids.includes(e.nodeId ?? '')));
+  for (const id of ids) await new FakeNode(svc, 'tf', id).beat();
+  const origin = body<{ serverAddress: string; nodeId: string }>(await svc.get('/as/v1/streams/live/cam/publish?nodeGroup=tf'));
+  t.regex(origin.serverAddress, /^198\.51\.100\.\d+$/, 'the address from `terraform output`');
+  await svc.close({ stopNodes: false });
+
+  // While the service is down, an orphan appears in the state (say, a create that finished late).
+  const work = join(dataDir, 'terraform', 'tf');
+  const state = JSON.parse(readFileSync(join(work, 'terraform.tfstate'), 'utf8')) as { nodes: Record<string, unknown> };
+  state.nodes.orphan = { region: 'r1', role: 'origin', public: '198.51.100.250', private: '10.0.0.250' };
+  writeFileSync(join(work, 'terraform.tfstate'), JSON.stringify(state));
+
+  svc = await startTestService({ dataDir, groups: [tfGroup('tf')] });
+  t.teardown(() => svc.close());
+  for (const id of ids) await new FakeNode(svc, 'tf', id).beat();
+  seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'platform.progress' && e.nodeId === 'orphan' && e.phase === 'complete'));
+  const applies = readFileSync(join(work, 'fake-terraform.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { args: string[]; destroyed?: string[] });
+  t.deepEqual(applies.filter((a) => a.args[0] === 'apply').at(-1)!.destroyed, ['orphan']);
+  t.false(seen.some((e) => e.type === 'node.state' && ids.includes((e as { nodeId: string }).nodeId) && e.to === 'FAULT'), 'the known nodes were adopted, not faulted');
+
+  t.is((await svc.send('DELETE', '/as/v1/nodegroups/tf', undefined)).status, 202);
+  for (const id of ids) await new FakeNode(svc, 'tf', id).beat();
+  await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'nodegroup.changed' && e.group === 'tf' && e.change === 'deleted'));
+  t.deepEqual(JSON.parse(readFileSync(join(work, 'terraform.tfstate'), 'utf8')).nodes, {});
+});
+
+test.serial('failed creates fault their nodes, and faultThreshold stops runaway creation', async (t) => {
+  scenario({ failApplies: 1000 });
+  const svc = await startTestService({ groups: [tfGroup('bad', 3)] });
+  t.teardown(() => svc.close());
+  const seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'scaling.blocked' && e.group === 'bad'));
+  const faults = seen.filter((e) => e.type === 'node.state' && e.to === 'FAULT') as Array<{ reason?: string }>;
+  t.true(faults.length >= 2);
+  t.regex(faults[0]!.reason ?? '', /create failed: .*Failed to query available provider packages/);
+  t.true(seen.some((e) => e.type === 'platform.error' && e.operation === 'create'));
+  t.like(seen.find((e) => e.type === 'scaling.blocked'), { role: 'origin', region: 'r1' });
+});

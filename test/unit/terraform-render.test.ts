@@ -1,0 +1,74 @@
+import test from 'ava';
+import fc from 'fast-check';
+import { parseConfig } from '../../src/config/load.js';
+import { ApplyStream, nodeAddresses, nodeIdOf, nodesInState } from '../../src/platforms/terraform/messages.js';
+import { readVariables, renderRoot, renderVariables, type NodeVars } from '../../src/platforms/terraform/render.js';
+import { staticGroup } from '../helpers/service.js';
+
+const group = (terraform: object) =>
+  parseConfig({ nodeGroups: [{ ...staticGroup({ regions: ['us-east', 'eu-west'] }), platform: { type: 'terraform', terraform } }] }, 'test').nodeGroups[0]!;
+
+test('the root module has one module per region, its provider alias, the nodes of its region, and merged outputs', (t) => {
+  const g = group({ module: 'aws', provider: 'aws', providerSettings: { 'us-east': { region: 'us-east-1' }, 'eu-west': { region: 'eu-central-1' } }, variables: { image_id: 'ami-1' }, regionVariables: { 'eu-west': { image_id: 'ami-2' } } });
+  const root = renderRoot(g, './modules/aws') as { provider: { aws: unknown[] }; module: Record<string, Record<string, unknown>>; output: { nodes: { value: string } }; variable: Record<string, { sensitive?: boolean }> };
+  t.deepEqual(root.provider.aws, [
+    { alias: 'us-east', region: 'us-east-1' },
+    { alias: 'eu-west', region: 'eu-central-1' },
+  ]);
+  t.deepEqual(Object.keys(root.module), ['nodes_us-east', 'nodes_eu-west']);
+  t.like(root.module['nodes_eu-west'], { source: './modules/aws', providers: { aws: 'aws.eu-west' }, image_id: 'ami-2', group: 'g', region: 'eu-west', tokens: '${var.tokens}' });
+  t.is(root.module['nodes_us-east']!.image_id, 'ami-1');
+  t.is(root.module['nodes_us-east']!.nodes, '${{ for id, node in var.nodes : id => node if node.region == "us-east" }}');
+  t.is(root.output.nodes.value, '${merge(module.nodes_us-east.nodes, module.nodes_eu-west.nodes)}');
+  t.true(root.variable.tokens!.sensitive);
+  t.falsy(root.variable.nodes!.sensitive, 'for_each cannot run over a sensitive map');
+});
+
+test('operator strings are literals, never templates', (t) => {
+  const root = renderRoot(group({ variables: { script: 'echo ${HOME} %{ if x }' } }), './modules/local') as { module: Record<string, { script: string }> };
+  t.is(root.module['nodes_us-east']!.script, 'echo $${HOME} %%{ if x }');
+});
+
+test('the variables file keys nodes by id and carries their tokens back', (t) => {
+  fc.assert(
+    fc.property(
+      fc.dictionary(fc.stringMatching(/^[a-z0-9-]{1,20}$/), fc.record({ role: fc.constantFrom('origin' as const, 'edge' as const), region: fc.constantFrom('a', 'b'), token: fc.string({ minLength: 1 }) })),
+      (nodes) => {
+        const map = new Map<string, NodeVars>(Object.entries(nodes));
+        const json = JSON.parse(JSON.stringify(renderVariables(map, 'http://x'))) as { nodes: Record<string, unknown> };
+        const byId = (a: [string, unknown], b: [string, unknown]) => (a[0] < b[0] ? -1 : 1);
+        return JSON.stringify([...readVariables(json)].sort(byId)) === JSON.stringify([...map].sort(byId)) && Object.keys(json.nodes).every((id) => map.has(id));
+      },
+    ),
+  );
+  t.pass();
+});
+
+test('the apply stream is read per node: progress, errors with their diagnostics, and plain text', (t) => {
+  const s = new ApplyStream();
+  const line = (type: string, extra: object) => JSON.stringify({ '@level': 'info', '@message': type, '@module': 'tofu.ui', type, ...extra });
+  const addr = (id: string) => `module.nodes_r1.aws_instance.node["${id}"]`;
+  t.like(s.push(line('apply_start', { hook: { resource: { addr: addr('a') }, action: 'create' } })), { phase: 'start', nodeId: 'a' });
+  s.push(line('apply_complete', { hook: { resource: { addr: addr('a') }, action: 'create', elapsed_seconds: 41 } }));
+  s.push(line('apply_errored', { hook: { resource: { addr: addr('b') }, action: 'create' } }));
+  s.push(line('diagnostic', { diagnostic: { severity: 'error', summary: 'creating EC2 Instance: InsufficientInstanceCapacity', detail: 'try another zone', address: addr('b') } }));
+  s.push(line('change_summary', { changes: { add: 1, change: 0, remove: 0 } }));
+  s.push('Error: something before the JSON started');
+  const r = s.result();
+  t.deepEqual([...r.completed.keys()], ['a']);
+  t.is(r.errored.get('b'), 'creating EC2 Instance: InsufficientInstanceCapacity: try another zone');
+  t.deepEqual(r.summary, { add: 1, change: 0, remove: 0 });
+  t.deepEqual(r.text, ['Error: something before the JSON started']);
+  t.is(nodeIdOf('module.nodes_r1.x.y["has \\"quote\\""]'), 'has "quote"');
+  t.is(nodeIdOf('aws_security_group.media'), undefined);
+});
+
+test('outputs and state are read into node addresses and ids', (t) => {
+  t.deepEqual([...nodeAddresses({ nodes: { value: { a: { public_ip: '1.2.3.4', private_ip: '10.0.0.1' }, b: { public: '5.6.7.8' } } } })], [
+    ['a', { public: '1.2.3.4', private: '10.0.0.1' }],
+    ['b', { public: '5.6.7.8' }],
+  ]);
+  const show = { values: { root_module: { child_modules: [{ resources: [{ address: 'module.nodes_r1.terraform_data.node["x"]', mode: 'managed' }, { address: 'module.nodes_r1.data.aws_ami.media["y"]', mode: 'data' }] }] } } };
+  t.deepEqual([...nodesInState(show)], ['x']);
+  t.deepEqual([...nodesInState({ format_version: '1.0' })], []);
+});
