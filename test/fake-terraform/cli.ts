@@ -26,6 +26,13 @@ interface StateNode {
   private: string;
 }
 
+// First of all: Terraform takes an interrupt as "stop cleanly", not as "die".
+let interrupted = false;
+process.on('SIGINT', () => {
+  interrupted = true;
+  if (process.argv[2] === 'apply') message('log', 'Interrupt received. Please wait for Terraform to exit or data loss may occur. Gracefully shutting down...');
+});
+
 const cwd = process.cwd();
 const STATE = `${cwd}/terraform.tfstate`;
 const LOCK = `${cwd}/.terraform.tfstate.lock.info`;
@@ -109,11 +116,6 @@ async function apply(): Promise<number> {
       await sleep(50);
     }
   }
-  let interrupted = false;
-  process.on('SIGINT', () => {
-    interrupted = true;
-    message('log', 'Interrupt received. Please wait for Terraform to exit or data loss may occur. Gracefully shutting down...');
-  });
   try {
     message('version', `Terraform ${VERSION}`, { terraform: VERSION, ui: '1.2' });
     const state = readState();
