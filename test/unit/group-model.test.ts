@@ -260,3 +260,22 @@ test('a viewer of a stream on an origin without edges gets an idle edge moved th
   t.like(model.subscribe('cam2', ['r1'], 4), { ok: false, code: 'NO_CAPACITY' });
   t.is(model.nodeRecord('e1')!.parent, other);
 });
+
+test('after failover, viewers of a moved stream get edges under the new origin', (t) => {
+  const model = new GroupModel(group());
+  addNodes(model, [
+    { id: 'o1', role: 'origin', region: 'r1' },
+    { id: 'o2', role: 'origin', region: 'r1', load: 1 },
+    { id: 'e1', role: 'edge', region: 'r1' },
+    { id: 'e2', role: 'edge', region: 'r1' },
+  ]);
+  t.like(model.publish('cam', ['r1'], 1), { ok: true, node: { nodeId: 'o1' } });
+  const under = (origin: string) => ['e1', 'e2'].find((e) => model.nodeRecord(e)!.parent === origin)!;
+  t.like(model.subscribe('cam', ['r1'], 2), { ok: true, node: { nodeId: under('o1') } });
+  model.applyNodeEvent('o1', { type: 'fault', reason: 'silent' }, 3);
+  t.like(model.subscribe('cam', ['r1'], 4), { ok: false, code: 'NO_CAPACITY' }, 'until the publisher comes back, there is nothing to watch');
+  t.like(model.publish('cam', ['r1'], 5), { ok: true, node: { nodeId: 'o2' } });
+  const edge = model.subscribe('cam', ['r1'], 6);
+  t.true(edge.ok);
+  if (edge.ok) t.is(model.nodeRecord(edge.node.nodeId)!.parent, 'o2');
+});
