@@ -17,6 +17,7 @@ import { Users } from './auth/users.js';
 import type { EventRecord } from './domain/events.js';
 import { EventLog } from './events/log.js';
 import { noLocator, type Locator } from './geo/locator.js';
+import { bundledDatabases, openGeoIp } from './geo/maxmind.js';
 import { allRoutes, createApp } from './http/app.js';
 import { buildOpenApi } from './http/openapi.js';
 import type { Services } from './http/services.js';
@@ -66,6 +67,20 @@ const LOUD_EVENTS = /^(node\.|scaling\.|platform\.|actor\.|nodegroup\.)/;
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? createLogger(config.log.level);
+  let locator: Locator = options.locator ?? noLocator;
+  if (!options.locator && config.geoip.enabled) {
+    const paths = config.geoip.databases ?? bundledDatabases();
+    if (paths.length === 0) log.warn('no GeoIP database: regions are tried in their configured order');
+    else {
+      try {
+        locator = await openGeoIp(paths);
+        log.info({ databases: paths }, 'GeoIP database loaded');
+      } catch (err) {
+        if (config.geoip.databases) throw new Error(`cannot open the GeoIP database ${paths.join(', ')}: ${(err as Error).message}`);
+        log.warn({ err }, 'the bundled GeoIP database cannot be read: regions are tried in their configured order');
+      }
+    }
+  }
   mkdirSync(config.dataDir, { recursive: true });
   const unlock = lockDataDir(config.dataDir);
   const store = openStore(config.dataDir, config.durability);
@@ -124,7 +139,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     throttle: new Throttle(config.auth.loginThrottle),
     events,
     metrics,
-    locator: options.locator ?? noLocator,
+    locator,
     log,
     ready: () => ready && !stopping.signal.aborted && [...actors.groups.values()].every((g) => g.ready),
     openapi: () => openapi,

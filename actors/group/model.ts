@@ -10,6 +10,8 @@ import { LOAD_METRIC, type NodeState, type Role } from '../../src/domain/vocabul
 import { IndexedMinHeap } from '../../src/selection/heap.js';
 import { leastLoaded } from '../../src/selection/least-loaded.js';
 import type { Candidate, Selector } from '../../src/selection/selector.js';
+import { hasRoom } from '../../src/selection/selector.js';
+import { pickTwo, twoChoices } from '../../src/selection/two-choices.js';
 import { distanceKm, regionsFrom } from '../../src/selection/regions.js';
 import { compiled, nodeScope, ruleScope } from '../../src/expressions/scope.js';
 
@@ -123,6 +125,8 @@ interface LiveNode extends Candidate {
   pool: string | null;
   /** Subscribers per stream, as the node last reported them. */
   streams: Map<string, number>;
+  /** Streams this edge was handed viewers of since its last heartbeat. */
+  pending: Set<string>;
 }
 
 interface LiveBinding extends BindingRecord {
@@ -130,7 +134,9 @@ interface LiveBinding extends BindingRecord {
   subscribers: number;
 }
 
-const SERVING: ReadonlySet<NodeState> = new Set(['INSERVICE', 'SOFT_SUNSET', 'HARD_SUNSET']);
+/** States in which a node still carries media: a parent in one of them still feeds its children. */
+export const SERVING_STATES: ReadonlySet<NodeState> = new Set(['INSERVICE', 'SOFT_SUNSET', 'HARD_SUNSET']);
+const SERVING = SERVING_STATES;
 const DRAINING: ReadonlySet<NodeState> = new Set(['SOFT_SUNSET', 'HARD_SUNSET', 'DOOMED', 'DESTRUCTION_REQUESTED', 'DESTROYING']);
 const RETRY_AFTER_S = 2;
 
@@ -144,6 +150,8 @@ export class GroupModel {
   private readonly bindings = new Map<string, LiveBinding>();
   /** Streams by the node they are bound to (as origin or as transcoder). */
   private readonly boundTo = new Map<string, Set<string>>();
+  /** Edges that carry a stream (reported) or were just handed its viewers, by stream. */
+  private readonly servedBy = new Map<string, Set<LiveNode>>();
   private readonly provisions = new Map<string, Provision>();
   /** Rendition name → the provisioned stream it belongs to. */
   private readonly renditions = new Map<string, string>();
@@ -153,11 +161,24 @@ export class GroupModel {
   private effects: Effects = { writes: [], events: [] };
   private tie = 0;
 
+  private selector: Selector;
+
   constructor(
     private config: NodeGroup,
-    private readonly selector: Selector = leastLoaded,
+    private readonly random: () => number = Math.random,
   ) {
     this.indexRules();
+    this.selector = this.selectorFor(config);
+  }
+
+  private selectorFor(config: NodeGroup): Selector {
+    const { strategy, nearEqual } = config.selection;
+    return strategy === 'least-loaded' ? leastLoaded : twoChoices(this.random, (limit) => this.band(limit, nearEqual));
+  }
+
+  /** How close to the lightest a node must be to count as near-equal. */
+  private band(limit: number, fraction = this.config.selection.nearEqual): number {
+    return Math.max(1, Number.isFinite(limit) ? fraction * limit : 1);
   }
 
   get name(): string {
@@ -190,6 +211,7 @@ export class GroupModel {
   reconfigure(config: NodeGroup, now: number): void {
     this.config = config;
     this.indexRules();
+    this.selector = this.selectorFor(config);
     this.limits.clear();
     for (const n of this.nodes.values()) this.refreshSubtree(n);
     for (const n of this.nodes.values()) if (this.needsParent(n)) this.attach(n, now, 'reconfigured');
@@ -312,6 +334,7 @@ export class GroupModel {
       assigned: 0,
       pool: null,
       streams: new Map(),
+      pending: new Set(),
       heapKey: 0,
       heapTie: this.tie++,
       heapIndex: -1,
@@ -334,6 +357,7 @@ export class GroupModel {
     this.emit({ type: 'node.state', group: this.name, nodeId: node.id, role: node.record.role, region: node.record.region, from, to, reason });
     this.refreshSubtree(node);
     if (!SERVING.has(to)) this.detachChildren(node, now, `parent ${node.id} is ${to}`);
+    else if (to !== 'INSERVICE') this.leaveDrainingParent(node, now);
     if (to === 'INSERVICE') {
       if (this.needsParent(node)) this.attach(node, now, 'in service');
       this.adoptOrphans(node.record.role, now);
@@ -343,11 +367,12 @@ export class GroupModel {
   private removeNode(node: LiveNode, now: number, reason: string): void {
     const from = node.record.state;
     this.leavePool(node);
-    this.detachChildren(node, now, `parent ${node.id} was removed`);
+    this.detachChildren(node, now, `parent ${node.id} was removed`, true);
     if (node.record.parent) this.children.get(node.record.parent)?.delete(node);
     this.children.delete(node.id);
     this.nodes.delete(node.id);
     this.byRole.get(node.record.role)?.delete(node);
+    for (const stream of [...node.streams.keys(), ...node.pending]) this.unserve(node, stream);
     this.write('node', node.id, null);
     this.emit({ type: 'node.state', group: this.name, nodeId: node.id, role: node.record.role, region: node.record.region, from, to: null, reason });
     for (const stream of [...(this.boundTo.get(node.id) ?? [])]) {
@@ -478,13 +503,41 @@ export class GroupModel {
     this.write('node', node.id, node.record);
     this.emit({ type: 'node.parent', group: this.name, nodeId: node.id, parent: next, reason });
     this.refreshSubtree(node);
-    void now;
+    // A relay that just found its root can now take the edges waiting for a parent.
+    if (parent && node.record.state === 'INSERVICE') this.adoptOrphans(node.record.role, now);
   }
 
-  private detachChildren(parent: LiveNode, now: number, reason: string): void {
+  /** The parent left service (or the group): in-service children find another; when it is removed, nobody points at it. */
+  private detachChildren(parent: LiveNode, now: number, reason: string, removed = false): void {
     for (const child of [...(this.children.get(parent.id) ?? [])]) {
       if (child.record.state === 'INSERVICE') this.setParent(child, this.chooseParent(child) ?? null, now, reason);
+      else if (removed) this.setParent(child, null, now, reason);
       else this.refreshSubtree(child);
+    }
+  }
+
+  /** No viewers, no streams, nothing handed out since the last heartbeat. */
+  private idle(n: LiveNode): boolean {
+    return n.assigned === 0 && (n.metrics['connections.subscriber'] ?? 0) === 0 && n.streams.size === 0 && n.pending.size === 0;
+  }
+
+  /**
+   * A parent drains: its idle children move to an in-service parent at once; the children of a
+   * draining relay move to a sibling relay under the same origin, which carries the same streams.
+   * Busy children of a draining origin stay: their viewers watch streams only it has.
+   */
+  private leaveDrainingParent(parent: LiveNode, now: number): void {
+    const root = this.rootOf(parent);
+    for (const child of [...(this.children.get(parent.id) ?? [])]) {
+      if (child.record.state !== 'INSERVICE') continue;
+      let next: LiveNode | undefined;
+      if (this.idle(child)) next = this.chooseParent(child);
+      else if (parent.record.role === 'relay' && root) {
+        next = [...(this.byRole.get('relay') ?? [])]
+          .filter((r) => r !== parent && r.record.state === 'INSERVICE' && this.rootOf(r) === root)
+          .sort((a, b) => (this.children.get(a.id)?.size ?? 0) - (this.children.get(b.id)?.size ?? 0) || a.heapTie - b.heapTie)[0];
+      }
+      if (next) this.setParent(child, next, now, `parent ${parent.id} is draining`);
     }
   }
 
@@ -503,13 +556,14 @@ export class GroupModel {
     for (const [role, options] of Object.entries(this.config.roles) as Array<[Role, { parentRole?: Role } | undefined]>) {
       if (!options?.parentRole) continue;
       for (const n of this.byRole.get(role) ?? []) {
-        if (n.record.state !== 'INSERVICE' || n.heapKey > 0 || n.streams.size > 0) continue;
+        if (n.record.state !== 'INSERVICE' || !this.idle(n) || (this.children.get(n.id)?.size ?? 0) > 0) continue;
         const current = n.record.parent ? this.nodes.get(n.record.parent) : undefined;
         const best = this.chooseParent(n);
         if (!best || best === current) continue;
         const sameRegionNow = current?.record.region === n.record.region;
         const better =
           !current ||
+          current.record.state !== 'INSERVICE' ||
           (!sameRegionNow && best.record.region === n.record.region) ||
           (best.record.region === current.record.region && (this.children.get(best.id)?.size ?? 0) + 1 < (this.children.get(current.id)?.size ?? 0));
         if (better) this.setParent(n, best, now, 'rebalanced');
@@ -605,9 +659,42 @@ export class GroupModel {
     }
     // A group without a subscribing role serves viewers from its origins.
     if (!this.config.roles.edge) return { ok: true, node: this.assignment(origin) };
-    const edge = this.pick('edge', regions, origin.id) ?? this.borrowIdleEdge(origin, regions, stream, now);
+    const edge = this.servingEdge(stream, origin, regions) ?? this.pick('edge', regions, origin.id) ?? this.borrowIdleEdge(origin, regions, stream, now);
     if (!edge) return this.noCapacity('edge', regions, `viewers of '${name}' on origin ${origin.id}`);
+    this.serve(edge, stream);
     return { ok: true, node: this.assign(edge) };
+  }
+
+  /**
+   * An edge that already carries the stream, so that viewers share its pull from the origin
+   * (CONTRACT §4: the edge that serves the stream first, then the nearest region, then the load).
+   */
+  private servingEdge(stream: string, origin: LiveNode, regions: readonly string[]): LiveNode | undefined {
+    const set = this.servedBy.get(stream);
+    if (!set || set.size === 0) return undefined;
+    const pool = (n: LiveNode) => n.pool === `edge|${n.record.region}|${origin.id}`;
+    for (const region of regions) {
+      const here = [...set].filter((n) => n.record.region === region && pool(n) && hasRoom(n));
+      if (here.length === 0) continue;
+      if (this.config.selection.strategy === 'least-loaded') return here.reduce((a, b) => (b.heapKey < a.heapKey || (b.heapKey === a.heapKey && b.heapTie < a.heapTie) ? b : a));
+      const lightest = Math.min(...here.map((n) => n.heapKey));
+      return pickTwo(here.filter((n) => n.heapKey <= lightest + this.band(n.limit)), this.random);
+    }
+    return undefined;
+  }
+
+  private serve(edge: LiveNode, stream: string): void {
+    let set = this.servedBy.get(stream);
+    if (!set) this.servedBy.set(stream, (set = new Set()));
+    if (set.has(edge)) return;
+    set.add(edge);
+    edge.pending.add(stream);
+  }
+
+  private unserve(node: LiveNode, stream: string): void {
+    const set = this.servedBy.get(stream);
+    set?.delete(node);
+    if (set?.size === 0) this.servedBy.delete(stream);
   }
 
   /**
@@ -617,15 +704,30 @@ export class GroupModel {
    */
   private borrowIdleEdge(origin: LiveNode, regions: readonly string[], stream: string, now: number): LiveNode | undefined {
     const parentRole = this.config.roles.edge?.parentRole;
-    if (parentRole !== 'origin') return undefined;
+    const parent = parentRole === 'origin' ? origin : parentRole === 'relay' ? this.relayUnder(origin, regions, stream, now) : undefined;
+    if (!parent) return undefined;
     for (const region of regions) {
       for (const n of this.byRole.get('edge') ?? []) {
-        if (n.record.region !== region || n.record.state !== 'INSERVICE' || n.heapKey > 0 || n.streams.size > 0 || n.record.parent === origin.id) continue;
-        this.setParent(n, origin, now, `viewers of '${stream}' need an edge under ${origin.id}`);
+        if (n.record.region !== region || n.record.state !== 'INSERVICE' || !this.idle(n) || n.record.parent === parent.id) continue;
+        this.setParent(n, parent, now, `viewers of '${stream}' need an edge under ${origin.id}`);
         return this.pick('edge', [region], origin.id);
       }
     }
     return undefined;
+  }
+
+  /** An in-service relay under the origin, nearest first; else an idle relay moved under it. */
+  private relayUnder(origin: LiveNode, regions: readonly string[], stream: string, now: number): LiveNode | undefined {
+    const relays = [...(this.byRole.get('relay') ?? [])].filter((r) => r.record.state === 'INSERVICE');
+    const order = (r: LiveNode) => {
+      const i = regions.indexOf(r.record.region);
+      return i < 0 ? regions.length : i;
+    };
+    const under = relays.filter((r) => this.rootOf(r) === origin.id).sort((a, b) => order(a) - order(b) || (this.children.get(a.id)?.size ?? 0) - (this.children.get(b.id)?.size ?? 0));
+    if (under[0]) return under[0];
+    const spare = relays.filter((r) => (this.children.get(r.id)?.size ?? 0) === 0 && r.streams.size === 0).sort((a, b) => order(a) - order(b))[0];
+    if (spare) this.setParent(spare, origin, now, `viewers of '${stream}' need a relay under ${origin.id}`);
+    return spare;
   }
 
   // ---- bindings -----------------------------------------------------------------------------
@@ -705,6 +807,17 @@ export class GroupModel {
     for (const [stream, count] of seen) {
       const b = this.bindings.get(stream);
       if (b) b.subscribers = Math.max(0, b.subscribers + count - (node.streams.get(stream) ?? 0));
+    }
+    if (node.record.role === 'edge') {
+      // The heartbeat is the truth: streams handed out since are either in it now or gone.
+      for (const stream of node.pending) if (!seen.has(stream)) this.unserve(node, stream);
+      node.pending.clear();
+      for (const stream of node.streams.keys()) if (!seen.has(stream)) this.unserve(node, stream);
+      for (const stream of seen.keys()) {
+        let set = this.servedBy.get(stream);
+        if (!set) this.servedBy.set(stream, (set = new Set()));
+        set.add(node);
+      }
     }
     node.streams = seen;
   }

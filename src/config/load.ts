@@ -157,7 +157,10 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       },
     },
     log: { level: input.log.level },
-    geoip: input.geoip.database !== undefined ? { database: resolve(input.geoip.database) } : {},
+    geoip: {
+      enabled: input.geoip.enabled,
+      ...(input.geoip.database !== undefined ? { databases: input.geoip.database.split(',').map((p) => resolve(p.trim())) } : {}),
+    },
     defaultNodeGroup,
     supervisorTick: durationMs(input.supervisorTick),
     nodeGroups: groups,
@@ -273,6 +276,7 @@ export function normalizeNodeGroup(raw: unknown): { group: NodeGroup } | { error
       regions: input.regions,
       roles: input.roles as NodeGroup['roles'],
       rules,
+      selection: input.selection,
       timing: {
         heartbeatMs: t.heartbeatMs,
         nodeTimeout: durationMs(t.nodeTimeout),

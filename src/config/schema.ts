@@ -153,6 +153,15 @@ export const NodeGroupConfig = Type.Object(
     ),
     rules: Type.Array(Rule, { maxItems: 1024, default: [] }),
     timing: Timing,
+    selection: Type.Object(
+      {
+        /** two-choices: two random picks among the near-equal lightest; least-loaded: always the lightest. */
+        strategy: Type.Union([Type.Literal('two-choices'), Type.Literal('least-loaded')], { default: 'two-choices' }),
+        /** Near-equal: within this fraction of the limit of the lightest node (at least 1). */
+        nearEqual: Type.Number({ minimum: 0, maximum: 1, default: 0.05 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
   },
   { additionalProperties: false },
 );
@@ -225,7 +234,11 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     geoip: Type.Object(
-      { database: Type.Optional(Type.String({ minLength: 1 })) },
+      {
+        /** MaxMind-format City database path(s), comma-separated; default: the bundled DB-IP City Lite. */
+        database: Type.Optional(Type.String({ minLength: 1 })),
+        enabled: Type.Boolean({ default: true }),
+      },
       { additionalProperties: false, default: {} },
     ),
     defaultNodeGroup: Type.Optional(Name),

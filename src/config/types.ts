@@ -80,6 +80,7 @@ export interface NodeGroup {
   roles: Partial<Record<Role, RoleConfig>>;
   rules: RuleConfig[];
   timing: TimingConfig;
+  selection: { strategy: 'two-choices' | 'least-loaded'; nearEqual: number };
 }
 
 export interface UserConfig {
@@ -118,7 +119,7 @@ export interface Config {
     loginThrottle: { maxFailures: number; window: number; baseDelay: number; maxDelay: number };
   };
   log: { level: string };
-  geoip: { database?: string };
+  geoip: { databases?: string[]; enabled: boolean };
   defaultNodeGroup: string;
   supervisorTick: number;
   nodeGroups: NodeGroup[];

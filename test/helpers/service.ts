@@ -76,6 +76,7 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     server: { host: '127.0.0.1', port: 0 },
     dataDir,
     supervisorTick: '100ms',
+    geoip: { enabled: false },
     nodeGroups: options.groups ?? [staticGroup()],
     ...options.config,
   };

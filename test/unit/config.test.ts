@@ -40,7 +40,7 @@ test('environment variables override the file', (t) => {
   t.is(config.dataDir, '/tmp/sy-data');
   t.is(config.auth.adminUser, 'boss');
   t.is(config.log.level, 'debug');
-  t.is(config.geoip.database, '/tmp/city.mmdb');
+  t.deepEqual(config.geoip.databases, ['/tmp/city.mmdb']);
   t.is(config.auth.adminPassword, 'a-long-enough-password');
   t.is(config.auth.jwtSecret, 'k'.repeat(32));
 });

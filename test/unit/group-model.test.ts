@@ -9,7 +9,7 @@ import { staticGroup } from '../helpers/service.js';
 const REGIONS = ['r1', 'r2', 'r3'];
 const LIMIT = 4;
 
-function group(overrides: Record<string, unknown> = {}): NodeGroup {
+function group(overrides: Record<string, unknown> = {}, selection: object = { strategy: 'least-loaded' }): NodeGroup {
   const g = staticGroup({
     regions: REGIONS,
     rules: REGIONS.flatMap((region) => [
@@ -19,7 +19,18 @@ function group(overrides: Record<string, unknown> = {}): NodeGroup {
     ]),
     ...overrides,
   });
-  return parseConfig({ nodeGroups: [g] }, 'test').nodeGroups[0]!;
+  return parseConfig({ nodeGroups: [{ ...g, selection }] }, 'test').nodeGroups[0]!;
+}
+
+/** A seeded random source, so that a failing run can be replayed. */
+function seeded(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
 }
 
 function addNodes(model: GroupModel, nodes: Array<{ id: string; role: 'origin' | 'edge' | 'transcoder'; region: string; load?: number }>, now = 0) {
@@ -278,4 +289,65 @@ test('after failover, viewers of a moved stream get edges under the new origin',
   const edge = model.subscribe('cam', ['r1'], 6);
   t.true(edge.ok);
   if (edge.ok) t.is(model.nodeRecord(edge.node.nodeId)!.parent, 'o2');
+});
+
+test('two choices: the pick is in the first region with room and within the near-equal band of the lightest there', (t) => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.record({ region: fc.constantFrom(...REGIONS), load: fc.integer({ min: 0, max: 40 }) }), { minLength: 1, maxLength: 12 }),
+      fc.constantFrom(...ORDERS),
+      fc.integer(),
+      (origins, order, seed) => {
+        const limit = 40;
+        const model = new GroupModel(group({ rules: REGIONS.map((region) => ({ region, role: 'origin', min: 0, max: 20, limit })) }, { strategy: 'two-choices', nearEqual: 0.1 }), seeded(seed));
+        addNodes(model, origins.map((o, i) => ({ id: `o${i}`, role: 'origin' as const, region: o.region, load: o.load })));
+        const r = model.publish('s', order, 1);
+        const region = order.find((reg) => origins.some((o) => o.region === reg && o.load < limit));
+        if (region === undefined) return !r.ok;
+        if (!r.ok || r.node.region !== region) return false;
+        const least = Math.min(...origins.filter((o) => o.region === region).map((o) => o.load));
+        return origins[Number(r.node.nodeId.slice(1))]!.load <= least + Math.max(1, 0.1 * limit);
+      },
+    ),
+    { numRuns: 400 },
+  );
+  t.pass();
+});
+
+test('two choices: a burst between heartbeats spreads within the band', (t) => {
+  fc.assert(
+    fc.property(fc.integer({ min: 2, max: 10 }), fc.integer({ min: 1, max: 80 }), fc.integer(), (count, lookups, seed) => {
+      const model = new GroupModel(group({ rules: [{ region: 'r1', role: 'origin', min: 0, max: 10, limit: 100 }] }, { strategy: 'two-choices', nearEqual: 0.02 }), seeded(seed));
+      addNodes(model, Array.from({ length: count }, (_, i) => ({ id: `o${i}`, role: 'origin' as const, region: 'r1' })));
+      const hits = new Map<string, number>();
+      for (let i = 0; i < lookups; i++) {
+        const r = model.publish(`s${i}`, ['r1'], 1);
+        if (!r.ok) return false;
+        hits.set(r.node.nodeId, (hits.get(r.node.nodeId) ?? 0) + 1);
+      }
+      const per = Array.from({ length: count }, (_, i) => hits.get(`o${i}`) ?? 0);
+      return Math.max(...per) - Math.min(...per) <= 2 + 1;
+    }),
+  );
+  t.pass();
+});
+
+test('viewers go to an edge that already serves their stream, until it is full', (t) => {
+  const model = new GroupModel(group({ rules: [{ region: 'r1', role: 'origin', min: 0, max: 10, limit: 100 }, { region: 'r1', role: 'edge', min: 0, max: 10, limit: 3 }, { region: 'r2', role: 'edge', min: 0, max: 10, limit: 3 }] }, { strategy: 'two-choices', nearEqual: 0.05 }), seeded(7));
+  addNodes(model, [
+    { id: 'o1', role: 'origin', region: 'r1' },
+    { id: 'e1', role: 'edge', region: 'r1' },
+    { id: 'e2', role: 'edge', region: 'r1' },
+    { id: 'e3', role: 'edge', region: 'r2' },
+  ]);
+  model.publish('cam', ['r1'], 1);
+  // e2 already carries cam (it says so in its heartbeat), with one viewer; e1 is empty.
+  model.heartbeat('e2', { ready: true, metrics: { 'connections.subscriber': 1 }, streams: [{ name: 'cam', subscribers: 1 }] }, 2);
+  const picks = [1, 2, 3].map(() => model.subscribe('cam', ['r1', 'r2'], 3)).map((r) => (r.ok ? r.node.nodeId : r.code));
+  t.deepEqual(picks.slice(0, 2), ['e2', 'e2'], 'one pull from the origin, not two');
+  t.not(picks[2], 'e2', 'full: the next viewer goes elsewhere');
+  // A viewer of a stream nobody serves yet: the lightest, nearest edge.
+  model.publish('other', ['r1'], 4);
+  const r = model.subscribe('other', ['r2', 'r1'], 5);
+  t.like(r, { ok: true, node: { nodeId: 'e3' } });
 });
