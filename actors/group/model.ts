@@ -81,6 +81,8 @@ export interface NodeView {
   lastHeartbeat: number | null;
   faultReason?: string;
   platform: PlatformData;
+  /** Where publishers and players connect: as the node reports, else as its role is configured. */
+  listeners: { publish?: Listener; subscribe?: Listener };
 }
 
 export interface StreamView {
@@ -984,6 +986,10 @@ export class GroupModel {
       lastHeartbeat: n.lastSeen,
       ...(r.faultReason ? { faultReason: r.faultReason } : {}),
       platform: r.platform,
+      listeners: {
+        ...((r.listeners?.publish ?? this.config.roles[r.role]?.publish) ? { publish: r.listeners?.publish ?? this.config.roles[r.role]?.publish } : {}),
+        ...((r.listeners?.subscribe ?? this.config.roles[r.role]?.subscribe) ? { subscribe: r.listeners?.subscribe ?? this.config.roles[r.role]?.subscribe } : {}),
+      },
     };
   }
 

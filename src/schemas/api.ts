@@ -123,6 +123,8 @@ export const StreamView = Type.Object({
   since: Type.String({ format: 'date-time' }),
 });
 
+const ListenerSchema = Type.Object({ protocol: Type.String({ pattern: '^[a-z][a-z0-9+.-]{0,15}$' }), port: Type.Integer({ minimum: 1, maximum: 65535 }) }, { additionalProperties: false });
+
 export const NodeView = Type.Object({
   id: Type.String(),
   role: RoleName,
@@ -138,6 +140,7 @@ export const NodeView = Type.Object({
   lastHeartbeat: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   faultReason: Type.Optional(Type.String()),
   platform: Type.Object({ type: Type.String(), address: Type.Optional(Type.String()), pid: Type.Optional(Type.Integer()) }, { additionalProperties: true, description: 'where the node runs (local nodes: their process id)' }),
+  listeners: Type.Object({ publish: Type.Optional(ListenerSchema), subscribe: Type.Optional(ListenerSchema) }, { description: 'where publishers and players connect' }),
 });
 
 const Counts = Type.Object({
@@ -176,7 +179,6 @@ export const NodeGroupDetail = Type.Object({
 // ---- node agents ------------------------------------------------------------------------------------
 
 const Finite = Type.Number({ minimum: -1e15, maximum: 1e15 });
-const ListenerSchema = Type.Object({ protocol: Type.String({ pattern: '^[a-z][a-z0-9+.-]{0,15}$' }), port: Type.Integer({ minimum: 1, maximum: 65535 }) }, { additionalProperties: false });
 const Host = Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:_-]+$' });
 
 export const NodeEventBody = Type.Object(

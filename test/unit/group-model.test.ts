@@ -351,3 +351,21 @@ test('viewers go to an edge that already serves their stream, until it is full',
   const r = model.subscribe('other', ['r2', 'r1'], 5);
   t.like(r, { ok: true, node: { nodeId: 'e3' } });
 });
+
+test('deleting the provision of a live ABR stream keeps its renditions resolving until the stream ends', (t) => {
+  const model = new GroupModel(group({ timing: { streamTimeout: 1000 } }));
+  addNodes(model, [
+    { id: 'o1', role: 'origin', region: 'r1' },
+    { id: 'e1', role: 'edge', region: 'r1' },
+    { id: 't1', role: 'transcoder', region: 'r1' },
+  ]);
+  const r = { level: 1, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 };
+  model.putProvision({ streamName: 'show', region: 'r1', streams: [{ ...r, name: 'show_lo' }] }, 'create', 0);
+  model.transcode('show', ['r1'], 0);
+  model.heartbeat('o1', { ready: true, metrics: {}, streams: [{ name: 'show_lo', publishing: true }] }, 10);
+  t.true(model.deleteProvision('show').ok);
+  t.like(model.subscribe('show_lo', ['r1'], 20), { ok: true, node: { nodeId: 'e1' } }, 'current viewers keep finding it');
+  t.like(model.transcode('show', ['r1'], 30), { ok: false, code: 'PROVISION_NOT_FOUND' }, 'but nobody can start it again');
+  model.tick(1500);
+  t.like(model.subscribe('show_lo', ['r1'], 1600), { ok: false, code: 'STREAM_NOT_FOUND' }, 'once it ended, the rendition is gone');
+});
