@@ -9,6 +9,7 @@ import type { NodeGroup } from '../src/config/types.js';
 import type { EventBody } from '../src/domain/events.js';
 import { nodeEndpoint } from './comlink.js';
 import type { GroupApi } from './group/actor.js';
+import type { HeartbeatReply, LookupOutcome } from './group/model.js';
 import type { SupervisorApi, SupervisorInit } from './supervisor/actor.js';
 
 export class ActorUnavailable extends Error {
@@ -31,7 +32,36 @@ export interface HostOptions {
   onError?(group: string, err: Error): void;
 }
 
-const WORKER_OPTIONS = { execArgv: [...process.execArgv] };
+/**
+ * Gathers the calls of one event-loop turn (every request parsed in it) into one call: one
+ * message each way instead of one per request, and one LMDB commit for the writes of all of them.
+ */
+class Batcher<A, R> {
+  private queue: Array<{ args: A; resolve(r: R): void; reject(e: unknown): void }> = [];
+
+  constructor(
+    private readonly send: (batch: A[]) => Promise<R[]>,
+    private readonly max = 512,
+  ) {}
+
+  add(args: A): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ args, resolve, reject });
+      if (this.queue.length === 1) setImmediate(() => this.flush());
+      else if (this.queue.length >= this.max) this.flush();
+    });
+  }
+
+  private flush(): void {
+    const batch = this.queue;
+    if (batch.length === 0) return;
+    this.queue = [];
+    this.send(batch.map((b) => b.args)).then(
+      (results) => batch.forEach((b, i) => b.resolve(results[i]!)),
+      (err) => batch.forEach((b) => b.reject(err)),
+    );
+  }
+}
 
 export class GroupHandle {
   private worker: Worker | null = null;
@@ -52,21 +82,40 @@ export class GroupHandle {
     return this.group.name;
   }
 
+  /** comlink makes (and registers) a new proxy on every property access: one per method will do. */
+  private methods = new Map<string, (...args: never[]) => Promise<unknown>>();
+
   /** Calls the actor; rejects with ActorUnavailable if it is starting or dies during the call. */
   async call<K extends Method<GroupApi>>(method: K, ...args: Params<GroupApi, K>): Promise<Result<GroupApi, K>> {
     const api = this.api;
     if (!this.ready || !api) throw new ActorUnavailable(this.name);
     const started = performance.now();
     try {
-      const fn = api[method] as unknown as (...a: Params<GroupApi, K>) => Promise<Result<GroupApi, K>>;
-      return await Promise.race([fn(...args), this.died]);
+      let fn = this.methods.get(method as string);
+      if (!fn) this.methods.set(method as string, (fn = api[method] as unknown as (...a: never[]) => Promise<unknown>));
+      return (await Promise.race([(fn as unknown as (...a: Params<GroupApi, K>) => Promise<Result<GroupApi, K>>)(...args), this.died])) as Result<GroupApi, K>;
     } finally {
       this.host.options.observe?.(method as string, (performance.now() - started) / 1000);
     }
   }
 
+  private readonly lookupBatch = new Batcher<Parameters<GroupApi['lookup']>, LookupOutcome>((batch) => this.call('lookups', batch));
+  private readonly heartbeatBatch = new Batcher<Parameters<GroupApi['heartbeat']>, HeartbeatReply | null>((batch) => this.call('heartbeats', batch));
+
+  /** A lookup, sent with the others of this event-loop turn in one message and one commit. */
+  lookup(...args: Parameters<GroupApi['lookup']>): Promise<LookupOutcome> {
+    if (!this.ready || !this.api) return Promise.reject(new ActorUnavailable(this.name));
+    return this.lookupBatch.add(args);
+  }
+
+  /** A node's heartbeat, batched like lookups. */
+  heartbeat(...args: Parameters<GroupApi['heartbeat']>): Promise<HeartbeatReply | null> {
+    if (!this.ready || !this.api) return Promise.reject(new ActorUnavailable(this.name));
+    return this.heartbeatBatch.add(args);
+  }
+
   async start(): Promise<void> {
-    const worker = new Worker(new URL('./group/actor.js', import.meta.url), { ...WORKER_OPTIONS, name: `group:${this.name}` });
+    const worker = new Worker(new URL('./group/actor.js', import.meta.url), { name: `group:${this.name}` });
     const api = Comlink.wrap<GroupApi>(nodeEndpoint(worker));
     const events = new MessageChannel();
     events.port1.on('message', (batch: EventBody[]) => this.host.options.onEvents(batch));
@@ -90,6 +139,7 @@ export class GroupHandle {
       this.died,
     ]);
     this.api = api;
+    this.methods = new Map();
     this.ready = true;
     await this.host.connect(this);
   }
@@ -159,7 +209,7 @@ export class ActorHost {
   }
 
   async startSupervisor(init: Omit<SupervisorInit, 'events'>): Promise<void> {
-    const worker = new Worker(new URL('./supervisor/actor.js', import.meta.url), { ...WORKER_OPTIONS, name: 'supervisor' });
+    const worker = new Worker(new URL('./supervisor/actor.js', import.meta.url), { name: 'supervisor' });
     worker.on('error', (err) => this.options.onError?.('supervisor', err));
     const api = Comlink.wrap<SupervisorApi>(nodeEndpoint(worker));
     const events = new MessageChannel();

@@ -119,7 +119,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     dataDir: config.dataDir,
     durability: config.durability,
     onEvents: (bodies) => events.append(bodies),
-    observe: (method, seconds) => metrics.actorCalls.observe({ method }, seconds),
+    observe: (method, seconds) => metrics.actorCall({ method }).observe(seconds),
     onError: (group, err) => log.error({ group, err }, 'actor error'),
   });
   registry = new NodeGroupRegistry(store, actors, log, (bodies) => events.append(bodies));

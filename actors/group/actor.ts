@@ -119,6 +119,23 @@ class GroupActor {
     return outcome;
   }
 
+  /** Many lookups at once: decided in order, their writes committed together before any answer. */
+  async lookups(batch: Array<[LookupKind, string, string[]]>): Promise<LookupOutcome[]> {
+    const now = Date.now();
+    const m = this.model;
+    const outcomes = batch.map(([kind, stream, regions]) => (kind === 'publish' ? m.publish(stream, regions, now) : kind === 'transcode' ? m.transcode(stream, regions, now) : m.subscribe(stream, regions, now)));
+    const effects = m.drain();
+    if (!(await this.commit(effects, effects.writes.length > 0))) return batch.map(() => STORE_FAILURE);
+    return outcomes;
+  }
+
+  async heartbeats(batch: Array<[string, HeartbeatInput]>): Promise<Array<HeartbeatReply | null>> {
+    const now = Date.now();
+    const replies = batch.map(([nodeId, hb]) => this.model.heartbeat(nodeId, hb, now));
+    void this.commit(this.model.drain(), false);
+    return replies;
+  }
+
   async heartbeat(nodeId: string, hb: HeartbeatInput): Promise<HeartbeatReply | null> {
     const reply = this.model.heartbeat(nodeId, hb, Date.now());
     // Heartbeat writes are facts the next heartbeat repeats: no need to hold the reply for them.

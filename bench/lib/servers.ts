@@ -10,8 +10,8 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-export async function runServer(script: string, env: Record<string, string> = {}, args: string[] = []): Promise<Running> {
-  const proc = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+export async function runServer(script: string, env: Record<string, string> = {}, args: string[] = [], nodeArgs: string[] = []): Promise<Running> {
+  const proc = spawn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let buffer = '';
     const timer = setTimeout(() => reject(new Error(`${script} did not start`)), 30_000);
@@ -52,7 +52,7 @@ export const BENCH_SECRET = 'bench-secret-that-is-at-least-32-bytes!';
 export const BENCH_PASSWORD = 'bench-admin-password';
 
 /** Switchyard with one static node group of `origins` origins and `edges` edges, never timing out. */
-export async function switchyard(dir: string, options: { origins: number; edges: number; regions?: number }): Promise<Running> {
+export async function switchyard(dir: string, options: { origins: number; edges: number; regions?: number; nodeArgs?: string[]; groups?: number }): Promise<Running> {
   const regions = Array.from({ length: options.regions ?? 1 }, (_, i) => ({ name: `r${i + 1}`, lat: 50 - i * 10, lon: i * 30 }));
   const nodes = [
     ...Array.from({ length: options.origins }, (_, i) => ({ id: `o${i}`, role: 'origin', region: regions[i % regions.length]!.name, address: `10.1.${i >> 8}.${i & 255}` })),
@@ -77,10 +77,10 @@ export async function switchyard(dir: string, options: { origins: number; edges:
   };
   const file = join(dir, 'config.json');
   writeFileSync(file, JSON.stringify(config));
-  return runServer(projectPath('dist', 'src', 'main.js'), {
-    SWITCHYARD_CONFIG: file,
-    SWITCHYARD_ADMIN_PASSWORD: BENCH_PASSWORD,
-    SWITCHYARD_JWT_SECRET: BENCH_SECRET,
-    SWITCHYARD_LOG_LEVEL: 'info',
-  });
+  return runServer(
+    projectPath('dist', 'src', 'main.js'),
+    { SWITCHYARD_CONFIG: file, SWITCHYARD_ADMIN_PASSWORD: BENCH_PASSWORD, SWITCHYARD_JWT_SECRET: BENCH_SECRET, SWITCHYARD_LOG_LEVEL: 'info' },
+    [],
+    options.nodeArgs ?? [],
+  );
 }

@@ -47,7 +47,7 @@ export function createApp(s: Services, routes: readonly RouteDef[]): Koa<AppStat
     passwordRoute: PASSWORD_ROUTE,
   });
   mount(router, routes, { bodyLimit: s.config.server.bodyLimit, guard });
-  const observe = (route: string, method: string, status: number) => s.metrics.requests.inc({ method, route, status: String(status) });
+  const observe = (route: string, method: string, status: number) => s.metrics.request({ method, route, status: String(status) }).inc();
   app.use(requestContext(s.log, observe, QUIET));
   app.use(securityHeaders(s.config.server.tls !== undefined));
   app.use(errorHandler());

@@ -56,6 +56,16 @@ export async function ask<K extends Method<GroupApi>>(handle: GroupHandle, metho
   }
 }
 
+/** A batched call (lookups, heartbeats): an actor that is (re)starting answers 503 NOT_READY. */
+export async function batched<T>(handle: GroupHandle, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof ActorUnavailable) throw problems.notReady(`node group '${handle.name}' is restarting; retry shortly`, 1);
+    throw err;
+  }
+}
+
 /** Turns an actor's failure into the problem it names. */
 export function fail(f: { status: number; code: string; detail: string; retryAfter?: number; errors?: Array<{ path: string; message: string }> }): never {
   throw new Problem(f.status, f.code, f.detail, { ...(f.retryAfter !== undefined ? { retryAfter: f.retryAfter } : {}), ...(f.errors ? { errors: f.errors } : {}) });

@@ -3,12 +3,26 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { GroupCounts } from '../../actors/group/actor.js';
 
+/** prom-client hashes a label object on every observe: keep one child per label set instead. */
+export function labelled<L extends string, C>(metric: { labels(...values: string[]): C }, names: readonly L[]) {
+  const children = new Map<string, C>();
+  return (values: Record<L, string>): C => {
+    const key = names.map((n) => values[n]).join('\u0000');
+    let child = children.get(key);
+    if (!child) children.set(key, (child = metric.labels(...names.map((n) => values[n]))));
+    return child;
+  };
+}
+
 export class Metrics {
   readonly registry = new Registry();
   readonly lookups: Histogram<'endpoint' | 'result'>;
   readonly requests: Counter<'method' | 'route' | 'status'>;
   readonly actorCalls: Histogram<'method'>;
   readonly events: Counter<'type'>;
+  readonly lookup: (labels: { endpoint: string; result: string }) => { observe(v: number): void };
+  readonly request: (labels: { method: string; route: string; status: string }) => { inc(): void };
+  readonly actorCall: (labels: { method: string }) => { observe(v: number): void };
 
   constructor(counts: () => Promise<GroupCounts[]>) {
     const registers = [this.registry];
@@ -29,6 +43,9 @@ export class Metrics {
       registers,
     });
     this.events = new Counter({ name: 'switchyard_events_total', help: 'Events by type', labelNames: ['type'], registers });
+    this.lookup = labelled(this.lookups, ['endpoint', 'result'] as const);
+    this.request = labelled(this.requests, ['method', 'route', 'status'] as const);
+    this.actorCall = labelled(this.actorCalls, ['method'] as const);
     new Gauge({
       name: 'switchyard_nodes',
       help: 'Nodes by node group, role, region and state',

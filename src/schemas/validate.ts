@@ -97,3 +97,26 @@ export function valueAt(value: unknown, pointer: string): unknown {
   }
   return node;
 }
+
+/**
+ * A converter for a flat query schema, made once per route: strings become the booleans and
+ * numbers the schema asks for (what the schema library's generic conversion does, without
+ * walking the schema on every request). Values that do not convert stay strings, for the check
+ * to refuse with its message.
+ */
+export function compileQueryConverter(schema: TSchema): (raw: Record<string, string>) => Record<string, unknown> {
+  const props = ((schema as { properties?: Record<string, { type?: string }> }).properties ?? {}) as Record<string, { type?: string }>;
+  const kinds = new Map(Object.entries(props).map(([k, v]) => [k, v.type]));
+  const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+  return (raw) => {
+    const out: Record<string, unknown> = {};
+    for (const key in raw) {
+      const v = raw[key]!;
+      const kind = kinds.get(key);
+      if (kind === 'boolean') out[key] = v === 'true' ? true : v === 'false' ? false : v;
+      else if ((kind === 'integer' || kind === 'number') && NUMBER.test(v)) out[key] = Number(v);
+      else out[key] = v;
+    }
+    return out;
+  };
+}

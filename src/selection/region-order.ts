@@ -7,8 +7,14 @@ import { regionsByDistance } from './regions.js';
 
 export type RegionOrder = { ok: true; regions: string[] } | { ok: false; unknown: string[] };
 
+/** The configured order and its first region, made once per group config (most lookups need nothing else). */
+const configured = new WeakMap<NodeGroup, { all: string[]; first: string[] }>();
+
 export function regionOrder(group: NodeGroup, options: { requested?: readonly string[]; location?: Location | null; strict?: boolean }): RegionOrder {
-  const all = group.regions.map((r) => r.name);
+  let fixed = configured.get(group);
+  if (!fixed) configured.set(group, (fixed = { all: group.regions.map((r) => r.name), first: group.regions.slice(0, 1).map((r) => r.name) }));
+  if (!options.requested && !options.location) return { ok: true, regions: options.strict ? fixed.first : fixed.all };
+  const all = fixed.all;
   const natural = options.location ? regionsByDistance(group.regions, options.location.lat, options.location.lon) : all;
   const requested = options.requested ? [...new Set(options.requested)] : undefined;
   if (requested) {

@@ -311,7 +311,7 @@ test('healthz, readyz, metrics and the OpenAPI document', async (t) => {
   t.regex(metrics, /switchyard_lookup_duration_seconds_bucket\{[^}]*endpoint="live:publish"[^}]*result="OK"/);
   t.regex(metrics, /switchyard_nodes\{group="g",role="origin",region="r1",state="INSERVICE"\} 2/);
   t.regex(metrics, /switchyard_bindings\{group="g",state="PENDING"\}/);
-  t.regex(metrics, /switchyard_actor_call_duration_seconds_count\{method="lookup"\}/);
+  t.regex(metrics, /switchyard_actor_call_duration_seconds_count\{method="lookups"\}/);
   const doc = body<{ openapi: string; paths: Record<string, Record<string, unknown>> }>(await svc.get('/as/v1/openapi.json', null));
   t.is(doc.openapi, '3.1.0');
   for (const [path, method] of [

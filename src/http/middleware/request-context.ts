@@ -16,7 +16,9 @@ export function requestContext(log: Logger, observe: RequestObserver, quietRoute
     const started = performance.now();
     const given = ctx.get('x-request-id');
     ctx.requestId = SANE_ID.test(given) ? given : randomUUID();
-    ctx.log = log.child({ reqId: ctx.requestId });
+    // The request's logger is made on first use: most lookups log nothing at the default level.
+    let child: Logger | undefined;
+    Object.defineProperty(ctx, 'log', { configurable: true, get: () => (child ??= log.child({ reqId: ctx.requestId })) });
     ctx.set('X-Request-Id', ctx.requestId);
     try {
       await next();
@@ -24,9 +26,12 @@ export function requestContext(log: Logger, observe: RequestObserver, quietRoute
       const seconds = (performance.now() - started) / 1000;
       const route = ctx.state.route ?? 'unmatched';
       observe(route, ctx.method, ctx.status, seconds);
-      const line = { method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 1e4) / 10 };
-      if (quietRoutes.has(route)) ctx.log.debug(line, 'request');
-      else ctx.log.info(line, 'request');
+      const quiet = quietRoutes.has(route);
+      if (quiet ? log.isLevelEnabled('debug') : log.isLevelEnabled('info')) {
+        const line = { method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 1e4) / 10 };
+        if (quiet) ctx.log.debug(line, 'request');
+        else ctx.log.info(line, 'request');
+      }
     }
   };
 }
