@@ -1,12 +1,11 @@
 // The front end: a small Koa core that composes small middleware (after Koa's own design):
-//   request id + log line → security headers → errors as problem+json → router
+//   request frame (id, log line, security headers, errors as problem+json) → router
 // and, per route: name → access guard (koa-jwt) → validated input → handler → group actor.
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { AppContextExtras, AppState } from './context.js';
 import { createGuard } from './middleware/auth.js';
-import { errorHandler } from './middleware/errors.js';
-import { requestContext } from './middleware/request-context.js';
+import { installRequestLogger, requestFrame } from './middleware/request-context.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { mount, type RouteDef } from './route.js';
 import { authRoutes, PASSWORD_ROUTE } from './routes/auth.js';
@@ -48,9 +47,8 @@ export function createApp(s: Services, routes: readonly RouteDef[]): Koa<AppStat
   });
   mount(router, routes, { bodyLimit: s.config.server.bodyLimit, guard });
   const observe = (route: string, method: string, status: number) => s.metrics.request({ method, route, status: String(status) }).inc();
-  app.use(requestContext(s.log, observe, QUIET));
-  app.use(securityHeaders(s.config.server.tls !== undefined));
-  app.use(errorHandler());
+  installRequestLogger(app, s.log);
+  app.use(requestFrame(s.log, observe, securityHeaders(s.config.server.tls !== undefined), QUIET));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

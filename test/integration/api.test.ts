@@ -299,7 +299,9 @@ test('unknown routes and methods are problems too; answers carry security header
   t.is(r.headers.get('x-content-type-options'), 'nosniff');
   t.is(r.headers.get('cache-control'), 'no-store');
   t.regex(r.headers.get('content-security-policy') ?? '', /default-src 'none'/);
-  t.truthy((await svc.get('/as/v1/healthz', null, { 'x-request-id': 'bad id with spaces' })).headers.get('x-request-id')?.match(/^[0-9a-f-]{36}$/));
+  const generated = (await svc.get('/as/v1/healthz', null, { 'x-request-id': 'bad id with spaces' })).headers.get('x-request-id');
+  t.regex(generated ?? '', /^[A-Za-z0-9_-]{8}-[0-9a-z]+$/, 'an id of our own replaces one that is not sane');
+  t.not((await svc.get('/as/v1/healthz', null)).headers.get('x-request-id'), generated, 'and each request gets its own');
 });
 
 test('healthz, readyz, metrics and the OpenAPI document', async (t) => {

@@ -1,7 +1,6 @@
-// Turns everything thrown below it into a problem+json answer (CONTRACT §3). Problems keep their
-// status and code; errors from Koa and its middleware keep their 4xx status; anything else is a
-// bug: logged with the request id, answered 500 with the id and nothing internal.
-import type { Next } from 'koa';
+// Everything thrown on the way to an answer becomes a problem+json answer (CONTRACT §3). Problems
+// keep their status and code; errors from Koa and its middleware keep their 4xx status; anything
+// else is a bug: logged with the request id, answered 500 with the id and nothing internal.
 import type { Ctx } from '../context.js';
 import { Problem, problemBody } from '../problem.js';
 
@@ -23,7 +22,8 @@ const CODES: Record<number, string> = {
 
 export function toProblem(err: unknown): Problem {
   if (err instanceof Problem) return err;
-  const e = err as { status?: number; statusCode?: number; expose?: boolean; message?: string; headers?: Record<string, string> };
+  const e = err as { status?: number; statusCode?: number; expose?: boolean; message?: string; headers?: Record<string, string>; code?: string; detail?: string };
+  if (e && typeof e.status === 'number' && typeof e.code === 'string' && typeof e.detail === 'string') return new Problem(e.status, e.code, e.detail);
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const detail = e.expose && e.message ? e.message : (CODES[status] ?? 'bad request').toLowerCase().replace(/_/g, ' ');
@@ -33,26 +33,12 @@ export function toProblem(err: unknown): Problem {
   return new Problem(500, 'INTERNAL', 'an internal error occurred; the request id identifies it in the logs');
 }
 
-export function errorHandler() {
-  return async function errorMiddleware(ctx: Ctx, next: Next): Promise<void> {
-    try {
-      await next();
-      // The router answers unknown paths and methods with a bare status (and Allow): give them a body.
-      if (ctx.body === undefined || ctx.body === null) {
-        if (ctx.status === 404) throw new Problem(404, 'NOT_FOUND', `no route for ${ctx.method} ${ctx.path.slice(0, 200)}`);
-        // An unknown method is the client's doing: 405 (not the router's 501), so no 5xx is client-made.
-        if (ctx.status === 405 || ctx.status === 501) {
-          throw new Problem(405, 'METHOD_NOT_ALLOWED', `${ctx.method.slice(0, 20)} is not allowed here; allowed: ${ctx.response.get('Allow')}`);
-        }
-      }
-    } catch (err) {
-      const problem = toProblem(err);
-      if (problem.status >= 500 && problem.code === 'INTERNAL') ctx.log.error({ err }, 'request failed');
-      ctx.status = problem.status;
-      if (problem.extra.headers) ctx.set(problem.extra.headers);
-      if (problem.extra.retryAfter !== undefined) ctx.set('Retry-After', String(problem.extra.retryAfter));
-      ctx.type = 'application/problem+json';
-      ctx.body = problemBody(problem, problem.status >= 500 ? ctx.requestId : undefined);
-    }
-  };
+export function answerProblem(ctx: Ctx, err: unknown): void {
+  const problem = toProblem(err);
+  if (problem.status >= 500 && problem.code === 'INTERNAL') ctx.log.error({ err }, 'request failed');
+  ctx.status = problem.status;
+  if (problem.extra.headers) ctx.set(problem.extra.headers);
+  if (problem.extra.retryAfter !== undefined) ctx.set('Retry-After', String(problem.extra.retryAfter));
+  ctx.type = 'application/problem+json';
+  ctx.body = problemBody(problem, problem.status >= 500 ? ctx.requestId : undefined);
 }
