@@ -7,13 +7,14 @@ import type { EventBody } from '../../src/domain/events.js';
 import type { BindingRecord, Listener, NodeAddress, NodeRecord, PlatformData, Provision, Rendition } from '../../src/domain/records.js';
 import { transition, type NodeEvent } from '../../src/domain/states.js';
 import { LOAD_METRIC, type NodeState, type Role } from '../../src/domain/vocabulary.js';
-import { IndexedMinHeap } from '../../src/selection/heap.js';
+import { IndexedMinHeap, type HeapItem } from '../../src/selection/heap.js';
 import { leastLoaded } from '../../src/selection/least-loaded.js';
 import type { Candidate, Selector } from '../../src/selection/selector.js';
 import { hasRoom } from '../../src/selection/selector.js';
 import { pickTwo, twoChoices } from '../../src/selection/two-choices.js';
-import { distanceKm, regionsFrom } from '../../src/selection/regions.js';
-import { compiled, nodeScope, ruleScope } from '../../src/expressions/scope.js';
+import { regionsFrom } from '../../src/selection/regions.js';
+import { compiled, metricOf, nodeScope, ruleScope } from '../../src/expressions/scope.js';
+import type { Expression } from '../../src/expressions/compile.js';
 
 export type Write =
   | { kind: 'node'; key: string; value: NodeRecord | null }
@@ -124,11 +125,26 @@ interface LiveNode extends Candidate {
   metrics: Record<string, number>;
   /** Assignments handed out since the last heartbeat: the load estimate between heartbeats. */
   assigned: number;
-  pool: string | null;
+  /** The origin at the top of this node's tree while it is in a pool ('' for roots), else null. */
+  root: string | null;
+  /** The heap (pool) the node is in, if any. */
+  heap: IndexedMinHeap<LiveNode> | null;
+  /** Its place among the parents children can choose (keyed by its child count), when it can take children. */
+  slot: ParentSlot | null;
+  /** The node's rule, and how to rank it: straight from one metric, or through an expression. */
+  rule: RuleConfig | undefined;
+  rankMetric: string | null;
+  rank: Expression<number> | null;
   /** Subscribers per stream, as the node last reported them. */
   streams: Map<string, number>;
   /** Streams this edge was handed viewers of since its last heartbeat. */
   pending: Set<string>;
+}
+
+/** A node's entry in its parent pool: heapKey is its number of children. */
+interface ParentSlot extends HeapItem {
+  readonly node: LiveNode;
+  readonly heap: IndexedMinHeap<ParentSlot>;
 }
 
 interface LiveBinding extends BindingRecord {
@@ -147,13 +163,18 @@ const nodeAddress = (n: NodeRecord): string | null => n.address?.public ?? n.add
 export class GroupModel {
   private readonly nodes = new Map<string, LiveNode>();
   private readonly byRole = new Map<Role, Set<LiveNode>>();
-  private readonly pools = new Map<string, IndexedMinHeap<LiveNode>>();
+  /** Load pools: role → root origin ('' for roots) → region → heap. No string keys on the lookup path. */
+  private readonly pools = new Map<Role, Map<string, { regions: Map<string, IndexedMinHeap<LiveNode>>; of: (region: string) => IndexedMinHeap<LiveNode> | undefined }>>();
   private readonly children = new Map<string, Set<LiveNode>>();
+  /** Nodes that can take children, by role and region, fewest children first. */
+  private readonly parents = new Map<Role, Map<string, IndexedMinHeap<ParentSlot>>>();
+  /** For each region, the others nearest first (where children look when their own has no parent). */
+  private nearest = new Map<string, string[]>();
   private readonly bindings = new Map<string, LiveBinding>();
   /** Streams by the node they are bound to (as origin or as transcoder). */
   private readonly boundTo = new Map<string, Set<string>>();
-  /** Edges that carry a stream (reported) or were just handed its viewers, by stream. */
-  private readonly servedBy = new Map<string, Set<LiveNode>>();
+  /** Edges that carry a stream (reported) or were just handed its viewers, by stream: a few at most, so an array. */
+  private readonly servedBy = new Map<string, LiveNode[]>();
   private readonly provisions = new Map<string, Provision>();
   /** Rendition name → the provisioned stream it belongs to. */
   private readonly renditions = new Map<string, string>();
@@ -215,12 +236,14 @@ export class GroupModel {
     this.indexRules();
     this.selector = this.selectorFor(config);
     this.limits.clear();
+    for (const n of this.nodes.values()) this.bindRule(n);
     for (const n of this.nodes.values()) this.refreshSubtree(n);
     for (const n of this.nodes.values()) if (this.needsParent(n)) this.attach(n, now, 'reconfigured');
   }
 
   private indexRules(): void {
     this.rules = new Map(this.config.rules.map((r) => [`${r.region}|${r.role}`, r]));
+    this.nearest = new Map(this.config.regions.map((r) => [r.name, regionsFrom(this.config.regions, r.name).filter((n) => n !== r.name)]));
   }
 
   rule(region: string, role: Role): RuleConfig | undefined {
@@ -334,7 +357,12 @@ export class GroupModel {
       seenFloor: now,
       metrics: {},
       assigned: 0,
-      pool: null,
+      root: null,
+      heap: null,
+      slot: null,
+      rule: undefined,
+      rankMetric: null,
+      rank: null,
       streams: new Map(),
       pending: new Set(),
       heapKey: 0,
@@ -342,6 +370,7 @@ export class GroupModel {
       heapIndex: -1,
       limit: Infinity,
     };
+    this.bindRule(node);
     this.nodes.set(record.id, node);
     let set = this.byRole.get(record.role);
     if (!set) this.byRole.set(record.role, (set = new Set()));
@@ -369,8 +398,16 @@ export class GroupModel {
   private removeNode(node: LiveNode, now: number, reason: string): void {
     const from = node.record.state;
     this.leavePool(node);
+    if (node.slot) {
+      node.slot.heap.remove(node.slot);
+      node.slot = null;
+    }
     this.detachChildren(node, now, `parent ${node.id} was removed`, true);
-    if (node.record.parent) this.children.get(node.record.parent)?.delete(node);
+    if (node.record.parent) {
+      this.children.get(node.record.parent)?.delete(node);
+      const parent = this.nodes.get(node.record.parent);
+      if (parent) this.updateSlot(parent);
+    }
     this.children.delete(node.id);
     this.nodes.delete(node.id);
     this.byRole.get(node.record.role)?.delete(node);
@@ -391,10 +428,21 @@ export class GroupModel {
 
   // ---- load pools and the parent tree -------------------------------------------------------
 
-  private loadOf(node: LiveNode, rule: RuleConfig | undefined): number {
-    const rank = compiled(rule?.rank ?? LOAD_METRIC[node.record.role], 'rank');
+  /** Caches the node's rule and its rank, so that a load update is arithmetic, not a lookup. */
+  private bindRule(node: LiveNode): void {
+    const rule = this.rule(node.record.region, node.record.role);
+    const source = rule?.rank ?? LOAD_METRIC[node.record.role];
+    const rank = compiled(source, 'rank');
+    node.rule = rule;
+    node.rankMetric = rank.metrics.length === 1 && rank.metrics[0] === source.trim() ? source.trim() : null;
+    node.rank = node.rankMetric === null ? rank : null;
+  }
+
+  private loadOf(node: LiveNode): number {
+    const loadMetric = LOAD_METRIC[node.record.role];
     // Each assignment since the last heartbeat counts as one more connection of the role's kind.
-    return rank.evaluate(nodeScope(node.metrics, { metric: LOAD_METRIC[node.record.role], add: node.assigned }));
+    if (node.rankMetric !== null) return (metricOf(node.metrics, node.rankMetric) ?? 0) + (node.rankMetric === loadMetric ? node.assigned : 0);
+    return node.rank!.evaluate(nodeScope(node.metrics, { metric: loadMetric, add: node.assigned }));
   }
 
   /** A rule's limit: its number, or its expression over the rule's in-service nodes (kept until the next tick). */
@@ -409,6 +457,17 @@ export class GroupModel {
       this.limits.set(key, limit);
     }
     return limit;
+  }
+
+  private poolSet(role: Role, root: string) {
+    let byRoot = this.pools.get(role);
+    if (!byRoot) this.pools.set(role, (byRoot = new Map()));
+    let set = byRoot.get(root);
+    if (!set) {
+      const regions = new Map<string, IndexedMinHeap<LiveNode>>();
+      byRoot.set(root, (set = { regions, of: (region: string) => regions.get(region) }));
+    }
+    return set;
   }
 
   /** The origin at the top of a node's tree; '' for roots; null when the chain is broken. */
@@ -427,22 +486,23 @@ export class GroupModel {
   }
 
   private refresh(node: LiveNode): void {
-    const rule = this.rule(node.record.region, node.record.role);
-    node.heapKey = this.loadOf(node, rule);
-    node.limit = this.limitOf(rule);
+    node.heapKey = this.loadOf(node);
+    node.limit = this.limitOf(node.rule);
     const root = node.record.state === 'INSERVICE' ? this.rootOf(node) : null;
-    const key = root === null ? null : `${node.record.role}|${node.record.region}|${root}`;
-    if (key !== node.pool) {
+    if (root !== node.root || (root !== null && node.heap === null)) {
       this.leavePool(node);
-      if (key !== null) {
-        let heap = this.pools.get(key);
-        if (!heap) this.pools.set(key, (heap = new IndexedMinHeap()));
+      if (root !== null) {
+        const regions = this.poolSet(node.record.role, root).regions;
+        let heap = regions.get(node.record.region);
+        if (!heap) regions.set(node.record.region, (heap = new IndexedMinHeap()));
         heap.push(node);
-        node.pool = key;
+        node.heap = heap;
+        node.root = root;
       }
-    } else if (key !== null) {
-      this.pools.get(key)!.update(node);
+    } else if (node.heap) {
+      node.heap.update(node);
     }
+    this.updateSlot(node);
   }
 
   private refreshSubtree(node: LiveNode): void {
@@ -451,11 +511,15 @@ export class GroupModel {
   }
 
   private leavePool(node: LiveNode): void {
-    if (node.pool === null) return;
-    const heap = this.pools.get(node.pool);
-    heap?.remove(node);
-    if (heap && heap.size === 0) this.pools.delete(node.pool);
-    node.pool = null;
+    if (node.heap === null) return;
+    node.heap.remove(node);
+    if (node.heap.size === 0 && node.root !== null) {
+      const set = this.pools.get(node.record.role)?.get(node.root);
+      set?.regions.delete(node.record.region);
+      if (set && set.regions.size === 0) this.pools.get(node.record.role)!.delete(node.root);
+    }
+    node.heap = null;
+    node.root = null;
   }
 
   private needsParent(node: LiveNode): boolean {
@@ -468,20 +532,41 @@ export class GroupModel {
   private chooseParent(node: LiveNode): LiveNode | undefined {
     const parentRole = this.config.roles[node.record.role]?.parentRole;
     if (!parentRole) return undefined;
-    const here = this.config.regions.find((r) => r.name === node.record.region);
-    let best: LiveNode | undefined;
-    let bestScore: [number, number, number] = [Infinity, Infinity, Infinity];
-    for (const p of this.byRole.get(parentRole) ?? []) {
-      if (p.record.state !== 'INSERVICE' || this.rootOf(p) === null) continue;
-      const there = this.config.regions.find((r) => r.name === p.record.region);
-      const distance = p.record.region === node.record.region ? -1 : here && there ? distanceKm(here.lat, here.lon, there.lat, there.lon) : Infinity;
-      const score: [number, number, number] = [distance, this.children.get(p.id)?.size ?? 0, p.heapTie];
-      if (score[0] < bestScore[0] || (score[0] === bestScore[0] && (score[1] < bestScore[1] || (score[1] === bestScore[1] && score[2] < bestScore[2])))) {
-        best = p;
-        bestScore = score;
-      }
+    const byRegion = this.parents.get(parentRole);
+    if (!byRegion) return undefined;
+    const own = byRegion.get(node.record.region)?.peek();
+    if (own) return own.node;
+    for (const region of this.nearest.get(node.record.region) ?? []) {
+      const top = byRegion.get(region)?.peek();
+      if (top) return top.node;
     }
-    return best;
+    return undefined;
+  }
+
+  /** Keeps a node's place among the parents in step with its state, root and child count. */
+  private updateSlot(node: LiveNode): void {
+    const role = node.record.role;
+    const takesChildren = role === 'origin' || role === 'relay';
+    const eligible = takesChildren && node.record.state === 'INSERVICE' && node.root !== null;
+    if (!eligible) {
+      if (node.slot) {
+        node.slot.heap.remove(node.slot);
+        node.slot = null;
+      }
+      return;
+    }
+    if (!node.slot) {
+      let byRegion = this.parents.get(role);
+      if (!byRegion) this.parents.set(role, (byRegion = new Map()));
+      let heap = byRegion.get(node.record.region);
+      if (!heap) byRegion.set(node.record.region, (heap = new IndexedMinHeap()));
+      node.slot = { node, heap, heapKey: 0, heapTie: node.heapTie, heapIndex: -1 };
+      node.slot.heapKey = this.children.get(node.id)?.size ?? 0;
+      heap.push(node.slot);
+    } else {
+      node.slot.heapKey = this.children.get(node.id)?.size ?? 0;
+      node.slot.heap.update(node.slot);
+    }
   }
 
   private attach(node: LiveNode, now: number, reason: string): void {
@@ -495,12 +580,15 @@ export class GroupModel {
       this.refreshSubtree(node);
       return;
     }
+    const previous = old ? this.nodes.get(old) : undefined;
     if (old) this.children.get(old)?.delete(node);
     if (parent) {
       let set = this.children.get(parent.id);
       if (!set) this.children.set(parent.id, (set = new Set()));
       set.add(node);
+      this.updateSlot(parent);
     }
+    if (previous) this.updateSlot(previous);
     node.record.parent = next;
     this.write('node', node.id, node.record);
     this.emit({ type: 'node.parent', group: this.name, nodeId: node.id, parent: next, reason });
@@ -576,12 +664,15 @@ export class GroupModel {
   // ---- lookups (CONTRACT §4) ----------------------------------------------------------------
 
   private pick(role: Role, regions: readonly string[], root: string): LiveNode | undefined {
-    return this.selector.pick((region) => this.pools.get(`${role}|${region}|${root}`), regions);
+    const set = this.pools.get(role)?.get(root);
+    return set ? this.selector.pick(set.of, regions) : undefined;
   }
 
+  /** Counts the assignment against the node at once: its load, and its place in its pool. */
   private assign(node: LiveNode): Assignment {
     node.assigned += 1;
-    this.refresh(node);
+    node.heapKey = this.loadOf(node);
+    node.heap?.update(node);
     return this.assignment(node);
   }
 
@@ -672,11 +763,11 @@ export class GroupModel {
    * (CONTRACT §4: the edge that serves the stream first, then the nearest region, then the load).
    */
   private servingEdge(stream: string, origin: LiveNode, regions: readonly string[]): LiveNode | undefined {
-    const set = this.servedBy.get(stream);
-    if (!set || set.size === 0) return undefined;
-    const pool = (n: LiveNode) => n.pool === `edge|${n.record.region}|${origin.id}`;
+    const serving = this.servedBy.get(stream);
+    if (!serving) return undefined;
+    const pool = (n: LiveNode) => n.heap !== null && n.root === origin.id;
     for (const region of regions) {
-      const here = [...set].filter((n) => n.record.region === region && pool(n) && hasRoom(n));
+      const here = serving.filter((n) => n.record.region === region && pool(n) && hasRoom(n));
       if (here.length === 0) continue;
       if (this.config.selection.strategy === 'least-loaded') return here.reduce((a, b) => (b.heapKey < a.heapKey || (b.heapKey === a.heapKey && b.heapTie < a.heapTie) ? b : a));
       const lightest = Math.min(...here.map((n) => n.heapKey));
@@ -686,17 +777,19 @@ export class GroupModel {
   }
 
   private serve(edge: LiveNode, stream: string): void {
-    let set = this.servedBy.get(stream);
-    if (!set) this.servedBy.set(stream, (set = new Set()));
-    if (set.has(edge)) return;
-    set.add(edge);
+    const serving = this.servedBy.get(stream);
+    if (!serving) this.servedBy.set(stream, [edge]);
+    else if (!serving.includes(edge)) serving.push(edge);
+    else return;
     edge.pending.add(stream);
   }
 
   private unserve(node: LiveNode, stream: string): void {
-    const set = this.servedBy.get(stream);
-    set?.delete(node);
-    if (set?.size === 0) this.servedBy.delete(stream);
+    const serving = this.servedBy.get(stream);
+    if (!serving) return;
+    const i = serving.indexOf(node);
+    if (i >= 0) serving.splice(i, 1);
+    if (serving.length === 0) this.servedBy.delete(stream);
   }
 
   /**
@@ -816,9 +909,9 @@ export class GroupModel {
       node.pending.clear();
       for (const stream of node.streams.keys()) if (!seen.has(stream)) this.unserve(node, stream);
       for (const stream of seen.keys()) {
-        let set = this.servedBy.get(stream);
-        if (!set) this.servedBy.set(stream, (set = new Set()));
-        set.add(node);
+        const serving = this.servedBy.get(stream);
+        if (!serving) this.servedBy.set(stream, [node]);
+        else if (!serving.includes(node)) serving.push(node);
       }
     }
     node.streams = seen;
@@ -941,7 +1034,7 @@ export class GroupModel {
     // Expression limits follow the nodes' metrics: evaluate them afresh once per tick.
     if (this.config.rules.some((r) => typeof r.limit === 'string')) {
       this.limits.clear();
-      for (const n of this.nodes.values()) if (n.pool !== null) this.refresh(n);
+      for (const n of this.nodes.values()) if (n.heap !== null) this.refresh(n);
     }
   }
 
