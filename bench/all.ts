@@ -6,6 +6,7 @@ import { projectPath } from '../src/paths.js';
 const BENCHES: Array<[string, string[]]> = [
   ['lookup', []],
   ['selection', ['--max-old-space-size=8192', '--expose-gc']],
+  ['restart', ['--max-old-space-size=8192', '--expose-gc']],
 ];
 let failed = false;
 for (const [name, nodeArgs] of BENCHES) {

@@ -104,7 +104,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
   let registry!: NodeGroupRegistry;
   const counts = async (): Promise<GroupCounts[]> =>
     (await Promise.all([...actors.groups.values()].filter((g) => g.ready).map((g) => g.call('counts').catch(() => null)))).filter((c): c is GroupCounts => c !== null);
-  const metrics = new Metrics(counts);
+  const heaps = async () =>
+    (await Promise.all([...actors.groups.values()].filter((g) => g.ready).map(async (g) => ({ group: g.name, used: (await g.call('heap').catch(() => null))?.used ?? 0 })))).filter((h) => h.used > 0);
+  const metrics = new Metrics(counts, heaps);
   const onEvent = (e: EventRecord) => {
     metrics.events.inc({ type: e.type });
     if (LOUD_EVENTS.test(e.type)) log.info({ event: e }, e.type);

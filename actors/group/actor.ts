@@ -3,6 +3,7 @@
 // end reaches it through comlink on the parent port; the supervisor through comlink on a port of
 // its own; events leave on a third port.
 import { parentPort, type MessagePort } from 'node:worker_threads';
+import { getHeapStatistics } from 'node:v8';
 import * as Comlink from 'comlink';
 import type { NodeGroup } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
@@ -53,11 +54,21 @@ class GroupActor {
   /** Serialises commits that follow a failed one, so the model is reloaded once and in order. */
   private broken = false;
 
+  /**
+   * While the bindings are still being loaded in the background: the streams removed meanwhile,
+   * so that the loader's older view of the store cannot bring them back. Null once loaded.
+   */
+  private removedWhileLoading: Set<string> | null = null;
+
   async init(init: GroupInit): Promise<void> {
     this.store = openStore(init.dataDir, init.durability);
     this.events = init.events;
     this.model = this.load(init.group);
+    this.loaded = this.loadBindings();
   }
+
+  /** Settles when every stored binding is in memory. */
+  private loaded: Promise<void> = Promise.resolve();
 
   /** The supervisor's own channel to this actor (a new one after either side restarts). */
   attachSupervisor(port: MessagePort): void {
@@ -66,11 +77,46 @@ class GroupActor {
     Comlink.expose(this, nodeEndpoint(port));
   }
 
+  /** Nodes and provisions now; the bindings (there may be millions) follow in the background. */
   private load(group: NodeGroup): GroupModel {
     const model = new GroupModel(group);
-    const name = group.name;
-    model.restore(groupRange(this.store.nodes, name), groupRange(this.store.bindings, name), groupRange(this.store.provisions, name), Date.now());
+    model.restore(groupRange(this.store.nodes, group.name), [], groupRange(this.store.provisions, group.name), Date.now());
+    this.removedWhileLoading = new Set();
     return model;
+  }
+
+  /** Loads the stored bindings in chunks, letting calls in between; a call that needs one first reads it itself. */
+  private async loadBindings(): Promise<void> {
+    const model = this.model;
+    const group = model.name;
+    let after = '';
+    for (;;) {
+      let last: string | undefined;
+      const removed = this.removedWhileLoading;
+      if (!removed || this.model !== model) return;
+      const now = Date.now();
+      for (const { value } of this.store.bindings.getRange({ start: [group, after], end: [`${group}\u0000`, ''], limit: 20_000 })) {
+        last = value.stream;
+        if (!removed.has(value.stream)) model.adoptBinding(value, now);
+      }
+      if (last === undefined) break;
+      after = `${last}\u0000`;
+      await new Promise((r) => setImmediate(r));
+    }
+    if (this.model === model) this.removedWhileLoading = null;
+  }
+
+  /** Makes sure the bindings a call is about are in memory (only needed while they are loading). */
+  private need(names: Iterable<string>): void {
+    const removed = this.removedWhileLoading;
+    if (!removed) return;
+    const now = Date.now();
+    for (const name of names) {
+      const stream = this.model.streamOf(name);
+      if (this.model.hasBinding(stream) || removed.has(stream)) continue;
+      const record = this.store.bindings.get([this.model.name, stream]);
+      if (record) this.model.adoptBinding(record, now);
+    }
   }
 
   /**
@@ -82,6 +128,7 @@ class GroupActor {
     const group = this.model.name;
     if (effects.events.length > 0) this.events.postMessage(effects.events);
     if (effects.writes.length === 0) return true;
+    if (this.removedWhileLoading) for (const w of effects.writes) if (w.kind === 'binding' && w.value === null) this.removedWhileLoading.add(w.key);
     const s = this.store;
     const done = s.root.transaction(() => {
       for (const w of effects.writes) {
@@ -113,6 +160,7 @@ class GroupActor {
 
   async lookup(kind: LookupKind, stream: string, regions: string[]): Promise<LookupOutcome> {
     const now = Date.now();
+    this.need([stream]);
     const outcome = kind === 'publish' ? this.model.publish(stream, regions, now) : kind === 'transcode' ? this.model.transcode(stream, regions, now) : this.model.subscribe(stream, regions, now);
     const effects = this.model.drain();
     if (!(await this.commit(effects, effects.writes.length > 0))) return STORE_FAILURE;
@@ -123,6 +171,7 @@ class GroupActor {
   async lookups(batch: Array<[LookupKind, string, string[]]>): Promise<LookupOutcome[]> {
     const now = Date.now();
     const m = this.model;
+    if (this.removedWhileLoading) this.need(batch.map((b) => b[1]));
     const outcomes = batch.map(([kind, stream, regions]) => (kind === 'publish' ? m.publish(stream, regions, now) : kind === 'transcode' ? m.transcode(stream, regions, now) : m.subscribe(stream, regions, now)));
     const effects = m.drain();
     if (!(await this.commit(effects, effects.writes.length > 0))) return batch.map(() => STORE_FAILURE);
@@ -131,13 +180,19 @@ class GroupActor {
 
   async heartbeats(batch: Array<[string, HeartbeatInput]>): Promise<Array<HeartbeatReply | null>> {
     const now = Date.now();
+    const loading = this.removedWhileLoading !== null;
+    if (loading) this.need(batch.flatMap(([, hb]) => (hb.streams ?? []).map((s) => s.name)));
     const replies = batch.map(([nodeId, hb]) => this.model.heartbeat(nodeId, hb, now));
+    // A transcoder's jobs come from bindings: until all are loaded, say nothing rather than too little.
+    if (loading) for (const r of replies) if (r) delete r.transcode;
     void this.commit(this.model.drain(), false);
     return replies;
   }
 
   async heartbeat(nodeId: string, hb: HeartbeatInput): Promise<HeartbeatReply | null> {
+    this.need((hb.streams ?? []).map((s) => s.name));
     const reply = this.model.heartbeat(nodeId, hb, Date.now());
+    if (reply && this.removedWhileLoading) delete reply.transcode;
     // Heartbeat writes are facts the next heartbeat repeats: no need to hold the reply for them.
     void this.commit(this.model.drain(), false);
     return reply;
@@ -163,7 +218,8 @@ class GroupActor {
     return this.model.provisionList(after, limit);
   }
 
-  listStreams(after: string | undefined, limit: number): StreamView[] {
+  async listStreams(after: string | undefined, limit: number): Promise<StreamView[]> {
+    await this.loaded;
     return this.model.streams(after, limit);
   }
 
@@ -175,7 +231,8 @@ class GroupActor {
     return this.model.hasNode(id);
   }
 
-  counts(): GroupCounts {
+  async counts(): Promise<GroupCounts> {
+    await this.loaded;
     return { name: this.model.name, ...this.model.counts(), load: this.model.load() };
   }
 
@@ -199,6 +256,19 @@ class GroupActor {
     const result = this.model.applyNodeEvent(id, event, now, patch);
     if (!(await this.commit(this.model.drain(), true))) return { ok: false, reason: 'the data store refused the write' };
     return result;
+  }
+
+  /** Many state-machine events in one call and one commit (reconciliation at start touches every node). */
+  async nodeEvents(events: Array<{ id: string; event: NodeEvent }>, now: number): Promise<Array<{ ok: true; state: NodeState | null } | { ok: false; reason: string }>> {
+    const results = events.map((e) => this.model.applyNodeEvent(e.id, e.event, now));
+    if (!(await this.commit(this.model.drain(), true))) return events.map(() => ({ ok: false as const, reason: 'the data store refused the write' }));
+    return results;
+  }
+
+  /** The actor thread's heap, for metrics and the memory bench. */
+  heap(): { used: number; total: number } {
+    const h = getHeapStatistics();
+    return { used: h.used_heap_size, total: h.total_heap_size };
   }
 
   async reconfigure(group: NodeGroup): Promise<void> {

@@ -6,7 +6,7 @@ import type { NodeGroup, RuleConfig } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
 import type { BindingRecord, Listener, NodeAddress, NodeRecord, PlatformData, Provision, Rendition } from '../../src/domain/records.js';
 import { transition, type NodeEvent } from '../../src/domain/states.js';
-import { LOAD_METRIC, type NodeState, type Role } from '../../src/domain/vocabulary.js';
+import { LOAD_METRIC, type BindingState, type NodeState, type Role } from '../../src/domain/vocabulary.js';
 import { IndexedMinHeap, type HeapItem } from '../../src/selection/heap.js';
 import { leastLoaded } from '../../src/selection/least-loaded.js';
 import type { Candidate, Selector } from '../../src/selection/selector.js';
@@ -147,9 +147,27 @@ interface ParentSlot extends HeapItem {
   readonly heap: IndexedMinHeap<ParentSlot>;
 }
 
-interface LiveBinding extends BindingRecord {
-  lastListed: number;
-  subscribers: number;
+/** Seconds since 2020-01-01: binding times are small integers then, not a boxed number each. */
+const EPOCH_S = 1_577_836_800;
+const toS = (ms: number) => Math.floor(ms / 1000) - EPOCH_S;
+const toMs = (s: number) => (s + EPOCH_S) * 1000;
+
+/**
+ * A binding as the model keeps it: one fixed shape, times in seconds (so a timeout is never early
+ * and at most two seconds late), and the origin's id shared with its node. With a million
+ * bindings, this is most of the actor's memory.
+ */
+class LiveBinding {
+  constructor(
+    readonly stream: string,
+    public origin: string,
+    public transcoder: string | null,
+    public state: BindingState,
+    public boundAt: number,
+    public since: number,
+    public lastListed: number,
+    public subscribers: number,
+  ) {}
 }
 
 /** States in which a node still carries media: a parent in one of them still feeds its children. */
@@ -224,11 +242,28 @@ export class GroupModel {
   restore(nodes: Iterable<NodeRecord>, bindings: Iterable<BindingRecord>, provisions: Iterable<Provision>, now: number): void {
     for (const record of nodes) this.insertNode(record, now);
     for (const p of provisions) this.indexProvision(p);
-    for (const b of bindings) this.indexBinding({ ...b, lastListed: now, subscribers: 0 });
+    for (const b of bindings) this.adoptBinding(b, now);
     // Parents and pools depend on each other's states: settle them once every node is known.
     for (const n of this.nodes.values()) this.refreshSubtree(n);
     for (const n of this.nodes.values()) if (this.needsParent(n)) this.attach(n, now, 'restored');
     this.drain();
+  }
+
+  /** Takes a stored binding in (at start, or when the actor loads one it had not yet). */
+  adoptBinding(b: BindingRecord, now: number): void {
+    if (this.bindings.has(b.stream)) return;
+    const origin = this.nodes.get(b.origin)?.id ?? b.origin;
+    const transcoder = b.transcoder ? (this.nodes.get(b.transcoder)?.id ?? b.transcoder) : null;
+    this.indexBinding(new LiveBinding(b.stream, origin, transcoder, b.state, toS(b.boundAt), toS(b.since), toS(now), 0));
+  }
+
+  hasBinding(stream: string): boolean {
+    return this.bindings.has(stream);
+  }
+
+  /** The stream a name stands for: itself, or the provisioned stream of a rendition. */
+  streamOf(name: string): string {
+    return this.renditions.get(name) ?? name;
   }
 
   reconfigure(config: NodeGroup, now: number): void {
@@ -419,7 +454,7 @@ export class GroupModel {
       if (b.origin === node.id) this.unbind(b, `origin ${node.id} was removed`);
       else {
         this.unindexBinding(b);
-        delete b.transcoder;
+        b.transcoder = null;
         this.indexBinding(b);
         this.write('binding', b.stream, this.bindingRecord(b));
       }
@@ -722,7 +757,7 @@ export class GroupModel {
       return n && n.record.state === 'INSERVICE' ? n : undefined;
     };
     const keptOrigin = inService(existing?.origin);
-    const keptTranscoder = inService(existing?.transcoder);
+    const keptTranscoder = inService(existing?.transcoder ?? undefined);
     if (keptOrigin && keptTranscoder) return { ok: true, node: this.assignment(keptTranscoder) };
     const origin = keptOrigin ?? this.pick('origin', regionsFrom(this.config.regions, provision.region), '');
     if (!origin) return this.noCapacity('origin', regionsFrom(this.config.regions, provision.region), `the renditions of '${stream}'`);
@@ -833,8 +868,8 @@ export class GroupModel {
       origin: b.origin,
       ...(b.transcoder ? { transcoder: b.transcoder } : {}),
       state: b.state,
-      boundAt: b.boundAt,
-      since: b.since,
+      boundAt: toMs(b.boundAt),
+      since: toMs(b.since),
     };
   }
 
@@ -842,16 +877,8 @@ export class GroupModel {
     if (existing && existing.origin !== origin.id) {
       this.emit({ type: 'stream.moved', group: this.name, stream, from: existing.origin, to: origin.id, reason: moveReason });
     }
-    const b: LiveBinding = {
-      stream,
-      origin: origin.id,
-      ...(transcoder ? { transcoder: transcoder.id } : {}),
-      state: 'PENDING',
-      boundAt: existing?.boundAt ?? now,
-      since: now,
-      lastListed: now,
-      subscribers: existing?.subscribers ?? 0,
-    };
+    const nowS = toS(now);
+    const b = new LiveBinding(stream, origin.id, transcoder?.id ?? null, 'PENDING', existing?.boundAt ?? nowS, nowS, nowS, existing?.subscribers ?? 0);
     if (existing) this.unindexBinding(existing);
     this.indexBinding(b);
     this.write('binding', stream, this.bindingRecord(b));
@@ -860,11 +887,14 @@ export class GroupModel {
 
   private indexBinding(b: LiveBinding): void {
     this.bindings.set(b.stream, b);
-    for (const id of b.transcoder ? [b.origin, b.transcoder] : [b.origin]) {
-      let set = this.boundTo.get(id);
-      if (!set) this.boundTo.set(id, (set = new Set()));
-      set.add(b.stream);
-    }
+    this.boundToAdd(b.origin, b.stream);
+    if (b.transcoder) this.boundToAdd(b.transcoder, b.stream);
+  }
+
+  private boundToAdd(id: string, stream: string): void {
+    let set = this.boundTo.get(id);
+    if (!set) this.boundTo.set(id, (set = new Set()));
+    set.add(stream);
   }
 
   private unindexBinding(b: LiveBinding): void {
@@ -928,7 +958,7 @@ export class GroupModel {
       return;
     }
     if (b.origin === node.id || b.transcoder === node.id) {
-      b.lastListed = now;
+      b.lastListed = toS(now);
       if (b.state === 'PENDING' && (b.origin === node.id || !b.transcoder)) this.markLive(b, now);
       return;
     }
@@ -941,8 +971,8 @@ export class GroupModel {
 
   private markLive(b: LiveBinding, now: number): void {
     b.state = 'LIVE';
-    b.since = now;
-    b.lastListed = now;
+    b.since = toS(now);
+    b.lastListed = b.since;
     this.write('binding', b.stream, this.bindingRecord(b));
     this.emit({ type: 'stream.live', group: this.name, stream: b.stream, origin: b.origin });
   }
@@ -1022,9 +1052,12 @@ export class GroupModel {
   /** Unbinds streams that stopped (streamTimeout) or never started (publishTimeout). */
   tick(now: number): void {
     const { streamTimeout, publishTimeout } = this.config.timing;
+    const nowS = toS(now);
+    const streamS = Math.ceil(streamTimeout / 1000);
+    const publishS = Math.ceil(publishTimeout / 1000);
     for (const b of [...this.bindings.values()]) {
-      if (b.state === 'LIVE' && now - b.lastListed > streamTimeout) this.unbind(b, `not published for ${streamTimeout} ms`);
-      else if (b.state === 'PENDING' && now - b.since > publishTimeout) this.unbind(b, `never published within ${publishTimeout} ms`);
+      if (b.state === 'LIVE' && nowS - b.lastListed > streamS) this.unbind(b, `not published for ${streamTimeout} ms`);
+      else if (b.state === 'PENDING' && nowS - b.since > publishS) this.unbind(b, `never published within ${publishTimeout} ms`);
     }
     // Renditions of a deleted provision stop resolving once its stream has ended.
     for (const [rendition, stream] of [...this.renditions]) {
@@ -1137,8 +1170,8 @@ export class GroupModel {
       ...(b.transcoder ? { transcoder: { nodeId: b.transcoder, region: transcoder?.record.region ?? null, state: transcoder?.record.state ?? null } } : {}),
       ...(provision ? { renditions: provision.streams.map((r) => r.name) } : {}),
       subscribers: b.subscribers,
-      boundAt: b.boundAt,
-      since: b.since,
+      boundAt: toMs(b.boundAt),
+      since: toMs(b.since),
     };
   }
 

@@ -263,10 +263,8 @@ class Supervisor {
       }
       return;
     }
-    for (const n of nodes) {
-      if (platform.exists(n) || n.state === 'FAULT' || n.state === 'DESTROYING' || n.state === 'DESTRUCTION_REQUESTED') continue;
-      await g.api.nodeEvent(n.id, { type: 'fault', reason: `its ${n.platform.type} node is gone` }, now);
-    }
+    const gone = nodes.filter((n) => !(platform.exists(n) || n.state === 'FAULT' || n.state === 'DESTROYING' || n.state === 'DESTRUCTION_REQUESTED'));
+    if (gone.length > 0) await g.api.nodeEvents(gone.map((n) => ({ id: n.id, event: { type: 'fault' as const, reason: `its ${n.platform.type} node is gone` } })), now);
   }
 
   private async act(g: Attached, action: Exclude<Action, { type: 'blocked' }>, nodes: readonly NodeFacts[], now: number): Promise<void> {

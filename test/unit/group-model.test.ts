@@ -188,18 +188,19 @@ test('subscribe needs a binding; a rendition resolves to its provisioned stream'
 });
 
 test('bindings turn LIVE when the origin lists them and go when it stops, or when never published', (t) => {
-  const model = new GroupModel(group({ timing: { streamTimeout: 1000, publishTimeout: 2000 } }));
+  // Binding times have one-second resolution: a timeout is never early, and at most two seconds late.
+  const model = new GroupModel(group({ timing: { streamTimeout: '10s', publishTimeout: '20s' } }));
   addNodes(model, [{ id: 'o1', role: 'origin', region: 'r1' }]);
   t.true(model.publish('live', ['r1'], 0).ok);
   t.true(model.publish('never', ['r1'], 0).ok);
-  model.heartbeat('o1', { ready: true, metrics: {}, streams: [{ name: 'live', publishing: true }] }, 100);
+  model.heartbeat('o1', { ready: true, metrics: {}, streams: [{ name: 'live', publishing: true }] }, 1_000);
   t.like(model.binding('live'), { state: 'LIVE' });
-  model.tick(1000);
-  t.truthy(model.binding('live'));
-  model.tick(1101);
+  model.tick(11_000);
+  t.truthy(model.binding('live'), 'not before streamTimeout');
+  model.tick(13_000);
   t.is(model.binding('live'), undefined, 'streamTimeout after the last listing');
   t.truthy(model.binding('never'));
-  model.tick(2001);
+  model.tick(22_000);
   t.is(model.binding('never'), undefined, 'publishTimeout');
   const events = model.drain().events.filter((e): e is Extract<EventBody, { type: 'stream.unbound' }> => e.type === 'stream.unbound');
   t.deepEqual(events.map((e) => e.stream), ['live', 'never']);
@@ -353,7 +354,7 @@ test('viewers go to an edge that already serves their stream, until it is full',
 });
 
 test('deleting the provision of a live ABR stream keeps its renditions resolving until the stream ends', (t) => {
-  const model = new GroupModel(group({ timing: { streamTimeout: 1000 } }));
+  const model = new GroupModel(group({ timing: { streamTimeout: '2s' } }));
   addNodes(model, [
     { id: 'o1', role: 'origin', region: 'r1' },
     { id: 'e1', role: 'edge', region: 'r1' },
@@ -366,6 +367,6 @@ test('deleting the provision of a live ABR stream keeps its renditions resolving
   t.true(model.deleteProvision('show').ok);
   t.like(model.subscribe('show_lo', ['r1'], 20), { ok: true, node: { nodeId: 'e1' } }, 'current viewers keep finding it');
   t.like(model.transcode('show', ['r1'], 30), { ok: false, code: 'PROVISION_NOT_FOUND' }, 'but nobody can start it again');
-  model.tick(1500);
-  t.like(model.subscribe('show_lo', ['r1'], 1600), { ok: false, code: 'STREAM_NOT_FOUND' }, 'once it ended, the rendition is gone');
+  model.tick(5_000);
+  t.like(model.subscribe('show_lo', ['r1'], 5_100), { ok: false, code: 'STREAM_NOT_FOUND' }, 'once it ended, the rendition is gone');
 });

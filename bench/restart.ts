@@ -1,0 +1,168 @@
+// Bench 4: restart and memory. The time from process start to ready (GET /as/v1/readyz answering
+// 200) with 100k nodes and 1M bindings in LMDB, against the same start with an empty store, in the
+// same run; and the heap a node and a binding take in a node-group actor's model.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { normalizeNodeGroup } from '../src/config/load.js';
+import type { NodeGroup } from '../src/config/types.js';
+import type { BindingRecord, NodeRecord } from '../src/domain/records.js';
+import { openStore } from '../src/store/store.js';
+import { projectPath } from '../src/paths.js';
+import { GroupModel } from '../actors/group/model.js';
+import { table } from './lib/table.js';
+
+const NODES = Number(process.env.BENCH_NODES ?? 100_000);
+const BINDINGS = Number(process.env.BENCH_BINDINGS ?? 1_000_000);
+const REGIONS = ['r1', 'r2', 'r3', 'r4'];
+
+function benchGroup(): NodeGroup {
+  const r = normalizeNodeGroup({
+    name: 'bench',
+    platform: { type: 'local' },
+    regions: REGIONS.map((name, i) => ({ name, lat: 50 - 10 * i, lon: 20 * i })),
+    roles: { origin: {}, edge: { parentRole: 'origin' } },
+    rules: REGIONS.flatMap((region) => [
+      { region, role: 'origin', min: 0, max: 1024, limit: 1e9 },
+      { region, role: 'edge', min: 0, max: 1024, limit: 1e9 },
+    ]),
+  });
+  if ('errors' in r) throw new Error(JSON.stringify(r.errors));
+  return r.group;
+}
+
+/** Nodes as a running fleet leaves them: in service, edges with a parent origin of their region. */
+function* nodeRecords(n: number): Generator<NodeRecord> {
+  const origins = Math.max(4, Math.floor(n / 10));
+  for (let i = 0; i < n; i++) {
+    const role = i < origins ? 'origin' : 'edge';
+    const parent = role === 'edge' ? `origin-${i % origins}` : null;
+    yield { id: `${role}-${i}`, group: 'bench', role, region: REGIONS[i % REGIONS.length]!, state: 'INSERVICE', stateSince: 0, createdAt: 0, platform: { type: 'local', address: '127.0.0.2', pid: 999_999_999 }, parent };
+  }
+}
+
+function* bindingRecords(n: number, nodes: number): Generator<BindingRecord> {
+  const origins = Math.max(4, Math.floor(nodes / 10));
+  for (let i = 0; i < n; i++) yield { stream: `stream-${i}`, origin: `origin-${i % origins}`, state: 'LIVE', boundAt: 0, since: 0 };
+}
+
+async function seed(dataDir: string, nodes: number, bindings: number): Promise<void> {
+  const store = openStore(dataDir);
+  await store.groups.put('bench', { spec: benchGroup(), source: 'api', updatedAt: Date.now() });
+  const put = async <T>(records: Generator<T>, write: (r: T) => void) => {
+    let batch: T[] = [];
+    const flush = async () => {
+      const rows = batch;
+      batch = [];
+      await store.root.transaction(() => rows.forEach(write));
+    };
+    for (const r of records) {
+      batch.push(r);
+      if (batch.length === 50_000) await flush();
+    }
+    await flush();
+  };
+  await put(nodeRecords(nodes), (r) => store.nodes.put(['bench', r.id], r));
+  await put(bindingRecords(bindings, nodes), (b) => store.bindings.put(['bench', b.stream], b));
+  await store.close();
+}
+
+/** Milliseconds from spawning the service to its first 200 on /readyz; and the actor's heap then. */
+async function timeToReady(dir: string): Promise<{ ms: number; actorHeap: number; rss: number }> {
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ server: { host: '127.0.0.1', port: 0 }, dataDir: join(dir, 'data'), nodeGroups: [] }));
+  const started = performance.now();
+  const proc = spawn(process.execPath, [projectPath('dist', 'src', 'main.js')], {
+    env: { ...process.env, SWITCHYARD_CONFIG: config, SWITCHYARD_ADMIN_PASSWORD: 'bench-admin-password', SWITCHYARD_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffer = '';
+    proc.stdout!.on('data', (c: Buffer) => {
+      buffer += c.toString();
+      const m = /"url":"(http:[^"]+)"[^\n]*"msg":"listening"/.exec(buffer);
+      if (m) resolve(m[1]!);
+    });
+    proc.once('exit', (code) => reject(new Error(`the service exited with ${code}`)));
+  });
+  for (;;) {
+    const r = await fetch(`${url}/as/v1/readyz`).catch(() => null);
+    if (r?.status === 200) break;
+    await new Promise((res) => setTimeout(res, 10));
+  }
+  const ms = performance.now() - started;
+  const metrics = await (await fetch(`${url}/as/v1/metrics`)).text();
+  const actorHeap = Number(/switchyard_actor_heap_bytes\{group="bench"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+  const rss = Number(/switchyard_process_resident_memory_bytes (\d+)/.exec(metrics)?.[1] ?? 0);
+  proc.kill('SIGKILL');
+  await new Promise((res) => proc.once('exit', res));
+  return { ms, actorHeap, rss };
+}
+
+function heapUsed(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  (globalThis as { gc?: () => void }).gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+/** The heap a node and a binding take in the model, measured here with the same records. */
+function modelMemory(): { perNode: number; perBinding: number } {
+  const records = [...nodeRecords(NODES)];
+  const bindings = [...bindingRecords(BINDINGS, NODES)];
+  const base = heapUsed();
+  const withNodes = new GroupModel(benchGroup());
+  withNodes.restore(records, [], [], 0);
+  const nodesOnly = heapUsed();
+  withNodes.restore([], bindings, [], 0);
+  const all = heapUsed();
+  // Records are the store's, held by the model; the arrays that fed it are not counted.
+  const arrays = records.length * 8 + bindings.length * 8;
+  void withNodes;
+  return { perNode: (nodesOnly - base + arrays / 2) / NODES, perBinding: (all - nodesOnly) / BINDINGS };
+}
+
+export { seed, benchGroup };
+
+async function main(): Promise<void> {
+  const empty = mkdtempSync(join(tmpdir(), 'switchyard-restart-'));
+  const full = mkdtempSync(join(tmpdir(), 'switchyard-restart-'));
+  try {
+    const seedStarted = performance.now();
+    await seed(join(full, 'data'), NODES, BINDINGS);
+    const seeded = performance.now() - seedStarted;
+    const a = await timeToReady(empty);
+    const b = await timeToReady(full);
+    const mem = modelMemory();
+    console.log(`\nRestart and memory (${NODES.toLocaleString('en')} nodes and ${BINDINGS.toLocaleString('en')} bindings written to LMDB in ${(seeded / 1000).toFixed(1)} s)\n`);
+    console.log(
+      table(
+        ['start', 'to ready', 'vs empty store', 'actor heap at ready', 'process RSS at ready'],
+        [
+          ['empty store', `${Math.round(a.ms)} ms`, '1.00x', `${(a.actorHeap / 2 ** 20).toFixed(0)} MiB`, `${(a.rss / 2 ** 20).toFixed(0)} MiB`],
+          [`${NODES / 1000}k nodes, ${BINDINGS / 1e6}M bindings`, `${Math.round(b.ms)} ms`, `${(b.ms / a.ms).toFixed(2)}x`, `${(b.actorHeap / 2 ** 20).toFixed(0)} MiB`, `${(b.rss / 2 ** 20).toFixed(0)} MiB`],
+        ],
+      ),
+    );
+    console.log('');
+    console.log(
+      table(
+        ['in a node-group actor', 'heap bytes', 'goal'],
+        [
+          ['per node', Math.round(mem.perNode), '1024'],
+          ['per binding', Math.round(mem.perBinding), '200'],
+        ],
+      ),
+    );
+  } finally {
+    rmSync(empty, { recursive: true, force: true });
+    rmSync(full, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1]?.endsWith('restart.js')) {
+  main().catch((err: Error) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
