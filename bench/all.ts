@@ -7,6 +7,7 @@ const BENCHES: Array<[string, string[]]> = [
   ['lookup', []],
   ['selection', ['--max-old-space-size=8192', '--expose-gc']],
   ['restart', ['--max-old-space-size=8192', '--expose-gc']],
+  ['failover', []],
 ];
 let failed = false;
 for (const [name, nodeArgs] of BENCHES) {

@@ -17,7 +17,7 @@ import type { RunnerProgress } from '../../src/platforms/terraform/runner.js';
 import { nodeEndpoint } from '../comlink.js';
 import type { GroupApi } from '../group/actor.js';
 import type { NodeFacts } from '../group/model.js';
-import { plan, ruleKey, type Action, type CapacityRequest } from './plan.js';
+import { HEARTBEATING, plan, ruleKey, type Action, type CapacityRequest } from './plan.js';
 
 export interface SupervisorInit {
   dataDir: string;
@@ -177,15 +177,16 @@ class Supervisor {
     while (this.running) {
       this.wake = new AbortController();
       const started = Date.now();
+      let next = started + this.init.tickMs;
       for (const g of [...this.groups.values()]) {
         try {
-          await this.superviseGroup(g, Date.now());
+          next = Math.min(next, await this.superviseGroup(g, Date.now()));
         } catch (err) {
           this.emit([{ type: 'platform.error', group: g.group.name, operation: 'supervise', message: (err as Error).message }]);
         }
       }
       this.lastTick = started;
-      const wait = Math.max(0, this.init.tickMs - (Date.now() - started));
+      const wait = Math.max(20, next - Date.now());
       try {
         await sleep(wait, undefined, { signal: this.wake.signal });
       } catch {
@@ -194,9 +195,10 @@ class Supervisor {
     }
   }
 
-  private async superviseGroup(g: Attached, now: number): Promise<void> {
+  /** Supervises one group; answers the earliest time a node of it could overstay its silence. */
+  private async superviseGroup(g: Attached, now: number): Promise<number> {
     if (!g.reconciled) {
-      if (now < g.reconcileAfter) return;
+      if (now < g.reconcileAfter) return Infinity;
       try {
         await this.reconcile(g, now);
         g.reconciled = true;
@@ -204,7 +206,7 @@ class Supervisor {
         // Without knowing what the platform has, creating more could duplicate it: wait and retry.
         g.reconcileAfter = now + 30_000;
         this.emit([{ type: 'platform.error', group: g.group.name, operation: 'reconcile', message: `${(err as Error).message}; retrying in 30 s` }]);
-        return;
+        return Infinity;
       }
     }
     await g.api.tick(now);
@@ -213,7 +215,7 @@ class Supervisor {
     if (g.retiring && nodes.length === 0) {
       this.detachGroup(g.group.name);
       this.emit([{ type: 'nodegroup.changed', group: g.group.name, change: 'drained' }]);
-      return;
+      return Infinity;
     }
     const evaluate = now - g.lastEvaluated >= g.group.timing.evaluationInterval;
     if (evaluate) g.lastEvaluated = now;
@@ -229,6 +231,10 @@ class Supervisor {
       await this.act(g, action, nodes, now);
     }
     g.blocked = blockedNow;
+    // Wake when the first node would overstay its silence, not a whole tick later.
+    let deadline = Infinity;
+    for (const n of nodes) if (n.lastSeen !== null && HEARTBEATING.has(n.state)) deadline = Math.min(deadline, n.lastSeen + g.group.timing.nodeTimeout + 1);
+    return deadline;
   }
 
   /** At start: adopt nodes whose platform still has them, fault the others; list static nodes. */

@@ -37,8 +37,8 @@ export interface PlanInput {
   evaluate?: boolean;
 }
 
-/** States in which a node is expected to heartbeat. */
-const HEARTBEATING: ReadonlySet<string> = new Set(['STARTED', 'INSERVICE', 'SOFT_SUNSET', 'HARD_SUNSET']);
+/** States in which a node is expected to heartbeat (and goes FAULT when silent). */
+export const HEARTBEATING: ReadonlySet<string> = new Set(['STARTED', 'INSERVICE', 'SOFT_SUNSET', 'HARD_SUNSET']);
 const FAULT_ON_TIMEOUT: ReadonlySet<string> = new Set(['REQUESTED', 'CREATING', 'CREATED', 'STARTED', 'DESTRUCTION_REQUESTED', 'DESTROYING']);
 const BEING_CREATED: ReadonlySet<string> = new Set(['REQUESTED', 'CREATING', 'CREATED', 'STARTED']);
 const DRAINING: ReadonlySet<string> = new Set(['SOFT_SUNSET', 'HARD_SUNSET']);
