@@ -5,9 +5,11 @@ import { projectPath } from '../src/paths.js';
 /** Each bench, with the Node options it needs (the selection bench holds a million bindings). */
 const BENCHES: Array<[string, string[]]> = [
   ['lookup', []],
+  ['heartbeats', []],
   ['selection', ['--max-old-space-size=8192', '--expose-gc']],
   ['restart', ['--max-old-space-size=8192', '--expose-gc']],
   ['failover', []],
+  ['actors', []],
 ];
 let failed = false;
 for (const [name, nodeArgs] of BENCHES) {

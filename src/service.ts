@@ -104,9 +104,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
   let registry!: NodeGroupRegistry;
   const counts = async (): Promise<GroupCounts[]> =>
     (await Promise.all([...actors.groups.values()].filter((g) => g.ready).map((g) => g.call('counts').catch(() => null)))).filter((c): c is GroupCounts => c !== null);
-  const heaps = async () =>
-    (await Promise.all([...actors.groups.values()].filter((g) => g.ready).map(async (g) => ({ group: g.name, used: (await g.call('heap').catch(() => null))?.used ?? 0 })))).filter((h) => h.used > 0);
-  const metrics = new Metrics(counts, heaps);
+  const actorStats = async () =>
+    (await Promise.all([...actors.groups.values()].filter((g) => g.ready).map(async (g) => ({ group: g.name, ...(await g.call('stats').catch(() => null)) }))))
+      .filter((s): s is { group: string; heapUsed: number; busySeconds: number; lookups: number; heartbeats: number; batches: number } => 'heapUsed' in s);
+  const metrics = new Metrics(counts, actorStats);
   const onEvent = (e: EventRecord) => {
     metrics.events.inc({ type: e.type });
     if (LOUD_EVENTS.test(e.type)) log.info({ event: e }, e.type);

@@ -106,6 +106,13 @@ class GroupActor {
     if (this.model === model) this.removedWhileLoading = null;
   }
 
+  private tally(started: number, lookups: number, heartbeats: number): void {
+    this.busy.seconds += (performance.now() - started) / 1000;
+    this.busy.lookups += lookups;
+    this.busy.heartbeats += heartbeats;
+    this.busy.batches += 1;
+  }
+
   /** Makes sure the bindings a call is about are in memory (only needed while they are loading). */
   private need(names: Iterable<string>): void {
     const removed = this.removedWhileLoading;
@@ -169,11 +176,13 @@ class GroupActor {
 
   /** Many lookups at once: decided in order, their writes committed together before any answer. */
   async lookups(batch: Array<[LookupKind, string, string[]]>): Promise<LookupOutcome[]> {
+    const started = performance.now();
     const now = Date.now();
     const m = this.model;
     if (this.removedWhileLoading) this.need(batch.map((b) => b[1]));
     const outcomes = batch.map(([kind, stream, regions]) => (kind === 'publish' ? m.publish(stream, regions, now) : kind === 'transcode' ? m.transcode(stream, regions, now) : m.subscribe(stream, regions, now)));
     const effects = m.drain();
+    this.tally(started, batch.length, 0);
     if (!(await this.commit(effects, effects.writes.length > 0))) return batch.map(() => STORE_FAILURE);
     return outcomes;
   }
@@ -182,9 +191,11 @@ class GroupActor {
     const now = Date.now();
     const loading = this.removedWhileLoading !== null;
     if (loading) this.need(batch.flatMap(([, hb]) => (hb.streams ?? []).map((s) => s.name)));
+    const started = performance.now();
     const replies = batch.map(([nodeId, hb]) => this.model.heartbeat(nodeId, hb, now));
     // A transcoder's jobs come from bindings: until all are loaded, say nothing rather than too little.
     if (loading) for (const r of replies) if (r) delete r.transcode;
+    this.tally(started, 0, batch.length);
     void this.commit(this.model.drain(), false);
     return replies;
   }
@@ -265,10 +276,12 @@ class GroupActor {
     return results;
   }
 
-  /** The actor thread's heap, for metrics and the memory bench. */
-  heap(): { used: number; total: number } {
-    const h = getHeapStatistics();
-    return { used: h.used_heap_size, total: h.total_heap_size };
+  /** Time spent deciding batched lookups and heartbeats (not waiting for LMDB), and how many. */
+  private busy = { seconds: 0, lookups: 0, heartbeats: 0, batches: 0 };
+
+  /** The actor thread's heap and busy time, for metrics and the benches. */
+  stats(): { heapUsed: number; busySeconds: number; lookups: number; heartbeats: number; batches: number } {
+    return { heapUsed: getHeapStatistics().used_heap_size, busySeconds: this.busy.seconds, lookups: this.busy.lookups, heartbeats: this.busy.heartbeats, batches: this.busy.batches };
   }
 
   async reconfigure(group: NodeGroup): Promise<void> {

@@ -24,7 +24,7 @@ export class Metrics {
   readonly request: (labels: { method: string; route: string; status: string }) => { inc(): void };
   readonly actorCall: (labels: { method: string }) => { observe(v: number): void };
 
-  constructor(counts: () => Promise<GroupCounts[]>, heaps: () => Promise<Array<{ group: string; used: number }>> = async () => []) {
+  constructor(counts: () => Promise<GroupCounts[]>, actorStats: () => Promise<Array<{ group: string; heapUsed: number; busySeconds: number }>> = async () => []) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
     this.lookups = new Histogram({
@@ -63,7 +63,17 @@ export class Metrics {
       registers,
       async collect() {
         this.reset();
-        for (const h of await heaps()) this.set({ group: h.group }, h.used);
+        for (const h of await actorStats()) this.set({ group: h.group }, h.heapUsed);
+      },
+    });
+    new Counter({
+      name: 'switchyard_actor_busy_seconds_total',
+      help: 'Time each node-group actor spent deciding lookups and heartbeats (near 1 per second: saturated)',
+      labelNames: ['group'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const h of await actorStats()) this.inc({ group: h.group }, h.busySeconds);
       },
     });
     new Gauge({
