@@ -26,6 +26,7 @@ type Params<T, K extends keyof T> = T[K] extends (...args: infer P) => unknown ?
 export interface HostOptions {
   dataDir: string;
   durability: 'commit' | 'flush';
+  minFreeBytes?: number;
   onEvents(events: EventBody[]): void;
   /** Seconds a call to an actor took, by method. */
   observe?(method: string, seconds: number): void;
@@ -132,7 +133,7 @@ export class GroupHandle {
     await Promise.race([
       api.init(
         Comlink.transfer(
-          { group: this.group, dataDir: this.host.options.dataDir, durability: this.host.options.durability, events: events.port2 },
+          { group: this.group, dataDir: this.host.options.dataDir, durability: this.host.options.durability, ...(this.host.options.minFreeBytes !== undefined ? { minFreeBytes: this.host.options.minFreeBytes } : {}), events: events.port2 },
           [events.port2],
         ),
       ),

@@ -25,6 +25,7 @@ import { createLogger } from './observability/log.js';
 import { Metrics } from './observability/metrics.js';
 import { projectPath } from './paths.js';
 import { lockDataDir } from './store/lock.js';
+import { surviveCommitFailures } from './store/failures.js';
 import { openStore } from './store/store.js';
 import { NodeGroupRegistry } from './nodegroups/registry.js';
 
@@ -63,10 +64,11 @@ function answerClientError(err: NodeJS.ErrnoException & { bytesParsed?: number }
   socket.end(`HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`);
 }
 
-const LOUD_EVENTS = /^(node\.|scaling\.|platform\.|actor\.|nodegroup\.)/;
+const LOUD_EVENTS = /^(node\.|scaling\.|platform\.|actor\.|nodegroup\.|store\.)/;
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? createLogger(config.log.level);
+  surviveCommitFailures((message) => log.error(message));
   let locator: Locator = options.locator ?? noLocator;
   if (!options.locator && config.geoip.enabled) {
     const paths = config.geoip.databases ?? bundledDatabases();
@@ -83,7 +85,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   }
   mkdirSync(config.dataDir, { recursive: true });
   const unlock = lockDataDir(config.dataDir);
-  const store = openStore(config.dataDir, config.durability);
+  const store = openStore(config.dataDir, config.durability, config.minFreeBytes);
 
   let secret: Buffer;
   if (config.auth.jwtSecret) secret = Buffer.from(config.auth.jwtSecret);
@@ -121,6 +123,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   actors = new ActorHost({
     dataDir: config.dataDir,
     durability: config.durability,
+    minFreeBytes: config.minFreeBytes,
     onEvents: (bodies) => events.append(bodies),
     observe: (method, seconds) => metrics.actorCall({ method }).observe(seconds),
     onError: (group, err) => log.error({ group, err }, 'actor error'),

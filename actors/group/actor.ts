@@ -12,6 +12,7 @@ import type { NodeEvent } from '../../src/domain/states.js';
 import type { NodeState, Role } from '../../src/domain/vocabulary.js';
 import type { Database } from 'lmdb';
 import { groupRange, openStore, type GroupKey, type Store } from '../../src/store/store.js';
+import { stored, surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
 import { GroupModel, type Failure, type HeartbeatInput, type HeartbeatReply, type LookupOutcome, type NodeFacts, type NodeView, type StreamView, type Effects } from './model.js';
 
@@ -22,6 +23,7 @@ export interface GroupInit {
   dataDir: string;
   durability: 'commit' | 'flush';
   events: MessagePort;
+  minFreeBytes?: number;
 }
 
 export interface GroupDetail {
@@ -38,21 +40,16 @@ export interface GroupCounts {
   load: Array<{ role: Role; connections: number; capacity: number }>;
 }
 
-const STORE_FAILURE: Failure = {
-  ok: false,
-  status: 503,
-  code: 'STORE_UNAVAILABLE',
-  detail: 'the data store refused the write; nothing was changed',
-  retryAfter: 5,
-};
 
 class GroupActor {
   private model!: GroupModel;
   private store!: Store;
   private events!: MessagePort;
   private supervisorPort: MessagePort | null = null;
-  /** Serialises commits that follow a failed one, so the model is reloaded once and in order. */
-  private broken = false;
+  /** Commits are failing (disk full, read-only): refused until one succeeds again. */
+  private failing = false;
+  /** Why the last commit was refused, for the answer to the request that asked for it. */
+  private refusal = 'the data store refused the write';
 
   /**
    * While the bindings are still being loaded in the background: the streams removed meanwhile,
@@ -61,7 +58,7 @@ class GroupActor {
   private removedWhileLoading: Set<string> | null = null;
 
   async init(init: GroupInit): Promise<void> {
-    this.store = openStore(init.dataDir, init.durability);
+    this.store = openStore(init.dataDir, init.durability, init.minFreeBytes);
     this.events = init.events;
     this.model = this.load(init.group);
     this.loaded = this.loadBindings();
@@ -137,7 +134,13 @@ class GroupActor {
     if (effects.writes.length === 0) return true;
     if (this.removedWhileLoading) for (const w of effects.writes) if (w.kind === 'binding' && w.value === null) this.removedWhileLoading.add(w.key);
     const s = this.store;
-    const done = s.root.transaction(() => {
+    let done: Promise<unknown>;
+    try {
+      s.guard.check();
+    } catch (err) {
+      return this.failed(err, group);
+    }
+    done = s.root.transaction(() => {
       for (const w of effects.writes) {
         const db = (w.kind === 'node' ? s.nodes : w.kind === 'binding' ? s.bindings : s.provisions) as Database<unknown, GroupKey>;
         if (w.value === null) db.remove([group, w.key]);
@@ -145,18 +148,30 @@ class GroupActor {
       }
     });
     try {
-      await done;
-      if (acknowledge) await s.durable();
+      await stored(done);
+      if (acknowledge) await stored(s.durable());
+      if (this.failing) {
+        this.failing = false;
+        this.emit([{ type: 'store.recovered', group }]);
+      }
       return true;
     } catch (err) {
-      if (!this.broken) {
-        this.broken = true;
-        this.emit([{ type: 'platform.error', group, operation: 'store.write', message: (err as Error).message }]);
-        this.model = this.load(this.model.group);
-        this.broken = false;
-      }
-      return false;
+      return this.failed(err, group);
     }
+  }
+
+  private failed(err: unknown, group: string): false {
+    this.refusal = (err as Error).message;
+    if (!this.failing) this.emit([{ type: 'store.unavailable', group, message: (err as Error).message }]);
+    this.failing = true;
+    // Memory must not claim what the disk does not hold: start again from what it does.
+    this.model = this.load(this.model.group);
+    this.loaded = this.loadBindings();
+    return false;
+  }
+
+  private refused(): Failure {
+    return { ok: false, status: 503, code: 'STORE_UNAVAILABLE', detail: `${this.refusal}; nothing was changed, reads go on`, retryAfter: 5 };
   }
 
   private emit(events: EventBody[]): void {
@@ -170,7 +185,7 @@ class GroupActor {
     this.need([stream]);
     const outcome = kind === 'publish' ? this.model.publish(stream, regions, now) : kind === 'transcode' ? this.model.transcode(stream, regions, now) : this.model.subscribe(stream, regions, now);
     const effects = this.model.drain();
-    if (!(await this.commit(effects, effects.writes.length > 0))) return STORE_FAILURE;
+    if (!(await this.commit(effects, effects.writes.length > 0))) return this.refused();
     return outcome;
   }
 
@@ -183,7 +198,7 @@ class GroupActor {
     const outcomes = batch.map(([kind, stream, regions]) => (kind === 'publish' ? m.publish(stream, regions, now) : kind === 'transcode' ? m.transcode(stream, regions, now) : m.subscribe(stream, regions, now)));
     const effects = m.drain();
     this.tally(started, batch.length, 0);
-    if (!(await this.commit(effects, effects.writes.length > 0))) return batch.map(() => STORE_FAILURE);
+    if (!(await this.commit(effects, effects.writes.length > 0))) return batch.map(() => this.refused());
     return outcomes;
   }
 
@@ -211,13 +226,13 @@ class GroupActor {
 
   async putProvision(input: { streamName: string; region: string; streams: Rendition[] }, mode: 'create' | 'replace'): Promise<{ ok: true; provision: Provision } | Failure> {
     const result = this.model.putProvision(input, mode, Date.now());
-    if (!(await this.commit(this.model.drain(), true))) return STORE_FAILURE;
+    if (!(await this.commit(this.model.drain(), true))) return this.refused();
     return result;
   }
 
   async deleteProvision(name: string): Promise<{ ok: true } | Failure> {
     const result = this.model.deleteProvision(name);
-    if (!(await this.commit(this.model.drain(), true))) return STORE_FAILURE;
+    if (!(await this.commit(this.model.drain(), true))) return this.refused();
     return result;
   }
 
@@ -265,14 +280,14 @@ class GroupActor {
 
   async nodeEvent(id: string, event: NodeEvent, now: number, patch?: { platform?: PlatformData; address?: NodeAddress }): Promise<{ ok: true; state: NodeState | null } | { ok: false; reason: string }> {
     const result = this.model.applyNodeEvent(id, event, now, patch);
-    if (!(await this.commit(this.model.drain(), true))) return { ok: false, reason: 'the data store refused the write' };
+    if (!(await this.commit(this.model.drain(), true))) return { ok: false, reason: this.refusal };
     return result;
   }
 
   /** Many state-machine events in one call and one commit (reconciliation at start touches every node). */
   async nodeEvents(events: Array<{ id: string; event: NodeEvent }>, now: number): Promise<Array<{ ok: true; state: NodeState | null } | { ok: false; reason: string }>> {
     const results = events.map((e) => this.model.applyNodeEvent(e.id, e.event, now));
-    if (!(await this.commit(this.model.drain(), true))) return events.map(() => ({ ok: false as const, reason: 'the data store refused the write' }));
+    if (!(await this.commit(this.model.drain(), true))) return events.map(() => ({ ok: false as const, reason: this.refusal }));
     return results;
   }
 
@@ -297,4 +312,5 @@ class GroupActor {
 
 export type GroupApi = GroupActor;
 
+surviveCommitFailures((message) => console.error(message));
 Comlink.expose(new GroupActor(), nodeEndpoint(parentPort!));

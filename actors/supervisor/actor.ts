@@ -15,6 +15,7 @@ import type { Platform } from '../../src/platforms/platform.js';
 import { TerraformPlatform } from '../../src/platforms/terraform/platform.js';
 import type { RunnerProgress } from '../../src/platforms/terraform/runner.js';
 import { nodeEndpoint } from '../comlink.js';
+import { surviveCommitFailures } from '../../src/store/failures.js';
 import type { GroupApi } from '../group/actor.js';
 import type { NodeFacts } from '../group/model.js';
 import { HEARTBEATING, plan, ruleKey, type Action, type CapacityRequest } from './plan.js';
@@ -357,4 +358,5 @@ function terraformEvent(group: string, e: RunnerProgress): EventBody {
 
 export type SupervisorApi = Supervisor;
 
+surviveCommitFailures((message) => console.error(message));
 Comlink.expose(new Supervisor(), nodeEndpoint(parentPort!));

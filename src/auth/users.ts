@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import type { Store } from '../store/store.js';
 import type { PasswordHasher } from './passwords.js';
+import { stored } from '../store/failures.js';
 
 export interface UserRecord {
   username: string;
@@ -107,8 +108,8 @@ export class Users {
   /** Sets a new password; every token issued before stops working. */
   async changePassword(user: UserRecord, newPassword: string): Promise<UserRecord> {
     const next: UserRecord = { ...user, hash: await this.hasher.hash(newPassword), ver: user.ver + 1, initial: false };
-    await this.store.meta.put(KEY(user.username), next);
-    await this.store.durable();
+    await stored(() => this.store.meta.put(KEY(user.username), next), this.store.guard);
+    await stored(this.store.durable());
     this.users.set(user.username, next);
     if (user.initial) rmSync(join(this.dataDir, INITIAL_PASSWORD_FILE), { force: true });
     return next;

@@ -141,6 +141,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     },
     dataDir: resolve(input.dataDir),
     durability: input.durability,
+    minFreeBytes: input.minFreeBytes,
     auth: {
       adminUser: a.adminUser,
       ...(adminPassword !== undefined ? { adminPassword } : {}),

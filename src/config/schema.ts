@@ -207,6 +207,8 @@ export const ConfigSchema = Type.Object(
     dataDir: Type.String({ minLength: 1, default: './data' }),
     /** "commit": acknowledged once committed (survives a process crash); "flush": once on disk. */
     durability: Type.Union([Type.Literal('commit'), Type.Literal('flush')], { default: 'commit' }),
+    /** Writes are refused (503 STORE_UNAVAILABLE) while the data directory's device has fewer free bytes. */
+    minFreeBytes: Type.Integer({ minimum: 0, default: 64 * 1024 * 1024 }),
     auth: Type.Object(
       {
         adminUser: Type.String({ pattern: '^[A-Za-z0-9._@-]{1,64}$', default: 'admin' }),

@@ -106,6 +106,7 @@ export interface Config {
   };
   dataDir: string;
   durability: 'commit' | 'flush';
+  minFreeBytes: number;
   auth: {
     adminUser: string;
     /** From SWITCHYARD_ADMIN_PASSWORD; never from a file. */

@@ -40,6 +40,8 @@ export type EventBody =
       message?: string;
     }
   | { type: 'actor.restarted'; group: string; reason: string }
+  | { type: 'store.unavailable'; group: string; message: string }
+  | { type: 'store.recovered'; group: string }
   | { type: 'nodegroup.changed'; group: string; change: 'created' | 'replaced' | 'deleting' | 'drained' | 'deleted' };
 
 export type EventRecord = EventBody & { seq: number; at: number };

@@ -3,6 +3,7 @@
 // capacity requests, metrics).
 import type { EventBody, EventRecord } from '../domain/events.js';
 import type { Store } from '../store/store.js';
+import { stored } from '../store/failures.js';
 
 export type EventListener = (event: EventRecord) => void;
 
@@ -25,6 +26,15 @@ export class EventLog {
     for (const key of store.events.getKeys({ reverse: true, limit: 1 })) this.seq = key as number;
   }
 
+  private writable(): boolean {
+    try {
+      this.store.guard.check();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   get last(): number {
     return this.seq;
   }
@@ -32,7 +42,8 @@ export class EventLog {
   append(bodies: readonly EventBody[]): EventRecord[] {
     const at = this.now();
     const records = bodies.map((body) => ({ ...body, seq: ++this.seq, at }) as EventRecord);
-    for (const r of records) void this.store.events.put(r.seq, r);
+    // The log is best effort on disk: a failed append (disk full) leaves the event in memory.
+    if (this.writable()) for (const r of records) void stored(this.store.events.put(r.seq, r)).catch(() => {});
     this.recent.push(...records);
     if (this.recent.length > this.keep) this.recent.splice(0, this.recent.length - this.keep);
     this.sinceTrim += records.length;
@@ -65,8 +76,11 @@ export class EventLog {
     this.sinceTrim = 0;
     const below = this.seq - this.keep;
     if (below <= 0) return;
-    void this.store.events.transaction(() => {
-      for (const key of this.store.events.getKeys({ end: below + 1 })) this.store.events.remove(key);
-    });
+    if (!this.writable()) return;
+    void stored(
+      this.store.events.transaction(() => {
+        for (const key of this.store.events.getKeys({ end: below + 1 })) this.store.events.remove(key);
+      }),
+    ).catch(() => {});
   }
 }

@@ -11,6 +11,7 @@ import { normalizeNodeGroup } from '../config/load.js';
 import type { EventBody } from '../domain/events.js';
 import type { FieldError } from '../schemas/validate.js';
 import type { StoredGroup, Store } from '../store/store.js';
+import { stored } from '../store/failures.js';
 
 export type Change = { ok: true; group: NodeGroup } | { ok: false; status: 400 | 404 | 409; code: string; detail: string; errors?: FieldError[] };
 
@@ -61,8 +62,8 @@ export class NodeGroupRegistry {
   }
 
   private async persist(name: string, record: StoredGroup): Promise<void> {
-    await this.store.groups.put(name, record);
-    await this.store.durable();
+    await stored(() => this.store.groups.put(name, record), this.store.guard);
+    await stored(this.store.durable());
   }
 
   async create(raw: unknown): Promise<Change> {
@@ -117,13 +118,13 @@ export class NodeGroupRegistry {
   async finish(name: string): Promise<void> {
     if (!this.store.groups.get(name)?.deleting) return;
     await this.actors.removeGroup(name);
-    await this.store.root.transaction(() => {
+    await stored(() => this.store.root.transaction(() => {
       for (const db of [this.store.nodes, this.store.bindings, this.store.provisions]) {
         for (const key of db.getKeys({ start: [name, ''], end: [`${name}\u0000`, ''] })) db.remove(key);
       }
       this.store.groups.remove(name);
-    });
-    await this.store.durable();
+    }), this.store.guard);
+    await stored(this.store.durable());
     this.emit([{ type: 'nodegroup.changed', group: name, change: 'deleted' }]);
   }
 }

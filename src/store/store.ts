@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { BindingRecord, NodeRecord, Provision } from '../domain/records.js';
 import type { EventRecord } from '../domain/events.js';
+import { DiskGuard } from './disk-guard.js';
 
 export type GroupKey = [group: string, id: string];
 
@@ -29,12 +30,17 @@ export interface Store {
   events: Database<EventRecord, number>;
   /** Resolves once what was written so far is as durable as the configured durability asks. */
   durable(): Promise<void>;
+  /** Throws StoreUnavailable while the disk is nearly full or read-only: call before writing. */
+  guard: DiskGuard;
   close(): Promise<void>;
 }
 
 const STRUCTURES = Symbol.for('switchyard.structures');
 
-export function openStore(dataDir: string, durability: 'commit' | 'flush' = 'commit'): Store {
+/** Writes stop while the data directory's device has less free than this (default 64 MiB). */
+export const DEFAULT_MIN_FREE = 64 * 2 ** 20;
+
+export function openStore(dataDir: string, durability: 'commit' | 'flush' = 'commit', minFree = DEFAULT_MIN_FREE): Store {
   // A path with an extension makes lmdb keep one file (and its -lock file), not a directory.
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, 'switchyard.mdb');
@@ -48,6 +54,7 @@ export function openStore(dataDir: string, durability: 'commit' | 'flush' = 'com
     bindings: root.openDB({ name: 'bindings', sharedStructuresKey: STRUCTURES }),
     provisions: root.openDB({ name: 'provisions', sharedStructuresKey: STRUCTURES }),
     events: root.openDB({ name: 'events' }),
+    guard: new DiskGuard(dataDir, minFree),
     durable: async () => {
       await root.committed;
       if (durability === 'flush') await root.flushed;

@@ -3,6 +3,7 @@
 // else is a bug: logged with the request id, answered 500 with the id and nothing internal.
 import type { Ctx } from '../context.js';
 import { Problem, problemBody } from '../problem.js';
+import { StoreUnavailable } from '../../store/failures.js';
 
 const CODES: Record<number, string> = {
   400: 'BAD_REQUEST',
@@ -22,6 +23,7 @@ const CODES: Record<number, string> = {
 
 export function toProblem(err: unknown): Problem {
   if (err instanceof Problem) return err;
+  if (err instanceof StoreUnavailable) return new Problem(503, 'STORE_UNAVAILABLE', `${err.message}; nothing was changed, reads go on`, { retryAfter: 5 });
   const e = err as { status?: number; statusCode?: number; expose?: boolean; message?: string; headers?: Record<string, string>; code?: string; detail?: string };
   if (e && typeof e.status === 'number' && typeof e.code === 'string' && typeof e.detail === 'string') return new Problem(e.status, e.code, e.detail);
   const status = e?.status ?? e?.statusCode;

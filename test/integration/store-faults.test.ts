@@ -1,0 +1,55 @@
+// A data directory that fills up, on a real (small) tmpfs: writes are refused with a clear 503,
+// reads go on, events say so, and writes work again once there is room. (This needs root, as the
+// CI machine runs. A read-only remount cannot be made while LMDB holds its file open for writing;
+// it fails the same way, EROFS instead of ENOSPC, through the same path.)
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { allInService } from '../helpers/fake-node.js';
+import { isProblem } from '../helpers/assert.js';
+import { waitForEvents } from '../helpers/events.js';
+import { staticGroup, startTestService } from '../helpers/service.js';
+
+const ladder = (name: string) => ({ streamName: name, region: 'r1', streams: [{ name: `${name}_1`, level: 1, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }] });
+
+test('a full disk refuses writes with 503 STORE_UNAVAILABLE, reads go on, and writes come back by themselves', async (t) => {
+  const mount = mkdtempSync(join(tmpdir(), 'switchyard-tmpfs-'));
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', mount]);
+  t.teardown(() => {
+    try {
+      execFileSync('umount', ['-l', mount]);
+    } catch {
+      /* already gone */
+    }
+    rmSync(mount, { recursive: true, force: true });
+  });
+  const svc = await startTestService({ dataDir: join(mount, 'data'), config: { minFreeBytes: 4 * 2 ** 20 }, groups: [staticGroup({ nodes: [{ id: 'o1', role: 'origin', region: 'r1' }, { id: 'e1', role: 'edge', region: 'r1' }], rules: [{ region: 'r1', role: 'origin', min: 0, max: 4, limit: 1e6 }, { region: 'r1', role: 'edge', min: 0, max: 4, limit: 1e6 }] })] });
+  t.teardown(() => svc.close());
+  await allInService(svc, 'g', ['o1', 'e1']);
+  t.is((await svc.get('/as/v1/streams/live/before/publish')).status, 200);
+  t.is((await svc.send('POST', '/as/v1/provision/g', ladder('kept'))).status, 201);
+
+  execFileSync('sh', ['-c', `dd if=/dev/zero of=${join(mount, 'junk')} bs=1M count=64 2>/dev/null || true`]);
+  // Provisions are large enough that the next write needs new pages.
+  const refused = await svc.send('POST', '/as/v1/provision/g', { ...ladder('refused'), streams: Array.from({ length: 16 }, (_, i) => ({ ...ladder('x').streams[0]!, name: `refused_${i}_${'n'.repeat(100)}`, level: i })) });
+  const p = isProblem(t, refused, 503, 'STORE_UNAVAILABLE');
+  t.regex(p.detail, /no space left/);
+  t.truthy(refused.headers.get('retry-after'));
+  isProblem(t, await svc.get('/as/v1/streams/live/new-while-full/publish'), 503, 'STORE_UNAVAILABLE');
+  isProblem(t, await svc.send('POST', '/as/v1/auth/password', { currentPassword: 'correct-horse-battery', newPassword: 'a-new-password-here' }), 503, 'STORE_UNAVAILABLE');
+  // Reads go on.
+  t.is((await svc.get('/as/v1/streams/live/before/subscribe')).status, 200);
+  t.is((await svc.get('/as/v1/streams/live/before/publish')).status, 200, 'a bound stream needs no write');
+  t.is((await svc.get('/as/v1/provision/g/kept')).status, 200);
+  t.is((await svc.get('/as/v1/streams')).status, 200);
+  const seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'store.unavailable'));
+  t.regex((seen.find((e) => e.type === 'store.unavailable') as { message: string }).message, /no space left/);
+
+  rmSync(join(mount, 'junk'));
+  t.is((await svc.send('POST', '/as/v1/provision/g', ladder('after'))).status, 201);
+  t.is((await svc.get('/as/v1/streams/live/after-full/publish')).status, 200);
+  await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'store.recovered'));
+  t.is((await svc.get('/as/v1/provision/g/kept')).status, 200, 'nothing acknowledged was lost');
+});
