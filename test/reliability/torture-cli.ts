@@ -1,0 +1,25 @@
+// `npm run torture -- [--cycles 50] [--seed N]`: the long form of the crash-consistency run.
+// Exits 1 if anything acknowledged was lost or the store was found inconsistent.
+import { parseArgs } from 'node:util';
+import { torture } from './torture.js';
+
+const { values } = parseArgs({ options: { cycles: { type: 'string', default: '50' }, seed: { type: 'string' }, workers: { type: 'string' } } });
+const cycles = Number(values.cycles);
+if (!Number.isInteger(cycles) || cycles < 1) {
+  console.error(`--cycles ${values.cycles}: expected a whole number of at least 1`);
+  process.exit(2);
+}
+const started = Date.now();
+const report = await torture({
+  cycles,
+  ...(values.seed !== undefined ? { seed: Number(values.seed) } : {}),
+  ...(values.workers !== undefined ? { workers: Number(values.workers) } : {}),
+  log: (line) => console.log(line),
+});
+const sum = (f: (c: (typeof report.cycles)[number]) => number) => report.cycles.reduce((a, c) => a + f(c), 0);
+console.log('');
+console.log(`seed ${report.seed}; ${cycles} kills (${report.cycles.filter((c) => c.killed === 'start').length} while starting) in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+console.log(`writes acknowledged ${sum((c) => c.acknowledged)}, cut off by a kill ${sum((c) => c.cutOff)}, refused ${sum((c) => c.refused)}; keys checked after restarts ${sum((c) => c.checked)}`);
+console.log(`losses ${report.losses.length}, inconsistencies ${report.inconsistencies.length}`);
+for (const l of [...report.losses, ...report.inconsistencies]) console.log(`  ${l}`);
+process.exit(report.losses.length + report.inconsistencies.length === 0 ? 0 : 1);
