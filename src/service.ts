@@ -3,8 +3,7 @@
 // node agents will post to). Stop order is the reverse; a clean stop also stops local nodes.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { ActorHost } from '../actors/host.js';
@@ -19,6 +18,7 @@ import { EventLog } from './events/log.js';
 import { noLocator, type Locator } from './geo/locator.js';
 import { bundledDatabases, openGeoIp } from './geo/maxmind.js';
 import { allRoutes, createApp } from './http/app.js';
+import { createServer } from './http/server.js';
 import { buildOpenApi } from './http/openapi.js';
 import type { Services } from './http/services.js';
 import { createLogger } from './observability/log.js';
@@ -47,22 +47,6 @@ export interface Service {
 }
 
 const VERSION = (JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) as { version: string }).version;
-
-/** Node's HTTP parser refuses some requests before Koa sees them: answer those as problems too. */
-function answerClientError(err: NodeJS.ErrnoException & { bytesParsed?: number }, socket: import('node:stream').Duplex): void {
-  if (!socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
-    socket.destroy();
-    return;
-  }
-  const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
-  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-  const status = timeout ? 408 : tooLarge ? 431 : 400;
-  const title = timeout ? 'Request Timeout' : tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
-  const code = timeout ? 'REQUEST_TIMEOUT' : tooLarge ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST';
-  const detail = timeout ? 'the request took too long to arrive' : tooLarge ? 'the request headers are too large' : 'the request is not valid HTTP';
-  const payload = JSON.stringify({ type: 'about:blank', title, status, code, detail, error: detail });
-  socket.end(`HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`);
-}
 
 const LOUD_EVENTS = /^(node\.|scaling\.|platform\.|actor\.|nodegroup\.|store\.)/;
 
@@ -158,18 +142,15 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const servers: Server[] = [];
   const listen = (server: Server, port: number) =>
     new Promise<number>((resolve, reject) => {
-      server.on('clientError', answerClientError);
-      server.requestTimeout = config.server.requestTimeout;
-      server.headersTimeout = config.server.headersTimeout;
-      server.keepAliveTimeout = 5000;
       server.once('error', reject);
       server.listen(port, config.server.host, () => resolve((server.address() as AddressInfo).port));
       servers.push(server);
     });
-  const port = await listen(createHttpServer(app.callback()), config.server.port);
+  const limits = { requestTimeout: config.server.requestTimeout, headersTimeout: config.server.headersTimeout };
+  const port = await listen(createServer(app.callback(), limits), config.server.port);
   if (config.server.tls) {
     const tls = { cert: readFileSync(config.server.tls.cert), key: readFileSync(config.server.tls.key) };
-    await listen(createHttpsServer(tls, app.callback()) as unknown as Server, config.server.tls.port);
+    await listen(createServer(app.callback(), { ...limits, tls }), config.server.tls.port);
   }
   const reachable = config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host;
   const url = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;

@@ -104,6 +104,24 @@ const bodyArb: fc.Arbitrary<string | undefined> = fc.oneof(
   fc.record({ streamName: fc.string(), region: fc.string(), streams: fc.array(fc.dictionary(fc.string(), fc.jsonValue()), { maxLength: 20 }) }).map((v) => JSON.stringify(v)),
 );
 
+const headerValue = fc.oneof(
+  fc.constantFrom('', '0', '-1', '1e400', 'gzip', 'deflate', 'br', 'identity', 'chunked', '100-continue', 'close', 'keep-alive', 'bytes=0-1', '*', 'null', 'undefined', '__proto__', 'application/json'),
+  // Header values may hold any visible character, spaces and tabs (RFC 9110 field-vchar).
+  fc.string({ maxLength: 60 }).map((s) => s.replace(/[^\x20-\x7e\t]/g, '?').trim()),
+  fc.constant('x'.repeat(8000)),
+);
+const headerName = fc.oneof(
+  fc.constantFrom('accept', 'accept-encoding', 'content-encoding', 'expect', 'connection', 'origin', 'cookie', 'range', 'if-none-match', 'if-modified-since', 'x-http-method-override', 'forwarded', 'x-forwarded-proto', 'x-forwarded-host', 'x-real-ip', 'upgrade', 'te', 'host', '__proto__', 'constructor', 'x-request-id'),
+  fc.stringMatching(/^[a-z0-9!#$%&'*+.^_`|~-]{1,30}$/),
+);
+/** Up to five extra headers: well-known ones with odd values, and made-up ones. */
+const extraHeaders = fc.array(fc.tuple(headerName, headerValue), { maxLength: 5 }).map((pairs) => {
+  const out: Record<string, string> = {};
+  // node:http sets these from the request itself; the server must cope with the rest.
+  for (const [k, v] of pairs) if (k !== 'host' || v !== '') if (!['content-length', 'transfer-encoding'].includes(k)) out[k] = v;
+  return out;
+});
+
 export function requestArb(tokens: readonly string[]): fc.Arbitrary<RawRequest> {
   const contentType = fc.constantFrom(undefined, 'application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1', 'text/plain', 'application/problem+json', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', '*/*', 'application/vnd.x+json');
   const authorization = fc.oneof(
@@ -121,11 +139,13 @@ export function requestArb(tokens: readonly string[]): fc.Arbitrary<RawRequest> 
       forwarded: fc.option(fc.constantFrom('8.8.8.8', '1.2.3.4, 10.0.0.1', 'garbage', '::1'), { nil: undefined }),
       requestId: fc.option(fc.string({ maxLength: 200 }).map((s) => s.replace(/[^\x21-\x7e]/g, 'x')), { nil: undefined }),
       body: bodyArb,
+      extra: extraHeaders,
     })
     .map((r) => ({
       method: r.method,
       path: r.path + r.query,
       headers: {
+        ...r.extra,
         ...(r.contentType ? { 'content-type': r.contentType } : {}),
         ...(r.authorization ? { authorization: r.authorization } : {}),
         ...(r.forwarded ? { 'x-forwarded-for': r.forwarded } : {}),

@@ -1,0 +1,74 @@
+// The HTTP servers Koa runs in. Node's own parser answers some requests before Koa sees them
+// (malformed HTTP, oversized headers, slow clients, an `Expect` it cannot meet): those answers
+// are problems too, with the same security headers as every other answer.
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { timeOutBodyRead } from './middleware/json-body.js';
+import { securityHeaders } from './middleware/security-headers.js';
+
+export interface ServerLimits {
+  /** The whole request (headers and body) must arrive within this many ms. */
+  requestTimeout: number;
+  /** The headers must arrive within this many ms. */
+  headersTimeout: number;
+  tls?: { cert: Buffer; key: Buffer };
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+function problem(status: number, title: string, code: string, detail: string) {
+  return { payload: JSON.stringify({ type: 'about:blank', title, status, code, detail, error: detail }), title };
+}
+
+/** An answer written straight to the socket; a HEAD request's has no body (its client reads none). */
+function rawAnswer(socket: Duplex, status: number, title: string, payload: string, headers: Record<string, string>, head: boolean): void {
+  const lines = Object.entries({ ...headers, 'Content-Type': 'application/problem+json', 'Content-Length': String(Buffer.byteLength(payload)), Connection: 'close' }).map(([k, v]) => `${k}: ${v}\r\n`);
+  socket.end(`HTTP/1.1 ${status} ${title}\r\n${lines.join('')}\r\n${head ? '' : payload}`);
+}
+
+export function createServer(handler: Handler, limits: ServerLimits): Server {
+  const headers = securityHeaders(limits.tls !== undefined);
+  const options = {
+    requestTimeout: limits.requestTimeout,
+    headersTimeout: limits.headersTimeout,
+    // Node looks for overdue requests only this often (30 s by default): a slow client would
+    // otherwise hold its socket long past the timeouts above.
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeout / 4))),
+    keepAliveTimeout: 5000,
+  };
+  const server = (limits.tls ? createHttpsServer({ ...options, ...limits.tls }, handler) : createHttpServer(options, handler)) as Server;
+
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    const pending = (socket as { _httpMessage?: ServerResponse })._httpMessage;
+    if (!socket.writable || (pending && (pending.headersSent || !timeout))) {
+      socket.destroy();
+      return;
+    }
+    if (pending) {
+      // Koa has the request and waits for its body: the route answers the 408 itself.
+      if (timeOutBodyRead(pending.req)) return;
+      const p = problem(408, 'Request Timeout', 'REQUEST_TIMEOUT', 'the request took too long to arrive');
+      pending.writeHead(408, { ...headers, 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(p.payload), Connection: 'close' });
+      pending.end(p.payload, () => socket.destroy());
+      return;
+    }
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const p = timeout
+      ? problem(408, 'Request Timeout', 'REQUEST_TIMEOUT', 'the request took too long to arrive')
+      : tooLarge
+        ? problem(431, 'Request Header Fields Too Large', 'HEADERS_TOO_LARGE', 'the request headers are too large')
+        : problem(400, 'Bad Request', 'BAD_REQUEST', 'the request is not valid HTTP');
+    const head = (err as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+    rawAnswer(socket, timeout ? 408 : tooLarge ? 431 : 400, p.title, p.payload, headers, head);
+  });
+
+  // Only `Expect: 100-continue` is understood; Node answers anything else with a bare 417.
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    const p = problem(417, 'Expectation Failed', 'EXPECTATION_FAILED', 'only "Expect: 100-continue" is supported');
+    res.writeHead(417, { ...headers, 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(p.payload), Connection: 'close' });
+    res.end(p.payload);
+  });
+  return server;
+}
