@@ -130,32 +130,44 @@ export class GroupHandle {
     });
     this.died.catch(() => {});
     worker.on('error', (err) => this.host.options.onError?.(this.name, err));
-    await Promise.race([
-      api.init(
-        Comlink.transfer(
-          { group: this.group, dataDir: this.host.options.dataDir, durability: this.host.options.durability, ...(this.host.options.minFreeBytes !== undefined ? { minFreeBytes: this.host.options.minFreeBytes } : {}), events: events.port2 },
-          [events.port2],
+    try {
+      await Promise.race([
+        api.init(
+          Comlink.transfer(
+            { group: this.group, dataDir: this.host.options.dataDir, durability: this.host.options.durability, ...(this.host.options.minFreeBytes !== undefined ? { minFreeBytes: this.host.options.minFreeBytes } : {}), events: events.port2 },
+            [events.port2],
+          ),
         ),
-      ),
-      this.died,
-    ]);
+        this.died,
+      ]);
+    } catch (err) {
+      // A thread that cannot load is ended, so that its exit schedules the next attempt.
+      if (this.worker === worker) await worker.terminate();
+      throw err;
+    }
     this.api = api;
     this.methods = new Map();
     this.ready = true;
     await this.host.connect(this);
   }
 
+  private downSince = 0;
+
   private onExit(code: number): void {
     this.ready = false;
     this.api = null;
     this.worker = null;
     if (this.closing) return;
+    if (this.restarts === 0) this.downSince = Date.now();
     const delay = Math.min(5000, 100 * 2 ** this.restarts++);
-    this.host.options.onEvents([{ type: 'actor.restarted', group: this.name, reason: `the actor thread exited with code ${code}; restarting from the store in ${delay} ms` }]);
+    this.host.options.onEvents([{ type: 'actor.crashed', group: this.name, reason: `the actor thread exited with code ${code}; restarting from the store in ${delay} ms` }]);
     setTimeout(() => {
       if (this.closing) return;
       this.start().then(
-        () => (this.restarts = 0),
+        () => {
+          this.restarts = 0;
+          this.host.options.onEvents([{ type: 'actor.restarted', group: this.name, downMs: Date.now() - this.downSince }]);
+        },
         (err: Error) => this.host.options.onError?.(this.name, err),
       );
     }, delay).unref();

@@ -18,7 +18,7 @@ import { EventLog } from './events/log.js';
 import { noLocator, type Locator } from './geo/locator.js';
 import { bundledDatabases, openGeoIp } from './geo/maxmind.js';
 import { allRoutes, createApp } from './http/app.js';
-import { createServer } from './http/server.js';
+import { closeUnusedConnections, createServer } from './http/server.js';
 import { buildOpenApi } from './http/openapi.js';
 import type { Services } from './http/services.js';
 import { createLogger } from './observability/log.js';
@@ -171,11 +171,18 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const close = (opts: { stopNodes?: boolean } = {}) =>
     (closed ??= (async () => {
       stopping.abort();
+
       const drained = Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-      for (const s of servers) s.closeIdleConnections();
-      const timer = setTimeout(() => servers.forEach((s) => s.closeAllConnections()), config.server.shutdownTimeout);
+      // Connections that fall idle while draining (their answer said Connection: close) go too.
+      const idle = setInterval(() => servers.forEach(closeUnusedConnections), 100);
+      for (const s of servers) closeUnusedConnections(s);
+      const timer = setTimeout(() => {
+        log.warn({ shutdownTimeout: config.server.shutdownTimeout }, 'requests still in flight at the shutdown timeout: closing their connections');
+        servers.forEach((s) => s.closeAllConnections());
+      }, config.server.shutdownTimeout);
       await drained;
       clearTimeout(timer);
+      clearInterval(idle);
       await actors.stop(opts.stopNodes ?? true);
       await hasher.close();
       await store.close();

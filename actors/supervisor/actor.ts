@@ -46,6 +46,34 @@ interface Attached {
   retiring: boolean;
   /** When to try reconciling with the platform again after a failure. */
   reconcileAfter: number;
+  /** The group's actor thread died: skipped until the host attaches its successor. */
+  gone: boolean;
+}
+
+/**
+ * A comlink call over a port whose other end died never settles. Each call is raced against the
+ * port's 'close', so that a crashed group actor cannot wedge the loop that supervises every group.
+ */
+function guarded(port: MessagePort, onGone: () => void): Comlink.Remote<GroupApi> {
+  const raw = Comlink.wrap<GroupApi>(nodeEndpoint(port));
+  const gone = new Promise<never>((_, reject) =>
+    port.once('close', () => {
+      onGone();
+      reject(new Error('the group actor went away'));
+    }),
+  );
+  gone.catch(() => {});
+  const methods = new Map<PropertyKey, (...args: unknown[]) => Promise<unknown>>();
+  return new Proxy({} as Comlink.Remote<GroupApi>, {
+    get(_, name) {
+      let fn = methods.get(name);
+      if (!fn) {
+        const remote = (raw as unknown as Record<PropertyKey, (...args: unknown[]) => Promise<unknown>>)[name]!;
+        methods.set(name, (fn = (...args: unknown[]) => Promise.race([remote(...args), gone])));
+      }
+      return fn;
+    },
+  });
 }
 
 class Supervisor {
@@ -81,11 +109,10 @@ class Supervisor {
 
   attachGroup(group: NodeGroup, port: MessagePort): void {
     this.groups.get(group.name)?.port.close();
-    const api = Comlink.wrap<GroupApi>(nodeEndpoint(port));
     const previous = this.groups.get(group.name);
-    this.groups.set(group.name, {
+    const attached: Attached = {
       group,
-      api,
+      api: guarded(port, () => (attached.gone = true)),
       port,
       requests: [],
       blocked: new Set(),
@@ -94,7 +121,9 @@ class Supervisor {
       lastEvaluated: previous?.lastEvaluated ?? 0,
       retiring: previous?.retiring ?? false,
       reconcileAfter: 0,
-    });
+      gone: false,
+    };
+    this.groups.set(group.name, attached);
     this.poke();
   }
 
@@ -155,6 +184,7 @@ class Supervisor {
     await Promise.allSettled([...this.terraform.values()].map((tp) => tp.shutdown()));
     if (!stopNodes) return;
     for (const g of this.groups.values()) {
+      if (g.gone) continue;
       const local = (await g.api.facts()).filter((n) => n.platform.type === 'local');
       await this.platforms.local.shutdown(local);
       const now = Date.now();
@@ -180,10 +210,12 @@ class Supervisor {
       const started = Date.now();
       let next = started + this.init.tickMs;
       for (const g of [...this.groups.values()]) {
+        if (g.gone) continue;
         try {
           next = Math.min(next, await this.superviseGroup(g, Date.now()));
         } catch (err) {
-          this.emit([{ type: 'platform.error', group: g.group.name, operation: 'supervise', message: (err as Error).message }]);
+          // A crash of the group's actor is reported by the host (actor.crashed), not here.
+          if (!g.gone) this.emit([{ type: 'platform.error', group: g.group.name, operation: 'supervise', message: (err as Error).message }]);
         }
       }
       this.lastTick = started;

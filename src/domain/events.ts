@@ -39,7 +39,8 @@ export type EventBody =
       attempt?: number;
       message?: string;
     }
-  | { type: 'actor.restarted'; group: string; reason: string }
+  | { type: 'actor.crashed'; group: string; reason: string }
+  | { type: 'actor.restarted'; group: string; downMs: number }
   | { type: 'store.unavailable'; group: string; message: string }
   | { type: 'store.recovered'; group: string }
   | { type: 'nodegroup.changed'; group: string; change: 'created' | 'replaced' | 'deleting' | 'drained' | 'deleted' };

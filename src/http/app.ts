@@ -48,7 +48,7 @@ export function createApp(s: Services, routes: readonly RouteDef[]): Koa<AppStat
   mount(router, routes, { bodyLimit: s.config.server.bodyLimit, guard });
   const observe = (route: string, method: string, status: number) => s.metrics.request({ method, route, status: String(status) }).inc();
   installRequestLogger(app, s.log);
-  app.use(requestFrame(s.log, observe, securityHeaders(s.config.server.tls !== undefined), QUIET));
+  app.use(requestFrame(s.log, observe, securityHeaders(s.config.server.tls !== undefined), QUIET, s.stopping));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

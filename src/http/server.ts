@@ -27,6 +27,13 @@ function rawAnswer(socket: Duplex, status: number, title: string, payload: strin
   socket.end(`HTTP/1.1 ${status} ${title}\r\n${lines.join('')}\r\n${head ? '' : payload}`);
 }
 
+/** Sockets with no request in flight, for a drain: idle keep-alives and ones that never asked. */
+const inFlight = new WeakMap<Server, Map<Duplex, number>>();
+
+export function closeUnusedConnections(server: Server): void {
+  for (const [socket, n] of inFlight.get(server) ?? []) if (n === 0) socket.destroy();
+}
+
 export function createServer(handler: Handler, limits: ServerLimits): Server {
   const headers = securityHeaders(limits.tls !== undefined);
   const options = {
@@ -38,6 +45,19 @@ export function createServer(handler: Handler, limits: ServerLimits): Server {
     keepAliveTimeout: 5000,
   };
   const server = (limits.tls ? createHttpsServer({ ...options, ...limits.tls }, handler) : createHttpServer(options, handler)) as Server;
+  const sockets = new Map<Duplex, number>();
+  inFlight.set(server, sockets);
+  server.on(limits.tls ? 'secureConnection' : 'connection', (socket: Duplex) => {
+    sockets.set(socket, 0);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    sockets.set(socket, (sockets.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      if (sockets.has(socket)) sockets.set(socket, sockets.get(socket)! - 1);
+    });
+  });
 
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';

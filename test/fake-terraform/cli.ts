@@ -5,6 +5,7 @@
 //   delayMs       how long each resource takes
 //   failNodes     node ids whose resources fail, with a diagnostic (a partial failure)
 //   failApplies   how many coming applies fail before printing any JSON (counted down)
+//   failResources how many coming node resources fail (counted down), whatever their ids
 //   hang          applies never finish until interrupted (SIGINT), as a stuck cloud API would
 // Every run is appended to fake-terraform.log in the working directory, for tests to read.
 // It does not evaluate HCL: it reads the `nodes` map of terraform.tfvars.json, as the real
@@ -16,6 +17,7 @@ interface Scenario {
   delayMs?: number;
   failNodes?: string[];
   failApplies?: number;
+  failResources?: number;
   hang?: boolean;
 }
 
@@ -147,7 +149,12 @@ async function apply(): Promise<number> {
       message('apply_start', `${address(id, n.region)}: Creating...`, hook(id, n.region, 'create'));
       await wait();
       if (interrupted) break;
-      if ((s.failNodes ?? []).includes(id)) {
+      const failByCount = (s.failResources ?? 0) > 0;
+      if (failByCount || (s.failNodes ?? []).includes(id)) {
+        if (failByCount && scenarioFile) {
+          s.failResources! -= 1;
+          writeFileSync(scenarioFile, JSON.stringify(s));
+        }
         failed.push(id);
         message('apply_errored', `${address(id, n.region)}: Creation errored`, hook(id, n.region, 'create', { elapsed_seconds: 0 }), 'error');
         message('diagnostic', 'Error: creating node: InsufficientInstanceCapacity', {

@@ -23,6 +23,23 @@ test('failed logins are throttled per user name and per address, with Retry-Afte
   isProblem(t, await login(svc.url, 'someone-else', 'x'), 429, 'RATE_LIMITED');
 });
 
+test('a brute force spread over many addresses is still throttled per user; X-Forwarded-For counts only when trusted', async (t) => {
+  const from = (ip: string) => ({ 'x-forwarded-for': ip });
+  const trusted = await startTestService({ config: { server: { host: '127.0.0.1', port: 0, trustProxy: true }, auth: { loginThrottle: { maxFailures: 3, baseDelay: '30s' } } } });
+  t.teardown(() => trusted.close());
+  for (let i = 0; i < 3; i++) isProblem(t, await request(trusted.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: 'guess' }, from(`203.0.113.${i + 1}`)), 401, 'INVALID_CREDENTIALS');
+  // A fourth address with the right password: the user is blocked wherever the attempt comes from.
+  isProblem(t, await request(trusted.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: ADMIN_PASSWORD }, from('203.0.113.99')), 429, 'RATE_LIMITED');
+  // Another user from a fresh address is not.
+  isProblem(t, await request(trusted.url, 'POST', '/as/v1/auth/login', { username: 'someone-else', password: 'guess' }, from('203.0.113.100')), 401, 'INVALID_CREDENTIALS');
+
+  // Untrusted (the default): a forged X-Forwarded-For does not give an attacker fresh addresses.
+  const plain = await startTestService({ config: { auth: { loginThrottle: { maxFailures: 3, baseDelay: '30s' } } } });
+  t.teardown(() => plain.close());
+  for (let i = 0; i < 3; i++) isProblem(t, await request(plain.url, 'POST', '/as/v1/auth/login', { username: `user${i}`, password: 'guess' }, from(`198.51.100.${i + 1}`)), 401, 'INVALID_CREDENTIALS');
+  isProblem(t, await request(plain.url, 'POST', '/as/v1/auth/login', { username: 'user9', password: 'guess' }, from('198.51.100.50')), 429, 'RATE_LIMITED');
+});
+
 test('a password change retires every earlier token; the old password stops working', async (t) => {
   const svc = await startTestService();
   t.teardown(() => svc.close());

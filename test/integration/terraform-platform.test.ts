@@ -66,3 +66,41 @@ test.serial('failed creates fault their nodes, and faultThreshold stops runaway 
   t.true(seen.some((e) => e.type === 'platform.error' && e.operation === 'create'));
   t.like(seen.find((e) => e.type === 'scaling.blocked'), { role: 'origin', region: 'r1' });
 });
+
+test.serial('an apply that fails early, hangs past its timeout or half-succeeds is retried until the group is whole, and events say so', async (t) => {
+  scenario({ failApplies: 1 });
+  const group = (min: number) => ({
+    ...tfGroup('flaky', min, { faultThreshold: 3 }),
+    platform: { type: 'terraform', terraform: { binary: FAKE_TERRAFORM, module: 'local', retries: 3, retryBackoff: '100ms', applyTimeout: '1s', batchWindow: 50 } },
+  });
+  const svc = await startTestService({ groups: [group(1)] });
+  t.teardown(() => svc.close());
+  const retried = (s: readonly EventRecord[], pattern: RegExp) => s.some((e) => e.type === 'platform.progress' && e.group === 'flaky' && e.phase === 'retry' && pattern.test((e as { message?: string }).message ?? ''));
+
+  // An early failure (no JSON at all), then success on the retry.
+  let seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'flaky').length === 1);
+  t.true(retried(seen, /Failed to query available provider packages/));
+
+  // A hung apply: interrupted at its timeout, then the retry goes through.
+  scenario({ hang: true });
+  t.is((await svc.send('PUT', '/as/v1/nodegroups/flaky', group(2))).status, 200);
+  seen = await waitForEvents(svc.url, svc.adminToken, (s) => retried(s, /longer than 1000 ms and was interrupted/), { since: seen.at(-1)!.seq });
+  scenario({});
+  seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'flaky').length === 1, { since: seen.at(-1)!.seq });
+
+  // Half a success: of two new nodes one is made and settled at once, the other is retried.
+  scenario({ failResources: 1 });
+  t.is((await svc.send('PUT', '/as/v1/nodegroups/flaky', group(4))).status, 200);
+  seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'flaky').length === 2, { since: seen.at(-1)!.seq });
+  t.true(retried(seen, /./));
+  const failed = seen.find((e) => e.type === 'platform.progress' && e.phase === 'errored') as { nodeId?: string } | undefined;
+  t.truthy(failed?.nodeId, 'the failed resource is reported');
+  t.true(seen.some((e) => e.type === 'platform.progress' && e.phase === 'diagnostic' && e.nodeId === failed!.nodeId && /InsufficientInstanceCapacity/.test((e as { message?: string }).message ?? '')), 'with its diagnostic');
+  t.true(created(seen, 'flaky').includes(failed!.nodeId!), 'and made on the retry');
+
+  const last = seen.at(-1)!.seq;
+  const all = await waitForEvents(svc.url, svc.adminToken, (s) => s.at(-1)!.seq >= last);
+  t.false(all.some((e) => e.type === 'node.state' && e.group === 'flaky' && e.to === 'FAULT'), 'no node was given up on');
+  const detail = body<{ scaling: Array<{ pending: number; fault: number }> }>(await svc.get('/as/v1/nodegroups/flaky'));
+  t.like(detail.scaling[0], { pending: 4, fault: 0 });
+});

@@ -32,7 +32,7 @@ export function installRequestLogger(app: Koa<AppState, AppContextExtras>, log: 
   });
 }
 
-export function requestFrame(log: Logger, observe: RequestObserver, headers: Record<string, string>, quietRoutes: ReadonlySet<string> = new Set()) {
+export function requestFrame(log: Logger, observe: RequestObserver, headers: Record<string, string>, quietRoutes: ReadonlySet<string> = new Set(), stopping?: AbortSignal) {
   const nextId = requestIds();
   const names = Object.keys(headers);
   const values = Object.values(headers);
@@ -50,6 +50,8 @@ export function requestFrame(log: Logger, observe: RequestObserver, headers: Rec
     } catch (err) {
       answerProblem(ctx, err);
     } finally {
+      // While stopping, no connection is kept for another request: the drain ends with this answer.
+      if (stopping?.aborted && !ctx.headerSent) ctx.set('Connection', 'close');
       const seconds = (performance.now() - started) / 1000;
       const route = ctx.state.route ?? 'unmatched';
       observe(route, ctx.method, ctx.status, seconds);

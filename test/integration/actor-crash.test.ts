@@ -1,0 +1,39 @@
+// A node-group actor thread that dies (issue 6.4): while it is restarted from LMDB, its lookups
+// and heartbeats answer 503 NOT_READY with Retry-After, never 500; then it serves again with what
+// it had acknowledged, and events name the crash and the recovery. The supervisor goes on.
+import test from 'ava';
+import { isProblem } from '../helpers/assert.js';
+import { waitForEvents } from '../helpers/events.js';
+import { allInService } from '../helpers/fake-node.js';
+import { body } from '../helpers/http.js';
+import { startTestService } from '../helpers/service.js';
+
+test('a crashed group actor answers 503 NOT_READY meanwhile and comes back with its bindings', async (t) => {
+  const svc = await startTestService();
+  t.teardown(() => svc.close());
+  const nodes = await allInService(svc, 'g', ['o1', 'o2', 'o3', 'e1', 'e2', 'e3']);
+  const bound = body<{ nodeId: string }>(await svc.get('/as/v1/streams/live/cam/publish'));
+
+  await svc.service.actors.group('g')!.crash();
+  const lookup = isProblem(t, await svc.get('/as/v1/streams/live/cam/subscribe'), 503, 'NOT_READY');
+  t.regex(lookup.detail, /restarting/);
+  isProblem(t, await svc.get('/as/v1/streams/live/other/publish'), 503, 'NOT_READY');
+  isProblem(t, await svc.send('POST', '/as/v1/nodes/o1/events', { ready: true, metrics: {} }, nodes.get('o1')!.token), 503, 'NOT_READY');
+  const r = await svc.get('/as/v1/streams/live/cam/publish');
+  t.is(r.status, 503);
+  t.is(r.headers.get('retry-after'), '1');
+
+  const seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'actor.restarted' && e.group === 'g'));
+  t.regex((seen.find((e) => e.type === 'actor.crashed') as { reason: string }).reason, /exited with code 1; restarting from the store/);
+  // Back, from LMDB: the acknowledged binding is the same; nodes come back with their next heartbeat.
+  for (const n of nodes.values()) await n.beat();
+  t.is(body<{ nodeId: string }>(await svc.get('/as/v1/streams/live/cam/publish')).nodeId, bound.nodeId);
+  t.is((await svc.get('/as/v1/streams/live/cam/subscribe')).status, 200);
+
+  // The supervisor was not wedged by calls to the dead thread: it still finds a silent node.
+  const since = seen.at(-1)!.seq;
+  const beating = setInterval(() => void Promise.all(['o1', 'o2', 'e1', 'e2', 'e3'].map((id) => nodes.get(id)!.beat())).catch(() => {}), 200);
+  t.teardown(() => clearInterval(beating));
+  await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'node.state' && e.nodeId === 'o3' && e.to === 'FAULT'), { since });
+  clearInterval(beating);
+});
