@@ -53,10 +53,11 @@ export class Processes {
     t.teardown(() => this.stopAll());
   }
 
-  start(command: string, args: readonly string[]): Running {
+  start(command: string, args: readonly string[], onOutput?: (chunk: string) => void): Running {
     const child = spawn(command, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const output: string[] = [];
     const keep = (c: Buffer) => {
+      onOutput?.(c.toString());
       output.push(c.toString());
       if (output.length > 200) output.splice(0, output.length - 200);
     };
@@ -115,6 +116,8 @@ export function publish(p: Processes, ffmpeg: string, url: string, size = '426x2
 export interface Played {
   /** Video frames decoded. */
   frames: number;
+  /** From the player's start to its first decoded frame. */
+  firstFrameMs: number | null;
   width: number | null;
   height: number | null;
   output: string;
@@ -126,16 +129,20 @@ export interface Played {
  * bounded by `timeoutMs` and its process group killed past it.
  */
 export async function play(p: Processes, tools: { ffmpeg: string }, url: string, seconds: number, timeoutMs = 20_000): Promise<Played> {
-  const r = p.start(tools.ffmpeg, [
-    '-nostdin', '-hide_banner', '-loglevel', 'error', '-rw_timeout', '3000000',
-    '-i', url, '-t', String(seconds), '-map', '0:v:0', '-f', 'framemd5', '-',
-  ]);
-  // Sizes come from ffmpeg's own report of the decoded stream.
+  const startedAt = Date.now();
+  let firstFrameMs: number | null = null;
+  const r = p.start(
+    tools.ffmpeg,
+    ['-nostdin', '-hide_banner', '-loglevel', 'error', '-rw_timeout', '3000000', '-i', url, '-t', String(seconds), '-map', '0:v:0', '-f', 'framemd5', '-'],
+    (chunk) => {
+      if (firstFrameMs === null && /(^|\n)0,/.test(chunk)) firstFrameMs = Date.now() - startedAt;
+    },
+  );
   const timer = setTimeout(() => void r.stop(), timeoutMs);
   await r.exited;
   clearTimeout(timer);
   const output = r.output.join('');
   const frames = output.split('\n').filter((l) => /^0,/.test(l)).length;
   const dims = /#dimensions 0: (\d+)x(\d+)/.exec(output);
-  return { frames, width: dims ? Number(dims[1]) : null, height: dims ? Number(dims[2]) : null, output: output.slice(-2000) };
+  return { frames, firstFrameMs, width: dims ? Number(dims[1]) : null, height: dims ? Number(dims[2]) : null, output: output.slice(-2000) };
 }
