@@ -136,3 +136,51 @@ test('taken ports are seen before nginx starts, and other ports are used and rep
   t.not(r.listeners.publish?.port, 19350);
   t.true(logs.some((l) => l.startsWith('ports taken')));
 });
+
+test('a relay pulls from its origin and serves an edge: origin → relay → edge → player', async (t) => {
+  const dir = tempDir(t);
+  const p = new Processes(t);
+  const origin = backend(t, dir, { nodeId: 'o1', role: 'origin', address: '127.0.60.7' });
+  const relay = backend(t, dir, { nodeId: 'r1', role: 'relay', address: '127.0.60.8' });
+  const edge = backend(t, dir, { nodeId: 'e1', role: 'edge', address: '127.0.60.9' });
+  await Promise.all([origin.start(), relay.start(), edge.start()]);
+  await relay.apply({ parent: { nodeId: 'o1', address: '127.0.60.7', port: 19350 }, drain: false });
+  await edge.apply({ parent: { nodeId: 'r1', address: '127.0.60.8', port: 19350 }, drain: false });
+  publish(p, tools.ffmpeg, 'rtmp://127.0.60.7:19350/live/cam1');
+  await eventually(async () => stream(await origin.report(), 'cam1')?.publishing, 10_000, 'the publisher on the origin');
+  const played = await play(p, tools, 'rtmp://127.0.60.9:19350/live/cam1', 2);
+  t.true(played.frames >= 25, `${played.frames} frames\n${played.output}`);
+  const r = await relay.report();
+  t.deepEqual(r.listeners, { subscribe: { protocol: 'rtmp', port: 19350 } }, 'a relay takes no publishers');
+});
+
+test('a transcoder runs a job that arrives after its publisher, and moves the renditions when the origin changes', async (t) => {
+  const dir = tempDir(t);
+  const p = new Processes(t);
+  const [o1, o2] = [backend(t, dir, { nodeId: 'o1', role: 'origin', address: '127.0.60.10' }), backend(t, dir, { nodeId: 'o2', role: 'origin', address: '127.0.60.11' })];
+  const tc = backend(t, dir, { nodeId: 't1', role: 'transcoder', address: '127.0.60.12' });
+  await Promise.all([o1.start(), o2.start(), tc.start()]);
+  const job = (origin: string, address: string) => ({
+    stream: 'show',
+    origin: { nodeId: origin, address, port: 19350, protocol: 'rtmp' },
+    renditions: [{ name: 'show_small', level: 1, videoBR: 100_000, videoWidth: 160, videoHeight: 96, videoFPS: 10, audioBR: 32_000 }],
+  });
+  // The publisher first, as after a lookup: the job only comes with the next heartbeat reply.
+  publish(p, tools.ffmpeg, 'rtmp://127.0.60.12:19350/live/show');
+  await eventually(async () => stream(await tc.report(), 'show')?.publishing, 10_000, 'the publisher on the transcoder');
+  const report = await tc.report();
+  t.is(report.metrics['connections.publisher'], 1);
+  await tc.apply({ parent: null, drain: false, transcode: [job('o1', '127.0.60.10')] });
+  await eventually(async () => stream(await o1.report(), 'show_small')?.publishing, 20_000, 'the rendition on o1');
+  t.is((await tc.report()).metrics['connections.subscriber'], 0, "the ladder's own reading is not a viewer");
+
+  await tc.apply({ parent: null, drain: false, transcode: [job('o2', '127.0.60.11')] });
+  await eventually(async () => stream(await o2.report(), 'show_small')?.publishing, 20_000, 'the rendition on o2');
+  await eventually(async () => stream(await o1.report(), 'show_small') === undefined, 10_000, 'the rendition to leave o1');
+  const played = await play(p, tools, 'rtmp://127.0.60.11:19350/live/show_small', 2);
+  t.deepEqual([played.width, played.height], [160, 96]);
+
+  // The job ends while the publisher stays: the ladder stops.
+  await tc.apply({ parent: null, drain: false, transcode: [] });
+  await eventually(async () => stream(await o2.report(), 'show_small') === undefined, 10_000, 'the rendition to stop');
+});
