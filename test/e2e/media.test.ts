@@ -88,7 +88,7 @@ test('a stream travels from a publisher through the chosen origin to a player on
   const streams = () => get<StreamView[]>('/as/v1/streams');
   const started = Date.now();
   const up = await waitForEvents(svc.url, token, (seen) => inService(seen).size >= 3, { timeoutMs: 30_000 });
-  t.log(`three nginx-rtmp nodes in service after ${Date.now() - started} ms`);
+  t.log(`three nginx-rtmp nodes in service ${Date.now() - started} ms after the service listened`);
 
   // Endpoint 4: an origin, with its real RTMP listener.
   const origin = await get<Assignment>('/as/v1/streams/live/cam1/publish');

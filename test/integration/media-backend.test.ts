@@ -184,3 +184,20 @@ test('a transcoder runs a job that arrives after its publisher, and moves the re
   await tc.apply({ parent: null, drain: false, transcode: [] });
   await eventually(async () => stream(await o2.report(), 'show_small') === undefined, 10_000, 'the rendition to stop');
 });
+
+test('without nginx the node says what to install, and retries less and less often', async (t) => {
+  const dir = tempDir(t);
+  const logTimes: Array<{ msg: string; at: number }> = [];
+  const o = backend(t, dir, { nodeId: 'o1', role: 'origin', address: '127.0.60.13', nginx: join(dir, 'no-such-nginx'), log: (msg) => logTimes.push({ msg, at: Date.now() }) });
+  await o.start();
+  const r = await o.report();
+  t.false(r.ready);
+  t.regex(r.problem ?? '', /no-such-nginx not found: install nginx, libnginx-mod-rtmp and ffmpeg/);
+  const downs = await eventually(async () => {
+    const at = logTimes.filter((x) => x.msg === 'nginx down').map((x) => x.at);
+    return at.length >= 4 ? at : false;
+  }, 10_000, 'four attempts');
+  // Waits of 0.25, 0.5, then 1 s between attempts (each attempt itself takes a moment more).
+  const gaps = downs.slice(1, 4).map((at, i) => at - downs[i]!);
+  t.true(gaps[0]! >= 240 && gaps[1]! >= 490 && gaps[2]! >= 990, `gaps ${gaps.join(', ')} ms`);
+});

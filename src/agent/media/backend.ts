@@ -38,7 +38,7 @@ const STABLE_MS = 30_000;
 
 export class NginxRtmpBackend implements MediaBackend {
   readonly address: string;
-  private readonly paths;
+  private readonly paths: ReturnType<typeof nodePaths>;
   private readonly process: NginxProcess;
   private rtmpPort: number;
   private statPort: number;
@@ -141,7 +141,9 @@ export class NginxRtmpBackend implements MediaBackend {
 
   private crashed(why: string): void {
     if (this.stopped) return;
-    if (Date.now() - this.startedAt > STABLE_MS) this.crashes = 0;
+    // A start that fails, or an nginx that dies young, waits longer each time; one that ran a while starts afresh.
+    if (this.startedAt > 0 && Date.now() - this.startedAt > STABLE_MS) this.crashes = 0;
+    this.startedAt = 0;
     const delay = BACKOFF_MS[Math.min(this.crashes, BACKOFF_MS.length - 1)]!;
     this.crashes++;
     this.problem = `${why}; restarting (attempt ${this.crashes})`;
