@@ -51,6 +51,8 @@ export interface HeartbeatInput {
   listeners?: { publish?: Listener; subscribe?: Listener };
   metrics: Record<string, number>;
   streams?: Array<{ name: string; publishing?: boolean; subscribers?: number }>;
+  /** Why the node is not ready (its media server crashed, say), in the agent's words. */
+  problem?: string;
 }
 
 export interface TranscodeJob {
@@ -61,7 +63,8 @@ export interface TranscodeJob {
 
 export interface HeartbeatReply {
   heartbeatMs: number;
-  parent: { nodeId: string; address: string } | null;
+  /** The node to pull from, with its pull listener (port, protocol) when that node reports one. */
+  parent: { nodeId: string; address: string; port?: number; protocol?: string } | null;
   drain: boolean;
   /** For transcoders: the streams bound to it, their ladders and the origin to push them to. */
   transcode?: TranscodeJob[];
@@ -81,6 +84,8 @@ export interface NodeView {
   connections: { publisher: number; subscriber: number };
   lastHeartbeat: number | null;
   faultReason?: string;
+  /** Why the node says it is not ready, while it says so. */
+  problem?: string;
   platform: PlatformData;
   /** Where publishers and players connect: as the node reports, else as its role is configured. */
   listeners: { publish?: Listener; subscribe?: Listener };
@@ -137,6 +142,8 @@ interface LiveNode extends Candidate {
   rank: Expression<number> | null;
   /** Subscribers per stream, as the node last reported them. */
   streams: Map<string, number>;
+  /** The problem of its last heartbeat, if it was not ready. */
+  problem: string | null;
   /** Streams this edge was handed viewers of since its last heartbeat. */
   pending: Set<string>;
 }
@@ -341,6 +348,7 @@ export class GroupModel {
     node.lastSeen = now;
     node.metrics = hb.metrics;
     node.assigned = 0;
+    node.problem = hb.ready ? null : (hb.problem ?? null);
     const record = node.record;
     let dirty = false;
     if (hb.address && (hb.address.public !== record.address?.public || hb.address.private !== record.address?.private)) {
@@ -354,7 +362,8 @@ export class GroupModel {
     const autoReinstate = this.config.timing.autoReinstate || record.platform.type === 'static';
     const t = transition(record.state, { type: 'heartbeat', ready: hb.ready, autoReinstate });
     if (t.ok && t.state !== null && t.state !== record.state) {
-      this.setState(node, t.state, now, record.state === 'FAULT' ? 'heartbeats resumed' : hb.ready ? 'ready' : 'heartbeat');
+      const why = record.state === 'FAULT' ? 'heartbeats resumed' : hb.ready ? 'ready' : node.problem ? `not ready: ${node.problem}` : 'heartbeat';
+      this.setState(node, t.state, now, why);
     } else if (dirty) {
       this.write('node', id, record);
     }
@@ -364,7 +373,7 @@ export class GroupModel {
     const parent = record.parent ? this.nodes.get(record.parent) : undefined;
     return {
       heartbeatMs: this.config.timing.heartbeatMs,
-      parent: parent ? { nodeId: parent.id, address: nodeAddress(parent.record) ?? '' } : null,
+      parent: parent ? { nodeId: parent.id, address: nodeAddress(parent.record) ?? '', ...(parent.record.listeners?.subscribe ?? {}) } : null,
       drain: DRAINING.has(record.state),
       ...(record.role === 'transcoder' ? { transcode: this.jobsOf(node) } : {}),
     };
@@ -399,6 +408,7 @@ export class GroupModel {
       rankMetric: null,
       rank: null,
       streams: new Map(),
+      problem: null,
       pending: new Set(),
       heapKey: 0,
       heapTie: this.tie++,
@@ -1111,6 +1121,7 @@ export class GroupModel {
       connections: { publisher: n.metrics['connections.publisher'] ?? 0, subscriber: n.metrics['connections.subscriber'] ?? 0 },
       lastHeartbeat: n.lastSeen,
       ...(r.faultReason ? { faultReason: r.faultReason } : {}),
+      ...(n.problem ? { problem: n.problem } : {}),
       platform: r.platform,
       listeners: {
         ...((r.listeners?.publish ?? this.config.roles[r.role]?.publish) ? { publish: r.listeners?.publish ?? this.config.roles[r.role]?.publish } : {}),

@@ -1,9 +1,14 @@
-// The node agent (CONTRACT §6): runs beside a media server (here: the simulated one), posts its
-// events to the control plane every heartbeatMs, and does what the reply says (parent, drain,
-// transcode jobs). Started by the local platform, or by an operator on a static or cloud node.
+// The node agent (CONTRACT §6): runs beside a media server (the simulated one, or a real nginx
+// with the RTMP module), posts its events to the control plane every heartbeatMs, and does what
+// the reply says (parent, drain, transcode jobs). Started by the local platform, or by an
+// operator on a static or cloud node.
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROLES, type Role } from '../domain/vocabulary.js';
-import { SimulatedBackend, type TranscodeJob } from './simulated.js';
+import { BACKENDS, type BackendName, type MediaBackend, type NodeOrders } from './backend.js';
+import { NginxRtmpBackend } from './media/backend.js';
+import { SimulatedBackend } from './simulated.js';
 
 interface AgentConfig {
   url: string;
@@ -13,6 +18,10 @@ interface AgentConfig {
   scope: string;
   address: string;
   port: number;
+  backend: BackendName;
+  /** The node's own directory (logs, and nginx's config and state). */
+  dir: string;
+  statPort: number;
   orphanTimeoutMs: number;
 }
 
@@ -30,6 +39,11 @@ function readConfig(env: NodeJS.ProcessEnv): AgentConfig {
     console.error(`node agent: SWITCHYARD_NODE_ROLE = ${JSON.stringify(role)}: expected one of ${ROLES.join(', ')}`);
     process.exit(2);
   }
+  const backend = (env.SWITCHYARD_NODE_BACKEND || 'simulated') as BackendName;
+  if (!BACKENDS.includes(backend)) {
+    console.error(`node agent: SWITCHYARD_NODE_BACKEND = ${JSON.stringify(backend)}: expected one of ${BACKENDS.join(', ')}`);
+    process.exit(2);
+  }
   return {
     url: need('SWITCHYARD_URL').replace(/\/+$/, ''),
     nodeId: need('SWITCHYARD_NODE_ID'),
@@ -38,26 +52,58 @@ function readConfig(env: NodeJS.ProcessEnv): AgentConfig {
     scope: env.SWITCHYARD_NODE_SCOPE || 'live',
     address: env.SWITCHYARD_NODE_ADDRESS || '127.0.0.1',
     port: Number(env.SWITCHYARD_NODE_PORT || 0),
+    backend,
+    dir: backend === 'nginx-rtmp' ? need('SWITCHYARD_NODE_DIR') : env.SWITCHYARD_NODE_DIR || process.cwd(),
+    statPort: Number(env.SWITCHYARD_NODE_STAT_PORT || 18080),
     orphanTimeoutMs: Number(env.SWITCHYARD_ORPHAN_TIMEOUT_MS || 300_000),
   };
 }
 
-interface Reply {
+interface Reply extends NodeOrders {
   heartbeatMs: number;
-  parent: { nodeId: string; address: string } | null;
-  drain: boolean;
   token?: string;
-  transcode?: TranscodeJob[];
 }
 
 const log = (msg: string, extra: Record<string, unknown> = {}) =>
   process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), msg, ...extra })}\n`);
 
+/** A program on PATH (or in the sbin directories, where Debian puts nginx), or the name as given. */
+function which(name: string, env: NodeJS.ProcessEnv): string {
+  if (name.includes('/')) return name;
+  const dirs = [...(env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin', '/sbin'].filter(Boolean);
+  for (const dir of dirs) {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return join(dir, name);
+    } catch {
+      /* not here */
+    }
+  }
+  return name;
+}
+
+function makeBackend(config: AgentConfig, env: NodeJS.ProcessEnv): MediaBackend {
+  if (config.backend === 'simulated') return new SimulatedBackend(config.role, config.scope, { address: config.address, port: config.port });
+  return new NginxRtmpBackend({
+    nodeId: config.nodeId,
+    role: config.role,
+    scope: config.scope,
+    address: config.address,
+    rtmpPort: config.port || 1935,
+    statPort: config.statPort,
+    dir: config.dir,
+    nginx: which(env.SWITCHYARD_NGINX_BIN || 'nginx', env),
+    ffmpeg: which(env.SWITCHYARD_FFMPEG_BIN || 'ffmpeg', env),
+    modulePath: env.SWITCHYARD_NGINX_RTMP_MODULE || '/usr/lib/nginx/modules/ngx_rtmp_module.so',
+    log,
+  });
+}
+
 async function main(): Promise<void> {
   const config = readConfig(process.env);
-  const backend = new SimulatedBackend(config.role, config.scope);
-  await backend.start(config.address, config.port);
-  log('listening', { nodeId: config.nodeId, address: backend.address, port: backend.port });
+  const backend = makeBackend(config, process.env);
+  await backend.start();
+  log('started', { nodeId: config.nodeId, backend: config.backend, address: backend.address });
 
   let stopping = false;
   const stop = async (why: string, code = 0) => {
@@ -81,21 +127,19 @@ async function main(): Promise<void> {
     lastOutcome = what;
   };
   while (!stopping) {
-    const report = backend.report();
+    const report = await backend.report();
     try {
       const res = await fetch(`${config.url}/as/v1/nodes/${encodeURIComponent(config.nodeId)}/events`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ ...report, address: { public: backend.address, private: backend.address } }),
+        body: JSON.stringify({ ...report, ...(report.problem ? { problem: report.problem.slice(0, 500) } : {}), address: { public: backend.address, private: backend.address } }),
         signal: AbortSignal.timeout(Math.max(1000, heartbeatMs)),
       });
       if (res.ok) {
         const reply = (await res.json()) as Reply;
         heartbeatMs = reply.heartbeatMs;
-        backend.parent = reply.parent;
-        backend.draining = reply.drain;
         // No `transcode` in a reply means "no change" (the control plane may still be loading).
-        if (reply.transcode) backend.setJobs(reply.transcode);
+        await backend.apply({ parent: reply.parent, drain: reply.drain, ...(reply.transcode ? { transcode: reply.transcode } : {}) });
         if (reply.token) token = reply.token;
         lastOk = Date.now();
         refused = 0;

@@ -13,12 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { Listener } from '../domain/records.js';
 import type { Role } from '../domain/vocabulary.js';
 import { STREAM_NAME_RE } from '../domain/vocabulary.js';
-
-export interface TranscodeJob {
-  stream: string;
-  origin: { nodeId: string; address: string; port: number; protocol: string };
-  renditions: Array<{ name: string }>;
-}
+import type { BackendReport, MediaBackend, NodeOrders, TranscodeJob } from './backend.js';
 
 interface Session {
   id: string;
@@ -26,34 +21,29 @@ interface Session {
   kind: 'publish' | 'subscribe';
 }
 
-export interface BackendReport {
-  ready: boolean;
-  listeners: { publish?: Listener; subscribe?: Listener };
-  metrics: Record<string, number>;
-  streams: Array<{ name: string; publishing: boolean; subscribers: number }>;
-}
-
 const PUBLISHERS: ReadonlySet<Role> = new Set(['origin', 'transcoder']);
 const SUBSCRIBERS: ReadonlySet<Role> = new Set(['edge', 'origin', 'relay']);
 
-export class SimulatedBackend {
+export class SimulatedBackend implements MediaBackend {
   private server: Server | null = null;
   private readonly sessions = new Map<string, Session>();
   private readonly publishing = new Map<string, string>();
   private readonly pushes = new Map<string, { origin: string; sessions: Array<{ url: string; session: string }> }>();
   private jobs = new Map<string, TranscodeJob>();
   draining = false;
-  parent: { nodeId: string; address: string } | null = null;
+  parent: NodeOrders['parent'] = null;
   address = '';
   port = 0;
 
   constructor(
     private readonly role: Role,
     private readonly scope: string,
+    private readonly wanted: { address: string; port: number },
   ) {}
 
   /** Listens on (address, port); falls back to a free port, then to 127.0.0.1, when it must. */
-  async start(address: string, port: number): Promise<void> {
+  async start(): Promise<void> {
+    const { address, port } = this.wanted;
     const attempts: Array<[string, number]> = [[address, port], [address, 0], ['127.0.0.1', 0]];
     for (const [host, p] of attempts) {
       const server = createServer((req, res) => this.handle(req, res));
@@ -81,7 +71,17 @@ export class SimulatedBackend {
     this.server?.closeAllConnections();
   }
 
-  report(): BackendReport {
+  async report(): Promise<BackendReport> {
+    return this.snapshot();
+  }
+
+  async apply(orders: NodeOrders): Promise<void> {
+    this.parent = orders.parent;
+    this.draining = orders.drain;
+    if (orders.transcode) this.setJobs(orders.transcode);
+  }
+
+  private snapshot(): BackendReport {
     const perStream = new Map<string, { publishing: boolean; subscribers: number }>();
     let publishers = 0;
     let subscribers = 0;
@@ -158,7 +158,7 @@ export class SimulatedBackend {
     req.resume();
     const path = (req.url ?? '/').split('?')[0]!;
     if (req.method === 'GET' && path === '/stats') {
-      send(200, { role: this.role, parent: this.parent, draining: this.draining, ...this.report() });
+      send(200, { role: this.role, parent: this.parent, draining: this.draining, ...this.snapshot() });
       return;
     }
     const del = /^\/sessions\/([0-9a-f-]{36})$/.exec(path);

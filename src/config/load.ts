@@ -251,6 +251,19 @@ export function normalizeNodeGroup(raw: unknown): { group: NodeGroup } | { error
     err('/platform/static/nodes', 'a static node group lists its nodes');
   }
 
+  const local = input.platform.local;
+  if (input.platform.type === 'local' && local.backend === 'nginx-rtmp') {
+    // Real nodes serve what nginx-rtmp serves; an answer naming another listener would send clients nowhere.
+    if (local.port === 0) err('/platform/local/port', 'nginx-rtmp nodes listen on a fixed port (each node has its own address): give one, e.g. 1935');
+    if (local.statPort === local.port) err('/platform/local/statPort', `must differ from platform.local.port (${local.port})`);
+    for (const [role, options] of Object.entries(roles) as Array<[Role, { publish?: { protocol: string }; subscribe?: { protocol: string } } | undefined]>) {
+      for (const kind of ['publish', 'subscribe'] as const) {
+        const protocol = options?.[kind]?.protocol;
+        if (protocol !== undefined && protocol !== 'rtmp') err(`/roles/${role}/${kind}/protocol`, 'nginx-rtmp nodes take rtmp only');
+      }
+    }
+  }
+
   const tf = input.platform.terraform;
   for (const [where, map] of [['providerSettings', tf.providerSettings], ['regionVariables', tf.regionVariables]] as const) {
     for (const region of Object.keys(map)) if (!regions.has(region)) err(`/platform/terraform/${where}/${region}`, `names no region of the group (${[...regions].join(', ')})`);

@@ -124,11 +124,17 @@ export const Platform = Type.Object(
     type: Type.Union([Type.Literal('local'), Type.Literal('static'), Type.Literal('terraform')], { default: 'local' }),
     local: Type.Object(
       {
-        backend: Type.Literal('simulated', { default: 'simulated' }),
+        /** What each local node runs: a simulated media server, or nginx with the RTMP module (and ffmpeg for transcoders). */
+        backend: Type.Union([Type.Literal('simulated'), Type.Literal('nginx-rtmp')], {
+          default: 'simulated',
+          description: 'simulated (needs nothing beyond npm) or nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg)',
+        }),
         /** First loopback address handed to a node; the next ones count up from it. */
         firstAddress: Type.String({ pattern: '^127\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}$', default: '127.0.0.2' }),
-        /** The port each local node's media listener asks for on its own address. */
+        /** The port each local node's media listener asks for on its own address (RTMP for nginx-rtmp nodes). */
         port: Type.Integer({ minimum: 0, maximum: 65535, default: 18935 }),
+        /** nginx-rtmp nodes: the HTTP port of each node's stat page, on its own address (read by its agent). */
+        statPort: Type.Integer({ minimum: 1, maximum: 65535, default: 18080 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -67,7 +67,7 @@ export interface TerraformConfig {
 
 export interface PlatformConfig {
   type: 'local' | 'static' | 'terraform';
-  local: { backend: 'simulated'; firstAddress: string; port: number };
+  local: { backend: 'simulated' | 'nginx-rtmp'; firstAddress: string; port: number; statPort: number };
   static: { nodes: StaticNodeConfig[] };
   terraform: TerraformConfig;
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { NodeGroup } from '../config/types.js';
 import type { PlatformData } from '../domain/records.js';
 import { projectPath } from '../paths.js';
+import { stopNginxOf } from '../agent/media/nginx-process.js';
 import { PlatformError, type NewNode, type NodeRef, type Platform } from './platform.js';
 
 export interface LocalPlatformOptions {
@@ -22,6 +23,10 @@ export interface LocalPlatformOptions {
 
 const AGENT = projectPath('dist', 'src', 'agent', 'main.js');
 const DISTINCT_LOOPBACK = process.platform === 'linux';
+
+function pick(env: NodeJS.ProcessEnv, names: readonly string[]): Record<string, string> {
+  return Object.fromEntries(names.filter((n) => env[n]).map((n) => [n, env[n]!]));
+}
 
 function ipToInt(ip: string): number {
   return ip.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
@@ -106,7 +111,10 @@ export class LocalPlatform implements Platform {
           SWITCHYARD_NODE_ADDRESS: address,
           SWITCHYARD_NODE_PORT: String(group.platform.local.port),
           SWITCHYARD_NODE_BACKEND: group.platform.local.backend,
+          SWITCHYARD_NODE_STAT_PORT: String(group.platform.local.statPort),
           SWITCHYARD_NODE_DIR: dir,
+          // Where the media programs are, when not on PATH (nginx-rtmp nodes).
+          ...pick(process.env, ['SWITCHYARD_NGINX_BIN', 'SWITCHYARD_FFMPEG_BIN', 'SWITCHYARD_NGINX_RTMP_MODULE']),
           SWITCHYARD_ORPHAN_TIMEOUT_MS: String(this.options.orphanTimeoutMs ?? 5 * 60_000),
         },
       });
@@ -131,6 +139,8 @@ export class LocalPlatform implements Platform {
         if (!(await waitGone(pid, node.id, 2000))) throw new PlatformError(`node agent ${pid} of ${node.id} does not exit`);
       }
     }
+    // An agent that was killed outright could not stop its media server: stop it here.
+    await stopNginxOf(join(this.options.dataDir, 'nodes', node.id));
     this.used.delete(node.platform.address);
     rmSync(join(this.options.dataDir, 'nodes', node.id), { recursive: true, force: true });
   }

@@ -139,6 +139,7 @@ export const NodeView = Type.Object({
   connections: Type.Object({ publisher: Type.Number(), subscriber: Type.Number() }),
   lastHeartbeat: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   faultReason: Type.Optional(Type.String()),
+  problem: Type.Optional(Type.String({ description: 'why the node says it is not ready (its media server crashed, say), while it says so' })),
   platform: Type.Object({ type: Type.String(), address: Type.Optional(Type.String()), pid: Type.Optional(Type.Integer()) }, { additionalProperties: true, description: 'where the node runs (local nodes: their process id)' }),
   listeners: Type.Object({ publish: Type.Optional(ListenerSchema), subscribe: Type.Optional(ListenerSchema) }, { description: 'where publishers and players connect' }),
 });
@@ -196,12 +197,21 @@ export const NodeEventBody = Type.Object(
         { maxItems: 20_000 },
       ),
     ),
+    problem: Type.Optional(Type.String({ maxLength: 500, description: 'why the node is not ready, in words an operator can act on' })),
   },
   { additionalProperties: true, description: 'the node agent heartbeat (CONTRACT §6); unknown members are ignored, so agents can be newer than the service' },
 );
 export const NodeEventReply = Type.Object({
   heartbeatMs: Type.Integer(),
-  parent: Type.Union([Type.Object({ nodeId: Type.String(), address: Type.String() }), Type.Null()]),
+  parent: Type.Union([
+    Type.Object({
+      nodeId: Type.String(),
+      address: Type.String(),
+      port: Type.Optional(Type.Integer({ description: "the parent's pull listener, when it reports one" })),
+      protocol: Type.Optional(Type.String()),
+    }),
+    Type.Null(),
+  ]),
   drain: Type.Boolean(),
   token: Type.Optional(Type.String({ description: 'a fresh node token, sent when the current one is past half its life' })),
   transcode: Type.Optional(Type.Array(Type.Unknown(), { description: 'for transcoders: the streams to transcode, their renditions and the origin to push to' })),

@@ -108,15 +108,29 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
   };
 }
 
-/** Stops every node agent started for a data directory (after a kill -9 of the service, say). */
+/**
+ * Stops every node agent started for a data directory (after a kill -9 of the service, say), and
+ * the media servers they ran: an nginx master names its node's directory on its command line and
+ * leads its own process group (its worker, and the ffmpeg a worker execs, go with it).
+ */
 export function killAgentsOf(dataDir: string): number {
   let killed = 0;
+  const nodes = `${join(dataDir, 'nodes')}/`;
   for (const entry of readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(entry)) continue;
     try {
-      if (!readFileSync(`/proc/${entry}/environ`, 'utf8').includes(`SWITCHYARD_NODE_DIR=${join(dataDir, 'nodes')}/`)) continue;
-      process.kill(Number(entry), 'SIGKILL');
-      killed++;
+      const pid = Number(entry);
+      if (readFileSync(`/proc/${entry}/environ`, 'utf8').includes(`SWITCHYARD_NODE_DIR=${nodes}`)) {
+        process.kill(pid, 'SIGKILL');
+        killed++;
+        continue;
+      }
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const pgid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+      if (pgid === pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(nodes)) {
+        process.kill(-pid, 'SIGKILL');
+        killed++;
+      }
     } catch {
       /* gone, or not ours to read */
     }

@@ -134,3 +134,24 @@ test('bad scaling expressions are refused at load with the rule, the field and t
   t.true(problems.includes('nodeGroups[0].rules[0].scaleOut = "avg(connections.subscriber) >": Expected expression after > (at column 30)'), problems.join('\n'));
   t.true(problems.some((p) => p.startsWith('nodeGroups[0].rules[0].rank = "avg(cpu.load)": aggregates such as avg() are not allowed')), problems.join('\n'));
 });
+
+test('local nodes run the simulated backend unless the group chooses nginx-rtmp; the shipped media config loads', (t) => {
+  const local = (local: object, roles?: object) => ({ nodeGroups: [{ ...staticGroup(roles ? { roles } : {}), platform: { type: 'local', local } }] });
+  t.is(parseConfig(local({}), 'test').nodeGroups[0]!.platform.local.backend, 'simulated');
+  const media = parseConfig(local({ backend: 'nginx-rtmp', port: 1935 }, { origin: {}, edge: { parentRole: 'origin', subscribe: { protocol: 'rtmp', port: 1935 } }, transcoder: {} }), 'test').nodeGroups[0]!;
+  t.like(media.platform.local, { backend: 'nginx-rtmp', port: 1935, statPort: 18080 });
+  const shipped = loadConfig({ SWITCHYARD_CONFIG: DEFAULT_CONFIG_FILE.replace(/default\.json$/, 'media.json') });
+  t.like(shipped.nodeGroups[0]!.platform.local, { backend: 'nginx-rtmp', port: 1935 });
+});
+
+test('a backend that does not exist, and listeners nginx-rtmp nodes cannot serve, are refused with the field named', (t) => {
+  const group = (local: object, roles?: object) => ({ nodeGroups: [{ ...staticGroup(roles ? { roles } : {}), platform: { type: 'local', local } }] });
+  t.deepEqual(problemsOf(group({ backend: 'gstreamer' })), ['nodeGroups[0].platform.local.backend = "gstreamer": must be simulated (needs nothing beyond npm) or nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg)']);
+  const problems = problemsOf(group({ backend: 'nginx-rtmp', port: 0, statPort: 0 }));
+  t.true(problems.some((p) => p.startsWith('nodeGroups[0].platform.local.statPort = 0: must be >= 1')), problems.join('\n'));
+  const more = problemsOf(group({ backend: 'nginx-rtmp', port: 0 }));
+  t.true(more.some((p) => p.startsWith('nodeGroups[0].platform.local.port = 0: nginx-rtmp nodes listen on a fixed port')), more.join('\n'));
+  t.true(more.some((p) => p === 'nodeGroups[0].roles.edge.subscribe.protocol = "wss": nginx-rtmp nodes take rtmp only'), more.join('\n'));
+  const same = problemsOf(group({ backend: 'nginx-rtmp', port: 1935, statPort: 1935 }, { origin: {}, edge: { parentRole: 'origin' }, transcoder: {} }));
+  t.deepEqual(same, ['nodeGroups[0].platform.local.statPort = 1935: must differ from platform.local.port (1935)']);
+});

@@ -370,3 +370,24 @@ test('deleting the provision of a live ABR stream keeps its renditions resolving
   model.tick(5_000);
   t.like(model.subscribe('show_lo', ['r1'], 5_100), { ok: false, code: 'STREAM_NOT_FOUND' }, 'once it ended, the rendition is gone');
 });
+
+test('a node that says why it is not ready leaves rotation with that reason, and an edge learns its parent\'s pull listener', (t) => {
+  const model = new GroupModel(group());
+  addNodes(model, [
+    { id: 'o1', role: 'origin', region: 'r1' },
+    { id: 'e1', role: 'edge', region: 'r1' },
+  ]);
+  // A parent that reports where it is pulled from: the edge's reply carries it.
+  model.heartbeat('o1', { ready: true, metrics: {}, listeners: { publish: { protocol: 'rtmp', port: 1936 }, subscribe: { protocol: 'rtmp', port: 1936 } } }, 1);
+  t.deepEqual(model.heartbeat('e1', { ready: true, metrics: {} }, 1)?.parent, { nodeId: 'o1', address: '10.0.0.o1', protocol: 'rtmp', port: 1936 });
+  model.drain();
+
+  model.heartbeat('e1', { ready: false, metrics: {}, problem: 'nginx killed by SIGKILL; restarting (attempt 1)' }, 2);
+  const { events } = model.drain();
+  t.like(events.find((e) => e.type === 'node.state'), { nodeId: 'e1', from: 'INSERVICE', to: 'STARTED', reason: 'not ready: nginx killed by SIGKILL; restarting (attempt 1)' });
+  t.is(model.nodeViews(undefined, 10).find((v) => v.id === 'e1')?.problem, 'nginx killed by SIGKILL; restarting (attempt 1)');
+  t.like(model.subscribe('cam', ['r1'], 3), { ok: false });
+  model.heartbeat('e1', { ready: true, metrics: {} }, 4);
+  t.is(model.nodeViews(undefined, 10).find((v) => v.id === 'e1')?.problem, undefined);
+  t.is(model.nodeRecord('e1')?.state, 'INSERVICE');
+});

@@ -1,0 +1,200 @@
+// End to end with real media: the service as a process, its local nodes running nginx with the
+// RTMP module, ffmpeg publishing and playing where the API says. A stream travels from a
+// publisher through the origin endpoint 4 chose to a player on the edge endpoint 5 chose; an ABR
+// ladder goes through the transcoder to two renditions played from edges; a stream that stops
+// publishing is unbound. Every wait is bounded; every process is stopped, pass or fail.
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'ava';
+import { eventually, inService, waitForEvents } from '../helpers/events.js';
+import { body, request } from '../helpers/http.js';
+import { mediaTools, play, Processes, publish } from '../helpers/media.js';
+import { spawnService, type ServiceProcess } from '../helpers/process.js';
+import { killAgentsOf, tempDir } from '../helpers/service.js';
+
+const PASSWORD = 'media-e2e-password';
+const RTMP_PORT = 19935;
+const STAT_PORT = 19980;
+
+function writeConfig(dir: string): string {
+  const file = join(dir, 'config.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      server: { host: '127.0.0.1', port: 0 },
+      supervisorTick: '200ms',
+      geoip: { enabled: false },
+      nodeGroups: [
+        {
+          name: 'default',
+          platform: { type: 'local', local: { backend: 'nginx-rtmp', firstAddress: '127.0.70.2', port: RTMP_PORT, statPort: STAT_PORT } },
+          regions: [{ name: 'here', lat: 50, lon: 8 }],
+          roles: { origin: {}, edge: { parentRole: 'origin' }, transcoder: {} },
+          rules: [
+            { region: 'here', role: 'origin', min: 1, max: 1, limit: 20 },
+            { region: 'here', role: 'edge', min: 1, max: 1, limit: 50 },
+            { region: 'here', role: 'transcoder', min: 1, max: 1, limit: 4 },
+          ],
+          timing: { heartbeatMs: 300, nodeTimeout: '5s', streamTimeout: '2s', publishTimeout: '30s' },
+        },
+      ],
+    }),
+  );
+  return file;
+}
+
+interface Assignment {
+  serverAddress: string;
+  scope: string;
+  name: string;
+  nodeId: string;
+  role: string;
+  port?: number;
+  protocol?: string;
+}
+interface StreamView {
+  name: string;
+  state: string;
+  subscribers: number;
+  renditions?: string[];
+}
+
+test('a stream travels from a publisher through the chosen origin to a player on the chosen edge; ABR renditions through the transcoder; a stopped stream is unbound', async (t) => {
+  const tools = mediaTools();
+  const dir = tempDir('switchyard-media-e2e-');
+  const dataDir = join(dir, 'data');
+  const env = { SWITCHYARD_CONFIG: writeConfig(dir), SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_ADMIN_PASSWORD: PASSWORD };
+  const ffmpegs = new Processes(t);
+  let svc: ServiceProcess | null = null;
+  t.teardown(async () => {
+    await ffmpegs.stopAll();
+    if (svc && svc.proc.exitCode === null) {
+      svc.proc.kill('SIGTERM');
+      await Promise.race([svc.exited, new Promise((r) => setTimeout(r, 10_000))]);
+      if (svc.proc.exitCode === null) svc.proc.kill('SIGKILL');
+    }
+    killAgentsOf(dataDir);
+    if (!t.passed) report(t, dataDir, svc?.output ?? []);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  svc = await spawnService(env);
+  const token = body<{ accessToken: string }>(await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: PASSWORD })).accessToken;
+  const get = async <T>(path: string, status = 200): Promise<T> => {
+    const r = await request(svc!.url, 'GET', path, undefined, { authorization: `Bearer ${token}` });
+    if (r.status !== status) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
+    return r.json as T;
+  };
+  const streams = () => get<StreamView[]>('/as/v1/streams');
+  const started = Date.now();
+  const up = await waitForEvents(svc.url, token, (seen) => inService(seen).size >= 3, { timeoutMs: 30_000 });
+  t.log(`three nginx-rtmp nodes in service ${Date.now() - started} ms after the service listened`);
+
+  // Endpoint 4: an origin, with its real RTMP listener.
+  const origin = await get<Assignment>('/as/v1/streams/live/cam1/publish');
+  t.like(origin, { role: 'origin', protocol: 'rtmp', port: RTMP_PORT, scope: 'live', name: 'cam1' });
+  t.regex(origin.serverAddress, /^127\.0\.70\.\d+$/);
+  const publishedAt = Date.now();
+  const publisher = publish(ffmpegs, tools.ffmpeg, `rtmp://${origin.serverAddress}:${origin.port}/${origin.scope}/${origin.name}`);
+  await eventually(async () => (await streams()).find((s) => s.name === 'cam1')?.state === 'LIVE', 15_000, 'cam1 to turn LIVE');
+  t.log(`cam1 LIVE ${Date.now() - publishedAt} ms after the publisher started`);
+
+  // Endpoint 5: an edge under that origin; a player there decodes video, and is counted.
+  const edge = await get<Assignment>('/as/v1/streams/live/cam1/subscribe');
+  t.like(edge, { role: 'edge', protocol: 'rtmp', port: RTMP_PORT });
+  t.not(edge.serverAddress, origin.serverAddress);
+  const watching = play(ffmpegs, tools, `rtmp://${edge.serverAddress}:${edge.port}/live/cam1`, 6, 25_000);
+  await eventually(async () => ((await streams()).find((s) => s.name === 'cam1')?.subscribers ?? 0) >= 1, 20_000, 'the viewer to be counted on cam1');
+  const played = await watching;
+  t.true(played.frames >= 60, `frames decoded from the edge in 6 s of 25 fps: ${played.frames}\n${played.output}`);
+  t.deepEqual([played.width, played.height], [426, 240]);
+  t.log(`first frame on the edge ${played.firstFrameMs} ms after the player started`);
+
+  // ABR: a provision, a publisher through the transcoder, two renditions from edges.
+  const ladder = {
+    streamName: 'show',
+    region: 'here',
+    streams: [
+      { name: 'show_240', level: 1, videoBR: 400_000, videoWidth: 426, videoHeight: 240, videoFPS: 25, audioBR: 64_000 },
+      { name: 'show_144', level: 2, videoBR: 150_000, videoWidth: 256, videoHeight: 144, videoFPS: 15, audioBR: 48_000 },
+    ],
+  };
+  t.is((await request(svc.url, 'POST', '/as/v1/provision/default', ladder, { authorization: `Bearer ${token}` })).status, 201);
+  const transcoder = await get<Assignment>('/as/v1/streams/stream/default/show?transcode=true');
+  t.is(transcoder.role, 'transcoder');
+  // Endpoint 2 answers without a port (as the specification says); the node's listener is in the group's detail.
+  const nodes = (await get<{ nodeList: Array<{ id: string; listeners: { publish?: { protocol: string; port: number } } }> }>('/as/v1/nodegroups/default')).nodeList;
+  t.deepEqual(nodes.find((n) => n.id === transcoder.nodeId)?.listeners.publish, { protocol: 'rtmp', port: RTMP_PORT });
+  const abrAt = Date.now();
+  const abrPublisher = publish(ffmpegs, tools.ffmpeg, `rtmp://${transcoder.serverAddress}:${RTMP_PORT}/live/show`, '640x360');
+  const live = await eventually(async () => {
+    const s = (await streams()).find((x) => x.name === 'show');
+    return s?.state === 'LIVE' ? s : false;
+  }, 30_000, 'show to turn LIVE on its origin (renditions pushed by the transcoder)');
+  t.deepEqual(live.renditions, ['show_240', 'show_144']);
+  t.log(`show LIVE through the transcoder ${Date.now() - abrAt} ms after its publisher started`);
+  for (const r of ladder.streams) {
+    const e = await get<Assignment>(`/as/v1/streams/live/${r.name}/subscribe`);
+    t.like(e, { role: 'edge', protocol: 'rtmp', port: RTMP_PORT, name: r.name });
+    const p = await play(ffmpegs, tools, `rtmp://${e.serverAddress}:${e.port}/live/${r.name}`, 3, 25_000);
+    t.true(p.frames >= r.videoFPS, `${r.name}: ${p.frames} frames in 3 s\n${p.output}`);
+    t.deepEqual([p.width, p.height], [r.videoWidth, r.videoHeight], r.name);
+    t.log(`${r.name}: first frame on the edge after ${p.firstFrameMs} ms, ${p.frames} frames in 3 s`);
+  }
+
+  // The publishers stop: the streams leave the origin's stat page and are unbound after streamTimeout.
+  const since = up.at(-1)!.seq;
+  await publisher.stop();
+  await abrPublisher.stop();
+  const stoppedAt = Date.now();
+  const gone = await waitForEvents(
+    svc.url,
+    token,
+    (seen) => ['cam1', 'show'].every((name) => seen.some((e) => e.type === 'stream.unbound' && e.stream === name)),
+    { since, timeoutMs: 30_000 },
+  );
+  t.log(`both streams unbound ${Date.now() - stoppedAt} ms after their publishers stopped (streamTimeout 2 s)`);
+  t.regex((gone.find((e) => e.type === 'stream.unbound') as { reason?: string }).reason ?? '', /not published/);
+  t.deepEqual(await streams(), []);
+
+  // A clean stop of the service stops its agents, their nginx and whatever nginx ran.
+  svc.proc.kill('SIGTERM');
+  t.is(await Promise.race([svc.exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 15_000))]), 0);
+  await eventually(async () => leftovers(dataDir).length === 0, 5000, 'no process of the nodes left');
+});
+
+/** Processes whose command line names the data directory's nodes (agents, nginx, ffmpeg). */
+function leftovers(dataDir: string): string[] {
+  const out: string[] = [];
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
+      const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
+      const env = readFileSync(`/proc/${p}/environ`, 'utf8');
+      if (cmd.includes(`${dataDir}/nodes/`) || env.includes(`SWITCHYARD_NODE_DIR=${dataDir}/nodes/`)) out.push(`${p} ${cmd.replace(/\0/g, ' ')}`);
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** On failure, what the service, each agent and each nginx said. */
+function report(t: { log(...v: unknown[]): void }, dataDir: string, output: readonly string[]): void {
+  t.log(`service output (last 30 lines):\n${output.slice(-30).join('\n')}`);
+  try {
+    for (const id of readdirSync(join(dataDir, 'nodes'))) {
+      for (const f of ['agent.log', 'error.log']) {
+        try {
+          t.log(`${id}/${f}:\n${readFileSync(join(dataDir, 'nodes', id, f), 'utf8').split('\n').slice(-12).join('\n')}`);
+        } catch {
+          /* not there */
+        }
+      }
+    }
+  } catch {
+    /* no nodes */
+  }
+}
