@@ -1,12 +1,14 @@
 // A data directory that fills up, on a real (small) tmpfs: writes are refused with a clear 503,
 // reads go on, events say so, and writes work again once there is room. (This needs root, as the
 // CI machine runs. A read-only remount cannot be made while LMDB holds its file open for writing;
-// it fails the same way, EROFS instead of ENOSPC, through the same path.)
+// it fails the same way, EROFS instead of ENOSPC, through the same path: the guard's probe is
+// checked here on a file system mounted read-only.)
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { DiskGuard } from '../../src/store/disk-guard.js';
 import { allInService } from '../helpers/fake-node.js';
 import { isProblem } from '../helpers/assert.js';
 import { waitForEvents } from '../helpers/events.js';
@@ -52,4 +54,16 @@ test('a full disk refuses writes with 503 STORE_UNAVAILABLE, reads go on, and wr
   t.is((await svc.get('/as/v1/streams/live/after-full/publish')).status, 200);
   await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'store.recovered'));
   t.is((await svc.get('/as/v1/provision/g/kept')).status, 200, 'nothing acknowledged was lost');
+});
+
+test('on a read-only file system the guard refuses writes, naming the cause', (t) => {
+  const mount = mkdtempSync(join(tmpdir(), 'switchyard-rofs-'));
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m,ro', 'tmpfs', mount]);
+  t.teardown(() => {
+    execFileSync('umount', ['-l', mount]);
+    rmSync(mount, { recursive: true, force: true });
+  });
+  const guard = new DiskGuard(mount, 0);
+  const err = t.throws(() => guard.check(), { name: 'StoreUnavailable' });
+  t.regex(err!.message, /read-only/);
 });
