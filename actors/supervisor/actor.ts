@@ -51,25 +51,35 @@ interface Attached {
 }
 
 /**
- * A comlink call over a port whose other end died never settles. Each call is raced against the
- * port's 'close', so that a crashed group actor cannot wedge the loop that supervises every group.
+ * A comlink call over a port whose other end died never settles. Calls in flight are failed when
+ * the port closes, so that a crashed group actor cannot wedge the loop that supervises every
+ * group. (Not Promise.race with a promise of the close: that promise settles only on a crash, and
+ * each race would leave on it a reaction holding the call's answer.)
  */
 function guarded(port: MessagePort, onGone: () => void): Comlink.Remote<GroupApi> {
   const raw = Comlink.wrap<GroupApi>(nodeEndpoint(port));
-  const gone = new Promise<never>((_, reject) =>
-    port.once('close', () => {
-      onGone();
-      reject(new Error('the group actor went away'));
-    }),
-  );
-  gone.catch(() => {});
+  const inFlight = new Set<(err: Error) => void>();
+  let gone = false;
+  port.once('close', () => {
+    gone = true;
+    onGone();
+    const err = new Error('the group actor went away');
+    for (const fail of inFlight) fail(err);
+    inFlight.clear();
+  });
   const methods = new Map<PropertyKey, (...args: unknown[]) => Promise<unknown>>();
   return new Proxy({} as Comlink.Remote<GroupApi>, {
     get(_, name) {
       let fn = methods.get(name);
       if (!fn) {
         const remote = (raw as unknown as Record<PropertyKey, (...args: unknown[]) => Promise<unknown>>)[name]!;
-        methods.set(name, (fn = (...args: unknown[]) => Promise.race([remote(...args), gone])));
+        fn = (...args: unknown[]) =>
+          new Promise((resolve, reject) => {
+            if (gone) return reject(new Error('the group actor went away'));
+            inFlight.add(reject);
+            remote(...args).then(resolve, reject).finally(() => inFlight.delete(reject));
+          });
+        methods.set(name, fn);
       }
       return fn;
     },
