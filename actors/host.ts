@@ -191,10 +191,19 @@ export class ActorHost {
     await Promise.all(groups.map((g) => this.addGroup(g)));
   }
 
+  /**
+   * Starts a group's actor and only then lists the group: until it is, calls that go over every
+   * group (the stream list) would find it not ready and answer 503 for a group not yet created.
+   */
   async addGroup(group: NodeGroup): Promise<GroupHandle> {
     const handle = new GroupHandle(group, this);
+    try {
+      await handle.start();
+    } catch (err) {
+      await handle.stop().catch(() => {});
+      throw err;
+    }
     this.groups.set(group.name, handle);
-    await handle.start();
     return handle;
   }
 
