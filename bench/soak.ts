@@ -22,7 +22,7 @@ import { projectPath } from '../src/paths.js';
 import { follow, type Follower } from './lib/events.js';
 import { Fleet, LiveStreams, type NodeSpec } from './lib/fleet.js';
 import { Histogram } from './lib/histogram.js';
-import { median, mib, procMemory, scrapeMemory, slope } from './lib/memory.js';
+import { cpuShares, median, mib, procMemory, scrapeMemory, slope } from './lib/proc.js';
 import { BENCH_PASSWORD, BENCH_SECRET, runServer, type Running } from './lib/servers.js';
 import { Statuses } from './lib/statuses.js';
 import { table } from './lib/table.js';
@@ -126,6 +126,10 @@ interface Sample {
   threads: number;
   dbBytes: number;
   unexpected: number;
+  /** % of the machine's CPU (all cores) since the last sample: the service, this load generator, everything else. */
+  cpuService: number;
+  cpuBench: number;
+  cpuOthers: number;
 }
 
 interface Row {
@@ -325,16 +329,22 @@ async function main(): Promise<number> {
     await load;
     capacityHist.reset();
     if (aborted.signal.aborted) throw new Error('interrupted during the capacity run');
+    const capacityCpu = cpuShares([pid, process.pid]);
     load = run(opts.capacitySeconds);
     const capacity = await load;
     load = null;
+    const cpuAtCapacity = capacityCpu();
     const rate = Math.max(1, Math.round(opts.fraction * capacity.requests.average));
-    console.log(`  capacity ${Math.round(capacity.requests.average)} req/s (p99 ${capacityHist.percentile(99)} ms); soak at ${rate} req/s for ${opts.minutes} min`);
+    console.log(
+      `  capacity ${Math.round(capacity.requests.average)} req/s (p99 ${capacityHist.percentile(99)} ms; CPU of the ${cpus().length} cores: service ${Math.round(cpuAtCapacity.watched[0]!)} %, ` +
+        `load generator ${Math.round(cpuAtCapacity.watched[1]!)} %, other processes ${Math.round(cpuAtCapacity.others)} %); soak at ${rate} req/s for ${opts.minutes} min`,
+    );
     if (aborted.signal.aborted) throw new Error('interrupted during the capacity run');
 
     // ---- churn -------------------------------------------------------------------------------
-    const soakStart = Date.now();
-    const soakEnd = soakStart + RUN_MS;
+    /** Set when the soak load starts; the churn's schedule and the samples' times count from it. */
+    let soakStart = Date.now();
+    let soakEnd = soakStart + RUN_MS;
     const churn = { nodeCycles: 0, faultMs: [] as number[], backMs: [] as number[], groupCycles: 0, groupCycleMs: [] as number[], provisions: 0, failures: [] as string[] };
     const failed = (what: string, err: unknown) => {
       churn.failures.push(`${what}: ${(err as Error).message}`);
@@ -462,9 +472,11 @@ async function main(): Promise<number> {
     const samples: Sample[] = [];
     const snapshotsTaken: string[] = [];
     const dbFile = join(dataDir, 'switchyard.mdb');
+    const cpu = cpuShares([pid, process.pid]);
     async function sample(): Promise<void> {
       const proc = procMemory(pid);
       if (!proc) return;
+      const shares = cpu();
       let m;
       try {
         const res = await fetch(`${url}/as/v1/metrics`);
@@ -500,6 +512,9 @@ async function main(): Promise<number> {
         threads: proc.threads,
         dbBytes,
         unexpected: statuses.unexpectedTotal,
+        cpuService: shares.watched[0]!,
+        cpuBench: shares.watched[1]!,
+        cpuOthers: shares.others,
       });
     }
     const heapSnapshot = (label: string) => {
@@ -508,9 +523,12 @@ async function main(): Promise<number> {
       snapshotsTaken.push(`${label} at ${Math.round((Date.now() - soakStart) / 1000)} s`);
     };
 
+    await sample();
+    soakStart = Date.now();
+    soakEnd = soakStart + RUN_MS;
+    for (const s of samples) s.t = 0;
     recording = true;
     rowsFrom = soakStart;
-    await sample();
     const sampler = setInterval(() => void sample(), opts.sampleSeconds * 1000);
     const warmupSnapshot = setTimeout(() => heapSnapshot('end of warm-up'), WARMUP_MS);
     const loops = [nodeChurn(), provisionChurn(), groupChurn()];
@@ -547,12 +565,15 @@ async function main(): Promise<number> {
     const actorHeap = growth((s) => s.actorHeapSoak);
     const bindings = growth((s) => s.bindings);
 
-    const rowCount = Math.ceil(RUN_MS / ROW_MS);
+    // An interrupted run reports the time it ran; its growth only if it got past two windows after warm-up.
+    const measurable = lastT >= WARMUP_MS + 2 * WINDOW_MS;
+    const rowCount = Math.max(1, Math.ceil(Math.min(lastT, RUN_MS) / ROW_MS));
     const rowTable = Array.from({ length: rowCount }, (_, i) => {
-      const inRow = samples.filter((s) => s.t >= i * ROW_MS && s.t < (i + 1) * ROW_MS);
-      const prev = samples.filter((s) => s.t < i * ROW_MS).at(-1)?.unexpected ?? 0;
+      // The last row also takes the sample made as the load stopped.
+      const inRow = samples.filter((s) => s.t > i * ROW_MS && (s.t <= (i + 1) * ROW_MS || i === rowCount - 1));
+      const prev = samples.filter((s) => s.t <= i * ROW_MS).at(-1)?.unexpected ?? 0;
       const row = rows[i];
-      const seconds = Math.min(ROW_MS, RUN_MS - i * ROW_MS) / 1000;
+      const seconds = Math.max(1, Math.min(ROW_MS, Math.min(lastT, RUN_MS) - i * ROW_MS)) / 1000;
       return {
         at: ROW_MS >= 60_000 ? `${i + 1}` : `${((i + 1) * ROW_MS) / 1000} s`,
         rss: mib(median(inRow.map((s) => s.rss))),
@@ -562,23 +583,26 @@ async function main(): Promise<number> {
         rps: row ? Math.round(row.responses / seconds) : 0,
         p99: row ? row.hist.percentile(99) : 0,
         unexpected: (inRow.at(-1)?.unexpected ?? prev) - prev,
+        cpuService: Math.round(median(inRow.map((s) => s.cpuService))),
+        cpuOthers: Math.round(median(inRow.map((s) => s.cpuOthers))),
       };
     });
     const overall = new Histogram();
     for (const r of rows) if (r) overall.add(r.hist);
-    const pass = rss.percent <= TARGET_GROWTH && statuses.unexpectedTotal === 0;
+    const met = measurable && rss.percent <= TARGET_GROWTH;
+    const pass = interrupted === 0 && met && statuses.unexpectedTotal === 0;
 
     console.log(`\nSoak over time (${ROW_MS >= 60_000 ? 'per minute' : `per ${ROW_MS / 1000} s`}; medians of ${opts.sampleSeconds}-s samples; RSS from /proc, heaps from /as/v1/metrics)\n`);
     console.log(
       table(
-        [ROW_MS >= 60_000 ? 'minute' : 'until', 'RSS MiB', 'main heap MiB', 'actor heap MiB', 'bindings', 'req/s', 'p99 ms', 'unexpected'],
-        rowTable.map((r) => [r.at, r.rss, r.heap, r.actorHeap, r.bindings, r.rps, r.p99, r.unexpected]),
+        [ROW_MS >= 60_000 ? 'minute' : 'until', 'RSS MiB', 'main heap MiB', 'actor heap MiB', 'bindings', 'req/s', 'p99 ms', 'unexpected', 'service CPU %', 'others CPU %'],
+        rowTable.map((r) => [r.at, r.rss, r.heap, r.actorHeap, r.bindings, r.rps, r.p99, r.unexpected, r.cpuService, r.cpuOthers]),
       ),
     );
     const fmt = (g: ReturnType<typeof growth>, unit = 'MiB') =>
       unit === 'MiB' ? `${mib(g.first)} → ${mib(g.last)} MiB (${g.percent >= 0 ? '+' : ''}${g.percent.toFixed(1)} %; trend ${(g.perHour / 2 ** 20).toFixed(1)} MiB/h)` : `${Math.round(g.first)} → ${Math.round(g.last)} (${g.percent.toFixed(1)} %)`;
     console.log(`\nWarm-up: first ${Math.round(WARMUP_MS / 1000)} s excluded; compared: median of the first ${Math.round(WINDOW_MS / 1000)} s after it vs median of the last ${Math.round(WINDOW_MS / 1000)} s`);
-    console.log(`  RSS          ${fmt(rss)}   target ≤ ${TARGET_GROWTH} %: ${rss.percent <= TARGET_GROWTH ? 'met' : 'NOT MET'}`);
+    console.log(`  RSS          ${fmt(rss)}   target ≤ ${TARGET_GROWTH} %: ${!measurable ? 'not measured (the run ended too early)' : met ? 'met' : 'NOT MET'}`);
     console.log(`    anonymous  ${fmt(anon)}`);
     console.log(`    file       ${fmt(file)}   (code, mapped LMDB pages; data file ${mib(samples.at(-1)?.dbBytes ?? NaN)} MiB at the end)`);
     console.log(`  main heap    ${fmt(heap)}`);
@@ -588,7 +612,7 @@ async function main(): Promise<number> {
     console.log(`  live streams ${live.started} started, ${live.ended} ended, ${live.moved} moved by their publishers`);
     console.log(
       `  churn        ${churn.nodeCycles} agent(s) silenced and back (silence → FAULT median ${Math.round(median(churn.faultMs))} ms, back → INSERVICE median ${Math.round(median(churn.backMs))} ms); ` +
-        `${churn.groupCycles} node group(s) created, used, drained, doomed and deleted (median ${Math.round(median(churn.groupCycleMs) / 100) / 10} s); ${churn.provisions} provisions created`,
+        `${churn.groupCycles} node group(s) created, used, drained, doomed and deleted${churn.groupCycles ? ` (median ${Math.round(median(churn.groupCycleMs) / 100) / 10} s each)` : ''}; ${churn.provisions} provisions created`,
     );
     console.log(`  events       ${[...ev.counts].map(([t, n]) => `${t} ${n}`).join(', ')}`);
     if (snapshotsTaken.length) console.log(`  heap snapshots (main thread): ${snapshotsTaken.join(', ')} in ${snapshots}`);
@@ -606,7 +630,9 @@ async function main(): Promise<number> {
       console.log(`\nUNEXPECTED: ${f.count} × ${f.kind} ${f.status} ${f.code} ${f.why} (first at ${Math.round((f.firstAt - soakStart) / 1000)} s, last at ${Math.round((f.lastAt - soakStart) / 1000)} s)`);
       for (const s of f.samples) console.log(`  ${s}`);
     }
-    console.log(`\n${pass ? 'PASS' : 'FAIL'}: RSS ${rss.percent >= 0 ? '+' : ''}${rss.percent.toFixed(1)} % after warm-up (target ≤ ${TARGET_GROWTH} %), ${statuses.unexpectedTotal} unexpected status(es)`);
+    const verdict = interrupted ? 'INTERRUPTED' : pass ? 'PASS' : 'FAIL';
+    const growthText = measurable ? `${rss.percent >= 0 ? '+' : ''}${rss.percent.toFixed(1)} %` : 'not measured';
+    console.log(`\n${verdict}: RSS ${growthText} after warm-up (target ≤ ${TARGET_GROWTH} %), ${statuses.unexpectedTotal} unexpected status(es), ${Math.round(lastT / 1000)} s of ${RUN_MS / 1000} s run`);
 
     const out = join(benchDir, `soak-${stamp}.json`);
     writeFileSync(
@@ -616,11 +642,13 @@ async function main(): Promise<number> {
           date: new Date(soakStart).toISOString(),
           machine: { cores: cpus().length, cpu: cpus()[0]?.model.trim(), node: process.version },
           options: { ...opts, warmupSeconds: WARMUP_MS / 1000, windowSeconds: WINDOW_MS / 1000, fleet: { origins: 4, edges: 12, regions: 2, liveStreams: LIVE_STREAMS }, timing: TIMING, mix: MIX },
-          capacity: { rps: Math.round(capacity.requests.average), p99: capacityHist.percentile(99) },
+          capacity: { rps: Math.round(capacity.requests.average), p99: capacityHist.percentile(99), cpu: { service: cpuAtCapacity.watched[0], loadGenerator: cpuAtCapacity.watched[1], others: cpuAtCapacity.others } },
           rate,
           load: { rps: Math.round(result.requests.average), p50: overall.percentile(50), p99: overall.percentile(99), max: overall.max, errors: result.errors, timeouts: result.timeouts },
           growth: { rss, anon, file, heap, actorHeap, bindings },
           pass,
+          verdict,
+          ranSeconds: lastT / 1000,
           rows: rowTable,
           samples,
           statuses: Object.fromEntries([...statuses.counts].map(([k, m]) => [k, Object.fromEntries(m)])),

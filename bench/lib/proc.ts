@@ -1,5 +1,6 @@
-// Memory of a process under test: from the kernel (/proc/<pid>/status) and from the service's own
-// Prometheus metrics (prom-client's process and heap gauges, the node-group actors' heap gauge).
+// Memory and CPU of a process under test: from the kernel (/proc/<pid>/status, /proc/<pid>/stat,
+// /proc/stat) and from the service's own Prometheus metrics (prom-client's process and heap
+// gauges, the node-group actors' heap gauge).
 import { readFileSync } from 'node:fs';
 
 const MiB = 2 ** 20;
@@ -25,6 +26,43 @@ export function procMemory(pid: number): ProcMemory | null {
   }
   const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) * 1024;
   return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile'), shmem: kb('RssShmem'), hwm: kb('VmHWM'), threads: Number(/^Threads:\s+(\d+)/m.exec(text)?.[1] ?? NaN) };
+}
+
+/** CPU time of the whole machine (all cores), in clock ticks: busy and total. */
+export function machineTicks(): { busy: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = fields.reduce((a, b) => a + b, 0);
+  return { busy: total - fields[3]! - fields[4]!, total };
+}
+
+/** CPU time of one process (every thread), in clock ticks; NaN when it is gone. */
+export function processTicks(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Shares of the machine's CPU since the last call: the processes watched, and everything else
+ * (another job on a shared box shows here), in % of all cores.
+ */
+export function cpuShares(pids: readonly number[]): () => { watched: number[]; others: number } {
+  let machine = machineTicks();
+  let procs = pids.map(processTicks);
+  return () => {
+    const m = machineTicks();
+    const p = pids.map(processTicks);
+    const total = m.total - machine.total;
+    const watched = p.map((t, i) => (total > 0 ? (100 * (t - procs[i]!)) / total : NaN));
+    const others = total > 0 ? Math.max(0, (100 * (m.busy - machine.busy)) / total - watched.reduce((a, b) => a + (Number.isNaN(b) ? 0 : b), 0)) : NaN;
+    machine = m;
+    procs = p;
+    return { watched, others };
+  };
 }
 
 export interface ServiceMemory {
@@ -60,9 +98,10 @@ export function scrapeMemory(text: string): ServiceMemory {
 
 export const mib = (bytes: number) => Math.round((bytes / MiB) * 10) / 10;
 
+/** The median of the finite values (NaN when there are none). */
 export function median(values: readonly number[]): number {
-  if (values.length === 0) return NaN;
-  const s = [...values].sort((a, b) => a - b);
+  const s = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
