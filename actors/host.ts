@@ -212,16 +212,15 @@ export class ActorHost {
   /**
    * Starts a group's actor and only then lists the group: until it is, calls that go over every
    * group (the stream list) would find it not ready and answer 503 for a group not yet created.
+   * A first start that fails lists it too: its thread is started again, as after a crash.
    */
   async addGroup(group: NodeGroup): Promise<GroupHandle> {
     const handle = new GroupHandle(group, this);
     try {
       await handle.start();
-    } catch (err) {
-      await handle.stop().catch(() => {});
-      throw err;
+    } finally {
+      this.groups.set(group.name, handle);
     }
-    this.groups.set(group.name, handle);
     return handle;
   }
 
