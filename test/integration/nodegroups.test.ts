@@ -43,11 +43,30 @@ test('create, read, replace and delete a node group; a bad expression names its 
   isProblem(t, await svc.send('DELETE', '/as/v1/nodegroups/extra', undefined), 404, 'NODE_GROUP_NOT_FOUND');
 });
 
+test('a node group is not listed until it is created: the stream list answers 200 while one starts', async (t) => {
+  const svc = await startTestService();
+  t.teardown(() => svc.close());
+  let created = false;
+  const creating = svc.send('POST', '/as/v1/nodegroups', staticGroup({ name: 'late' })).finally(() => (created = true));
+  const statuses = new Map<number, number>();
+  // Read the list (every group's streams) over and over while the new group's actor starts.
+  for (let i = 0; i < 10_000 && !created; i++) {
+    const r = await svc.get('/as/v1/streams');
+    statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+  }
+  t.is((await creating).status, 201);
+  t.true((statuses.get(200) ?? 0) > 1, 'the list was read while the group was being created');
+  t.deepEqual([...statuses.keys()], [200]);
+  t.is((await svc.get('/as/v1/streams?nodeGroup=late')).status, 200);
+});
+
 test('drain takes a node out of rotation and retires it once empty; doom and bad states are answered', async (t) => {
   const svc = await startTestService({ groups: [staticGroup({ nodes: [{ id: 'o1', role: 'origin', region: 'r1' }, { id: 'o2', role: 'origin', region: 'r1' }] })] });
   t.teardown(() => svc.close());
   const o1 = new FakeNode(svc, 'g', 'o1');
   const o2 = new FakeNode(svc, 'g', 'o2');
+  // Static nodes are registered by the supervisor's first tick: a heartbeat before it is a 404.
+  await waitForEvents(svc.url, svc.adminToken, (s) => ['o1', 'o2'].every((id) => s.some((e) => e.type === 'node.state' && e.nodeId === id && e.to === 'CREATED')));
   await o1.beat();
   await o2.beat({ publishers: 1 });
   const drained = await svc.send('POST', '/as/v1/nodegroups/g/nodes/o1/drain', undefined);

@@ -1,0 +1,54 @@
+// The front end's handle on a node-group actor: what a call leaves behind once answered, and
+// what happens to calls in flight when the actor's thread dies.
+import { rmSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import test from 'ava';
+import { ActorHost } from '../../actors/host.js';
+import { parseConfig } from '../../src/config/load.js';
+import type { NodeGroup } from '../../src/config/types.js';
+import { staticGroup, tempDir } from '../helpers/service.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+const group: NodeGroup = parseConfig({ nodeGroups: [staticGroup({ name: 'g' })] }, 'test').nodeGroups[0]!;
+
+async function started(t: import('ava').ExecutionContext) {
+  const dir = tempDir('switchyard-host-');
+  const h = new ActorHost({ dataDir: dir, durability: 'commit', onEvents: () => {} });
+  t.teardown(async () => {
+    await h.stop(false);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await h.startGroups([group]);
+  const g = h.group('g')!;
+  await g.call('addNodes', group.platform.static.nodes.map((n) => ({ id: n.id, role: n.role, region: n.region, platform: { type: 'static' as const, address: n.address }, state: 'CREATED' as const })), Date.now());
+  return g;
+}
+
+test('an answered call leaves nothing behind: the heap stays flat over many calls', async (t) => {
+  const g = await started(t);
+  // Each answer is a few KiB (seven node views); kept answers would show as tens of MiB.
+  const calls = async (n: number) => {
+    for (let i = 0; i < n; i++) await g.call('detail', undefined, 100);
+  };
+  await calls(2000);
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  await calls(20_000);
+  gc();
+  const grown = process.memoryUsage().heapUsed - before;
+  t.true(grown < 4 * 2 ** 20, `the heap grew by ${(grown / 2 ** 20).toFixed(1)} MiB over 20,000 answered calls`);
+});
+
+test('calls in flight when the actor thread dies fail as unavailable, and so do calls made before it is back', async (t) => {
+  const g = await started(t);
+  const inFlight = Array.from({ length: 50 }, () => g.call('detail', undefined, 100));
+  await g.crash();
+  const settled = await Promise.allSettled(inFlight);
+  const failed = settled.filter((s): s is PromiseRejectedResult => s.status === 'rejected');
+  t.true(failed.length > 0, 'some calls were still in flight');
+  for (const s of failed) t.is((s.reason as Error).name, 'ActorUnavailable');
+  await t.throwsAsync(() => g.call('counts'), { name: 'ActorUnavailable' });
+});
