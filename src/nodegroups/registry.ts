@@ -74,7 +74,13 @@ export class NodeGroupRegistry {
       return { ok: false, status: 409, code: 'NODE_GROUP_EXISTS', detail: `node group '${group.name}' exists` };
     }
     await this.persist(group.name, { spec: group, source: 'api', updatedAt: Date.now() });
-    await this.actors.addGroup(group);
+    try {
+      await this.actors.addGroup(group);
+    } catch (err) {
+      // The group is stored and listed, and its thread is started again as after a crash
+      // (actor.crashed, then actor.restarted); lookups meanwhile answer 503 NOT_READY.
+      this.log.error({ group: group.name, err }, 'the actor of a new node group did not start; it is being restarted');
+    }
     this.emit([{ type: 'nodegroup.changed', group: group.name, change: 'created' }]);
     return { ok: true, group };
   }

@@ -1,12 +1,13 @@
 // The front end's handle on a node-group actor: what a call leaves behind once answered, and
 // what happens to calls in flight when the actor's thread dies.
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import test from 'ava';
 import { ActorHost } from '../../actors/host.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
+import type { EventBody } from '../../src/domain/events.js';
 import { staticGroup, tempDir } from '../helpers/service.js';
 
 setFlagsFromString('--expose-gc');
@@ -51,4 +52,35 @@ test('calls in flight when the actor thread dies fail as unavailable, and so do 
   t.true(failed.length > 0, 'some calls were still in flight');
   for (const s of failed) t.is((s.reason as Error).name, 'ActorUnavailable');
   await t.throwsAsync(() => g.call('counts'), { name: 'ActorUnavailable' });
+});
+
+test('a group whose first start fails is listed, and its thread is started again until it comes up', async (t) => {
+  // A data directory that is a file: the actor cannot open its store until the operator fixes it.
+  const root = tempDir('switchyard-host-');
+  const dir = `${root}/data`;
+  writeFileSync(dir, 'not a directory');
+  const seen: EventBody[] = [];
+  let restarted!: () => void;
+  const up = new Promise<void>((resolve) => (restarted = resolve));
+  const h = new ActorHost({
+    dataDir: dir,
+    durability: 'commit',
+    onEvents: (events) => {
+      seen.push(...events);
+      if (events.some((e) => e.type === 'actor.restarted')) restarted();
+    },
+  });
+  t.teardown(async () => {
+    await h.stop(false);
+    rmSync(root, { recursive: true, force: true });
+  });
+  await t.throwsAsync(() => h.addGroup(group));
+  const g = h.group('g');
+  t.truthy(g, 'listed although its actor is not up');
+  await t.throwsAsync(() => g!.call('counts'), { name: 'ActorUnavailable' });
+  rmSync(dir);
+  mkdirSync(dir);
+  await up;
+  t.true(seen.some((e) => e.type === 'actor.crashed' && e.group === 'g'));
+  t.deepEqual((await g!.call('counts')).nodes, []);
 });
