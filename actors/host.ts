@@ -192,9 +192,14 @@ export class GroupHandle {
   }
 
   async reconfigure(group: NodeGroup): Promise<void> {
+    // A thread that dies meanwhile is started again from this spec, so its death changes nothing.
     this.group = group;
-    await this.call('reconfigure', group);
     await this.host.supervisor?.reconfigure(group);
+    try {
+      await this.call('reconfigure', group);
+    } catch (err) {
+      if (!(err instanceof ActorUnavailable)) throw err;
+    }
   }
 
   /** For tests of crash recovery: ends the thread as a crash would. */
@@ -264,7 +269,8 @@ export class ActorHost {
     if (!this.supervisor) return;
     const channel = new MessageChannel();
     await handle.call('attachSupervisor', Comlink.transfer(channel.port2, [channel.port2]));
-    await this.supervisor.attachGroup(handle.group, Comlink.transfer(channel.port1, [channel.port1]));
+    // A group deleted while its thread was down is still being retired by the one that follows.
+    await this.supervisor.attachGroup(handle.group, Comlink.transfer(channel.port1, [channel.port1]), handle.deleting);
   }
 
   async stop(stopNodes: boolean): Promise<void> {

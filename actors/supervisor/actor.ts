@@ -7,6 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import * as Comlink from 'comlink';
 import type { NodeGroup } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
+import type { PlatformData } from '../../src/domain/records.js';
+import type { NodeEvent } from '../../src/domain/states.js';
 import type { Role } from '../../src/domain/vocabulary.js';
 import { TokenSigner } from '../../src/auth/tokens.js';
 import { LocalPlatform } from '../../src/platforms/local.js';
@@ -19,6 +21,9 @@ import { surviveCommitFailures } from '../../src/store/failures.js';
 import type { GroupApi } from '../group/actor.js';
 import type { NodeFacts } from '../group/model.js';
 import { HEARTBEATING, plan, ruleKey, type Action, type CapacityRequest } from './plan.js';
+
+/** How long an operation waits for a crashed group actor's successor (its restart backs off to 5 s). */
+const ACTOR_RETURN_MS = 15_000;
 
 export interface SupervisorInit {
   dataDir: string;
@@ -100,6 +105,8 @@ class Supervisor {
   private wake = new AbortController();
   private lastTick = 0;
   private readonly operations = new Set<Promise<unknown>>();
+  /** Woken whenever a group actor is attached or detached. */
+  private readonly attachWaiters = new Set<() => void>();
 
   start(init: SupervisorInit): void {
     this.init = init;
@@ -117,7 +124,7 @@ class Supervisor {
     this.stopped = this.loop();
   }
 
-  attachGroup(group: NodeGroup, port: MessagePort): void {
+  attachGroup(group: NodeGroup, port: MessagePort, retiring = false): void {
     this.groups.get(group.name)?.port.close();
     const previous = this.groups.get(group.name);
     const attached: Attached = {
@@ -129,17 +136,67 @@ class Supervisor {
       reconciled: previous?.reconciled ?? false,
       lastScaled: previous?.lastScaled ?? new Map(),
       lastEvaluated: previous?.lastEvaluated ?? 0,
-      retiring: previous?.retiring ?? false,
+      retiring: retiring || (previous?.retiring ?? false),
       reconcileAfter: 0,
       gone: false,
     };
     this.groups.set(group.name, attached);
+    this.attachChanged();
     this.poke();
   }
 
   detachGroup(name: string): void {
     this.groups.get(name)?.port.close();
     this.groups.delete(name);
+    this.attachChanged();
+  }
+
+  private attachChanged(): void {
+    for (const wake of [...this.attachWaiters]) wake();
+  }
+
+  /** Settles at the next attach or detach, or after `ms`. */
+  private nextAttach(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.attachWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.attachWaiters.add(done);
+    });
+  }
+
+  /**
+   * The current actor of a group: after a crash, its successor (which reloads the group's nodes
+   * from LMDB) is waited for, so that what a platform operation finished is not lost with the
+   * thread that asked for it. Undefined if the group is gone or did not come back in time.
+   */
+  private async current(name: string, waitMs: number): Promise<Attached | undefined> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const g = this.groups.get(name);
+      if (!g) return undefined;
+      if (!g.gone) return g;
+      const left = deadline - Date.now();
+      if (left <= 0) return undefined;
+      await this.nextAttach(left);
+    }
+  }
+
+  /** A node's event, to whichever actor of its group is current when it is sent. */
+  private async nodeEvent(name: string, id: string, event: NodeEvent, patch?: { platform?: PlatformData }): Promise<void> {
+    for (;;) {
+      const g = await this.current(name, this.running ? ACTOR_RETURN_MS : 0);
+      if (!g) throw new Error(`the actor of node group '${name}' did not come back; node ${id} missed '${event.type}'`);
+      try {
+        await g.api.nodeEvent(id, event, Date.now(), patch);
+        return;
+      } catch (err) {
+        if (!g.gone) throw err;
+      }
+    }
   }
 
   reconfigure(group: NodeGroup): void {
@@ -193,16 +250,27 @@ class Supervisor {
     await Promise.allSettled([...this.operations]);
     await Promise.allSettled([...this.terraform.values()].map((tp) => tp.shutdown()));
     if (!stopNodes) return;
-    for (const g of this.groups.values()) {
-      if (g.gone) continue;
-      const local = (await g.api.facts()).filter((n) => n.platform.type === 'local');
-      await this.platforms.local.shutdown(local);
-      const now = Date.now();
-      for (const n of local) {
-        await g.api.nodeEvent(n.id, { type: 'destroy' }, now);
-        await g.api.nodeEvent(n.id, { type: 'destroying' }, now);
-        await g.api.nodeEvent(n.id, { type: 'destroyed' }, now);
+    for (const name of [...this.groups.keys()]) {
+      try {
+        await this.stopLocalNodes(name);
+      } catch (err) {
+        // Agents left running give up on their own after orphanTimeout; the next start adopts or replaces them.
+        this.emit([{ type: 'platform.error', group: name, operation: 'destroy', message: `local nodes left running: ${(err as Error).message}` }]);
       }
+    }
+  }
+
+  private async stopLocalNodes(name: string): Promise<void> {
+    // A group whose thread is restarting is waited for: only its actor knows its nodes' processes.
+    const g = await this.current(name, ACTOR_RETURN_MS);
+    if (!g) throw new Error(`the actor of node group '${name}' did not come back`);
+    const local = (await g.api.facts()).filter((n) => n.platform.type === 'local');
+    await this.platforms.local.shutdown(local);
+    const now = Date.now();
+    for (const n of local) {
+      await g.api.nodeEvent(n.id, { type: 'destroy' }, now);
+      await g.api.nodeEvent(n.id, { type: 'destroying' }, now);
+      await g.api.nodeEvent(n.id, { type: 'destroyed' }, now);
     }
   }
 
@@ -308,7 +376,7 @@ class Supervisor {
       }
       for (const id of orphans) {
         this.emit([{ type: 'platform.error', group: g.group.name, nodeId: id, operation: 'reconcile', message: 'resources of an unknown node in the Terraform state: destroying them' }]);
-        this.track(id, platform.runner.remove(id).catch((err: Error) => this.emit([{ type: 'platform.error', group: g.group.name, nodeId: id, operation: 'destroy', message: err.message }])));
+        this.track(g.group.name, id, platform.runner.remove(id).catch((err: Error) => this.emit([{ type: 'platform.error', group: g.group.name, nodeId: id, operation: 'destroy', message: err.message }])));
       }
       return;
     }
@@ -338,7 +406,7 @@ class Supervisor {
       }
       case 'destroy': {
         const node = nodes.find((n) => n.id === action.nodeId);
-        if (node) this.track(node.id, this.destroy(g, node));
+        if (node) this.track(g.group.name, node.id, this.destroy(g, node));
         return;
       }
     }
@@ -353,35 +421,42 @@ class Supervisor {
     const id = this.newId(role, region);
     const data = platform.prepare(g.group, { id, role, region });
     if (!(await g.api.addNodes([{ id, role, region, platform: data }], now))) return;
+    const name = g.group.name;
     this.track(
+      name,
       id,
       (async () => {
-        await g.api.nodeEvent(id, { type: 'provision' }, Date.now());
+        await this.nodeEvent(name, id, { type: 'provision' });
+        let created: PlatformData;
         try {
-          const created = await platform.create(g.group, { id, role, region, platform: data });
-          await g.api.nodeEvent(id, { type: 'created' }, Date.now(), { platform: created });
+          created = await platform.create(g.group, { id, role, region, platform: data });
         } catch (err) {
-          this.emit([{ type: 'platform.error', group: g.group.name, nodeId: id, operation: 'create', message: (err as Error).message }]);
-          await g.api.nodeEvent(id, { type: 'fault', reason: `create failed: ${(err as Error).message}` }, Date.now());
+          this.emit([{ type: 'platform.error', group: name, nodeId: id, operation: 'create', message: (err as Error).message }]);
+          await this.nodeEvent(name, id, { type: 'fault', reason: `create failed: ${(err as Error).message}` });
+          return;
         }
+        await this.nodeEvent(name, id, { type: 'created' }, { platform: created });
       })(),
     );
   }
 
   private async destroy(g: Attached, node: NodeFacts): Promise<void> {
     const platform = this.platformOf(g);
-    await g.api.nodeEvent(node.id, { type: 'destroying' }, Date.now());
+    const name = g.group.name;
+    await this.nodeEvent(name, node.id, { type: 'destroying' });
     try {
       await platform.destroy(node);
-      await g.api.nodeEvent(node.id, { type: 'destroyed' }, Date.now());
     } catch (err) {
-      this.emit([{ type: 'platform.error', group: g.group.name, nodeId: node.id, operation: 'destroy', message: (err as Error).message }]);
+      this.emit([{ type: 'platform.error', group: name, nodeId: node.id, operation: 'destroy', message: (err as Error).message }]);
+      return;
     }
+    await this.nodeEvent(name, node.id, { type: 'destroyed' });
   }
 
-  private track(id: string, op: Promise<void>): void {
+  /** A platform operation under way; what it fails with is an event, never the end of this thread. */
+  private track(group: string, id: string, op: Promise<void>): void {
     this.busy.add(id);
-    const tracked = op.finally(() => {
+    const tracked = op.catch((err: Error) => this.emit([{ type: 'platform.error', group, nodeId: id, operation: 'supervise', message: err.message }])).finally(() => {
       this.busy.delete(id);
       this.operations.delete(tracked);
       this.poke();

@@ -13,7 +13,7 @@ import type { FieldError } from '../schemas/validate.js';
 import type { StoredGroup, Store } from '../store/store.js';
 import { stored } from '../store/failures.js';
 
-export type Change = { ok: true; group: NodeGroup } | { ok: false; status: 400 | 404 | 409; code: string; detail: string; errors?: FieldError[] };
+export type Change = { ok: true; group: NodeGroup } | { ok: false; status: 400 | 404 | 409 | 503; code: string; detail: string; errors?: FieldError[]; retryAfter?: number };
 
 const fingerprint = (g: NodeGroup) => createHash('sha256').update(JSON.stringify(g)).digest('hex');
 
@@ -93,6 +93,8 @@ export class NodeGroupRegistry {
     if ('errors' in result) return invalid(result.errors);
     const group = result.group;
     if (group.name !== name) return invalid([{ path: 'name', pointer: '/name', message: `must be the node group of the path ('${name}')` }]);
+    // Refused before anything is stored: a new spec the actor never saw would be half applied.
+    if (!handle.ready) return { ok: false, status: 503, code: 'NOT_READY', detail: `node group '${name}' is restarting; nothing was changed, retry shortly`, retryAfter: 1 };
     if (group.platform.type !== handle.group.platform.type && (await handle.call('counts')).nodes.length > 0) {
       return { ok: false, status: 409, code: 'NODE_GROUP_CONFLICT', detail: `the platform of node group '${name}' cannot change while it has nodes; delete the group or drain its nodes first` };
     }

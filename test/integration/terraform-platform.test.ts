@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import type { EventRecord } from '../../src/domain/events.js';
 import { projectPath } from '../../src/paths.js';
+import { isProblem } from '../helpers/assert.js';
 import { FakeNode } from '../helpers/fake-node.js';
 import { waitForEvents } from '../helpers/events.js';
 import { body } from '../helpers/http.js';
@@ -104,4 +105,33 @@ test.serial('an apply that fails early, hangs past its timeout or half-succeeds 
   t.false(all.some((e) => e.type === 'node.state' && e.group === 'flaky' && e.to === 'FAULT'), 'no node was given up on');
   const detail = body<{ scaling: Array<{ pending: number; fault: number }> }>(await svc.get('/as/v1/nodegroups/flaky'));
   t.like(detail.scaling[0], { pending: 4, fault: 0 });
+});
+
+test.serial('a group actor that crashes while its node is being created: the node still arrives, changes meanwhile are refused or carried out, the supervisor goes on', async (t) => {
+  scenario({ delayMs: 1500 });
+  const svc = await startTestService({ groups: [tfGroup('slow', 1)] });
+  t.teardown(() => svc.close());
+  let seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'node.state' && e.group === 'slow' && e.to === 'CREATING'));
+  const id = (seen.find((e) => e.type === 'node.state' && e.to === 'CREATING') as { nodeId: string }).nodeId;
+
+  await svc.service.actors.group('slow')!.crash();
+  // A replacement spec while the thread is down is refused whole, not half applied.
+  isProblem(t, await svc.send('PUT', '/as/v1/nodegroups/slow', tfGroup('slow', 3)), 503, 'NOT_READY');
+
+  // The apply finishes after the restart: its result reaches the new thread, not the dead one.
+  seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'slow').includes(id));
+  t.true(seen.some((e) => e.type === 'actor.restarted' && e.group === 'slow'));
+  t.false(seen.some((e) => e.type === 'platform.error' && e.group === 'slow'), 'nothing was lost or reported failed');
+  t.is(body<{ scaling: Array<{ min: number }> }>(await svc.get('/as/v1/nodegroups/slow')).scaling[0]!.min, 1, 'the refused spec changed nothing');
+  await new FakeNode(svc, 'slow', id).beat();
+  t.is(body<{ nodeId: string }>(await svc.get('/as/v1/streams/live/cam/publish?nodeGroup=slow')).nodeId, id);
+
+  // Deleted while its thread is down: the thread that follows retires it.
+  await svc.service.actors.group('slow')!.crash();
+  t.is((await svc.send('DELETE', '/as/v1/nodegroups/slow', undefined)).status, 202);
+  const beating = setInterval(() => void new FakeNode(svc, 'slow', id).beat().catch(() => {}), 200);
+  t.teardown(() => clearInterval(beating));
+  await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'nodegroup.changed' && e.group === 'slow' && e.change === 'deleted'), { since: seen.at(-1)!.seq });
+  clearInterval(beating);
+  t.is((await svc.get('/as/v1/nodegroups/slow')).status, 404);
 });

@@ -3,6 +3,7 @@
 // else is a bug: logged with the request id, answered 500 with the id and nothing internal.
 import type { Ctx } from '../context.js';
 import { Problem, problemBody } from '../problem.js';
+import { ActorUnavailable } from '../../../actors/host.js';
 import { StoreUnavailable } from '../../store/failures.js';
 
 const CODES: Record<number, string> = {
@@ -24,6 +25,8 @@ const CODES: Record<number, string> = {
 export function toProblem(err: unknown): Problem {
   if (err instanceof Problem) return err;
   if (err instanceof StoreUnavailable) return new Problem(503, 'STORE_UNAVAILABLE', `${err.message}; nothing was changed, reads go on`, { retryAfter: 5 });
+  // A route that reached an actor without `ask` still answers what the actor's restart means.
+  if (err instanceof ActorUnavailable) return new Problem(503, 'NOT_READY', `node group '${err.group}' is restarting; retry shortly`, { retryAfter: 1 });
   const e = err as { status?: number; statusCode?: number; expose?: boolean; message?: string; headers?: Record<string, string>; code?: string; detail?: string };
   if (e && typeof e.status === 'number' && typeof e.code === 'string' && typeof e.detail === 'string') return new Problem(e.status, e.code, e.detail);
   const status = e?.status ?? e?.statusCode;

@@ -37,7 +37,12 @@ function summary(handle: GroupHandle, counts: GroupCounts | null) {
 const nodeView = (n: NodeView) => ({ ...n, stateSince: iso(n.stateSince), lastHeartbeat: iso(n.lastHeartbeat) });
 
 function settled(change: Change) {
-  if (!change.ok) throw new Problem(change.status, change.code, change.detail, change.errors ? { errors: change.errors.map(({ path, message }) => ({ path, message })) } : {});
+  if (!change.ok) {
+    throw new Problem(change.status, change.code, change.detail, {
+      ...(change.errors ? { errors: change.errors.map(({ path, message }) => ({ path, message })) } : {}),
+      ...(change.retryAfter !== undefined ? { retryAfter: change.retryAfter } : {}),
+    });
+  }
   return change.group;
 }
 
