@@ -129,25 +129,26 @@ export class GroupHandle {
   }
 
   async start(): Promise<void> {
-    const worker = new Worker(new URL('./group/actor.js', import.meta.url), { name: `group:${this.name}` });
-    const api = Comlink.wrap<GroupApi>(nodeEndpoint(worker));
-    const events = new MessageChannel();
-    events.port1.on('message', (batch: EventBody[]) => this.host.options.onEvents(batch));
-    this.worker = worker;
-    const inFlight = new Set<(err: Error) => void>();
-    const died = new Promise<never>((_, reject) => {
-      worker.once('exit', (code) => {
-        events.port1.close();
-        const err = new ActorUnavailable(this.name);
-        reject(err);
-        for (const fail of inFlight) fail(err);
-        inFlight.clear();
-        if (this.worker === worker) this.onExit(code);
-      });
-    });
-    died.catch(() => {});
-    worker.on('error', (err) => this.host.options.onError?.(this.name, err));
+    let worker: Worker | undefined;
     try {
+      worker = this.spawn();
+      const w = worker;
+      const api = Comlink.wrap<GroupApi>(nodeEndpoint(w));
+      const events = new MessageChannel();
+      events.port1.on('message', (batch: EventBody[]) => this.host.options.onEvents(batch));
+      const inFlight = new Set<(err: Error) => void>();
+      const died = new Promise<never>((_, reject) => {
+        w.once('exit', (code) => {
+          events.port1.close();
+          const err = new ActorUnavailable(this.name);
+          reject(err);
+          for (const fail of inFlight) fail(err);
+          inFlight.clear();
+          if (this.worker === w) this.onExit(code);
+        });
+      });
+      died.catch(() => {});
+      w.on('error', (err) => this.host.options.onError?.(this.name, err));
       await Promise.race([
         api.init(
           Comlink.transfer(
@@ -157,29 +158,45 @@ export class GroupHandle {
         ),
         died,
       ]);
+      this.inFlight = inFlight;
+      this.api = api;
+      this.methods = new Map();
+      this.ready = true;
+      await this.host.connect(this);
     } catch (err) {
-      // A thread that cannot load is ended, so that its exit schedules the next attempt.
-      if (this.worker === worker) await worker.terminate();
+      // A thread that cannot load or be connected to the supervisor is ended and tried again.
+      this.ready = false;
+      this.api = null;
+      if (worker && this.worker === worker) await worker.terminate();
+      this.scheduleRestart(`the actor did not start: ${(err as Error).message}`);
       throw err;
     }
-    this.inFlight = inFlight;
-    this.api = api;
-    this.methods = new Map();
-    this.ready = true;
-    await this.host.connect(this);
+  }
+
+  private spawn(): Worker {
+    const worker = new Worker(new URL('./group/actor.js', import.meta.url), { name: `group:${this.name}` });
+    this.worker = worker;
+    return worker;
   }
 
   private downSince = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
 
   private onExit(code: number): void {
     this.ready = false;
     this.api = null;
     this.worker = null;
-    if (this.closing) return;
+    this.scheduleRestart(`the actor thread exited with code ${code}`);
+  }
+
+  /** One restart at a time, backing off to 5 s; an attempt that fails schedules the next. */
+  private scheduleRestart(reason: string): void {
+    if (this.closing || this.restartTimer) return;
     if (this.restarts === 0) this.downSince = Date.now();
     const delay = Math.min(5000, 100 * 2 ** this.restarts++);
-    this.host.options.onEvents([{ type: 'actor.crashed', group: this.name, reason: `the actor thread exited with code ${code}; restarting from the store in ${delay} ms` }]);
-    setTimeout(() => {
+    this.host.options.onEvents([{ type: 'actor.crashed', group: this.name, reason: `${reason}; restarting from the store in ${delay} ms` }]);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
       if (this.closing) return;
       this.start().then(
         () => {
@@ -188,7 +205,8 @@ export class GroupHandle {
         },
         (err: Error) => this.host.options.onError?.(this.name, err),
       );
-    }, delay).unref();
+    }, delay);
+    this.restartTimer.unref();
   }
 
   async reconfigure(group: NodeGroup): Promise<void> {
@@ -209,6 +227,8 @@ export class GroupHandle {
 
   async stop(): Promise<void> {
     this.closing = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
     if (this.api && this.ready) await this.call('close').catch(() => {});
     this.ready = false;
     await this.worker?.terminate();
@@ -233,13 +253,19 @@ export class ActorHost {
    */
   async addGroup(group: NodeGroup): Promise<GroupHandle> {
     const handle = new GroupHandle(group, this);
+    this.starting.add(handle);
     try {
       await handle.start();
     } finally {
-      this.groups.set(group.name, handle);
+      this.starting.delete(handle);
+      if (!this.stopping) this.groups.set(group.name, handle);
     }
     return handle;
   }
+
+  /** Groups whose first start is under way: not listed yet, but stopped with the rest. */
+  private readonly starting = new Set<GroupHandle>();
+  private stopping = false;
 
   async removeGroup(name: string): Promise<void> {
     const handle = this.groups.get(name);
@@ -274,11 +300,12 @@ export class ActorHost {
   }
 
   async stop(stopNodes: boolean): Promise<void> {
+    this.stopping = true;
     if (this.supervisor) {
       await this.supervisor.stop(stopNodes).catch((err: Error) => this.options.onError?.('supervisor', err));
       await this.supervisorWorker?.terminate();
       this.supervisor = null;
     }
-    await Promise.all([...this.groups.values()].map((g) => g.stop()));
+    await Promise.all([...this.groups.values(), ...this.starting].map((g) => g.stop()));
   }
 }

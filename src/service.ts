@@ -40,6 +40,8 @@ export interface Service {
   /** The HTTP base URL, e.g. http://127.0.0.1:5080 */
   url: string;
   port: number;
+  /** The HTTPS listener's port, when `server.tls` is set. */
+  tlsPort?: number;
   services: Services;
   actors: ActorHost;
   /** Stops accepting, finishes requests in flight, stops the actors and (by default) local nodes. */
@@ -148,9 +150,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
     });
   const limits = { requestTimeout: config.server.requestTimeout, headersTimeout: config.server.headersTimeout };
   const port = await listen(createServer(app.callback(), limits), config.server.port);
+  let tlsPort: number | undefined;
   if (config.server.tls) {
     const tls = { cert: readFileSync(config.server.tls.cert), key: readFileSync(config.server.tls.key) };
-    await listen(createServer(app.callback(), { ...limits, tls }), config.server.tls.port);
+    tlsPort = await listen(createServer(app.callback(), { ...limits, tls }), config.server.tls.port);
   }
   const reachable = config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host;
   const url = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
@@ -191,5 +194,5 @@ export async function startService(config: Config, options: ServiceOptions = {})
       log.flush?.();
     })());
 
-  return { url, port, services, actors, close };
+  return { url, port, ...(tlsPort !== undefined ? { tlsPort } : {}), services, actors, close };
 }

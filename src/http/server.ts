@@ -44,7 +44,9 @@ export function createServer(handler: Handler, limits: ServerLimits): Server {
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeout / 4))),
     keepAliveTimeout: 5000,
   };
-  const server = (limits.tls ? createHttpsServer({ ...options, ...limits.tls }, handler) : createHttpServer(options, handler)) as Server;
+  // A TLS handshake that never finishes holds a socket no request timeout sees (Node waits
+  // 120 s by default, past any shutdown deadline): it gets as long as the headers would.
+  const server = (limits.tls ? createHttpsServer({ ...options, handshakeTimeout: limits.headersTimeout, ...limits.tls }, handler) : createHttpServer(options, handler)) as Server;
   const sockets = new Map<Duplex, number>();
   inFlight.set(server, sockets);
   server.on(limits.tls ? 'secureConnection' : 'connection', (socket: Duplex) => {
@@ -62,7 +64,9 @@ export function createServer(handler: Handler, limits: ServerLimits): Server {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
     const pending = (socket as { _httpMessage?: ServerResponse })._httpMessage;
-    if (!socket.writable || (pending && (pending.headersSent || !timeout))) {
+    // A TLS handshake that failed or timed out cannot carry an HTTP answer (one would wait for it).
+    const tlsFailure = /^ERR_(TLS|SSL)_/.test(err.code ?? '');
+    if (tlsFailure || !socket.writable || (pending && (pending.headersSent || !timeout))) {
       socket.destroy();
       return;
     }

@@ -84,3 +84,14 @@ test('a group whose first start fails is listed, and its thread is started again
   t.true(seen.some((e) => e.type === 'actor.crashed' && e.group === 'g'));
   t.deepEqual((await g!.call('counts')).nodes, []);
 });
+
+test('a group still starting when the host stops is stopped with the others, not left running unlisted', async (t) => {
+  const dir = tempDir('switchyard-host-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const h = new ActorHost({ dataDir: dir, durability: 'commit', onEvents: () => {} });
+  const adding = h.addGroup(group);
+  await h.stop(false);
+  // Its thread was ended under it: the start fails instead of leaving a worker no one stops.
+  await t.throwsAsync(adding, { name: 'ActorUnavailable' });
+  t.is(h.group('g'), undefined);
+});
