@@ -128,6 +128,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         400: problemResponse('VALIDATION_FAILED'),
         404: problemResponse('NODE_GROUP_NOT_FOUND'),
         409: problemResponse('NODE_GROUP_CONFLICT: the platform cannot change while the group has nodes'),
+        503: problemResponse('NOT_READY (with Retry-After): the group\'s actor is restarting; nothing was changed'),
       },
       async handle(ctx, { params, body }) {
         ctx.body = settled(await s.registry.replace(params.nodeGroupName, body));
