@@ -714,17 +714,18 @@ export class GroupModel {
   }
 
   /** Counts the assignment against the node at once: its load, and its place in its pool. */
-  private assign(node: LiveNode): Assignment {
+  private assign(node: LiveNode, forViewers = node.record.role === 'edge'): Assignment {
     node.assigned += 1;
     node.heapKey = this.loadOf(node);
     node.heap?.update(node);
-    return this.assignment(node);
+    return this.assignment(node, forViewers);
   }
 
-  private assignment(node: LiveNode): Assignment {
+  /** The node and the listener its client uses: players the subscribe one, publishers the publish one. */
+  private assignment(node: LiveNode, forViewers = node.record.role === 'edge'): Assignment {
     const r = node.record;
     const configured = this.config.roles[r.role];
-    const listener = r.role === 'edge' ? (r.listeners?.subscribe ?? configured?.subscribe) : (r.listeners?.publish ?? configured?.publish);
+    const listener = forViewers ? (r.listeners?.subscribe ?? configured?.subscribe ?? r.listeners?.publish ?? configured?.publish) : (r.listeners?.publish ?? configured?.publish);
     return {
       nodeId: r.id,
       role: r.role,
@@ -795,8 +796,12 @@ export class GroupModel {
         retryAfter: RETRY_AFTER_S,
       };
     }
-    // A group without a subscribing role serves viewers from its origins.
-    if (!this.config.roles.edge) return { ok: true, node: this.assignment(origin) };
+    // A group without a subscribing role serves viewers from its origins, only while in service
+    // (CONTRACT §4): a draining origin takes no new viewers, or it would never empty.
+    if (!this.config.roles.edge) {
+      if (origin.record.state === 'INSERVICE') return { ok: true, node: this.assign(origin, true) };
+      return { ok: false, status: 503, code: 'NO_CAPACITY', detail: `the origin of stream '${name}' is draining and takes no new viewers`, retryAfter: RETRY_AFTER_S };
+    }
     const edge = this.servingEdge(stream, origin, regions) ?? this.pick('edge', regions, origin.id) ?? this.borrowIdleEdge(origin, regions, stream, now);
     if (!edge) return this.noCapacity('edge', regions, `viewers of '${name}' on origin ${origin.id}`);
     this.serve(edge, stream);

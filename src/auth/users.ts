@@ -94,6 +94,12 @@ export class Users {
     return this.users.get(username);
   }
 
+  /** An admin still has the generated first password (CONTRACT §5: then every token waits for its change). */
+  initialPending(): boolean {
+    for (const u of this.users.values()) if (u.role === 'admin' && u.initial) return true;
+    return false;
+  }
+
   /** The user, if the password is theirs. Unknown users cost the same time as known ones. */
   async check(username: string, password: string): Promise<UserRecord | null> {
     const user = this.users.get(username);

@@ -11,7 +11,7 @@ import { readJsonBody } from './middleware/json-body.js';
 import { problems, type FieldProblem } from './problem.js';
 
 /** Who may call a route. `metrics` follows the server.metricsAuth setting. */
-export type Access = 'public' | 'app' | 'admin' | 'user' | 'node' | 'metrics';
+export type Access = 'public' | 'app' | 'admin' | 'node' | 'metrics';
 
 export interface ResponseSpec {
   description: string;

@@ -65,6 +65,9 @@ test('app users may look streams up and nothing else', async (t) => {
   isProblem(t, await svc.get('/as/v1/nodegroups', app), 403, 'FORBIDDEN');
   isProblem(t, await svc.send('POST', '/as/v1/provision/g', { streamName: 'x', region: 'r1', streams: [] }, app), 403, 'FORBIDDEN');
   isProblem(t, await svc.get('/as/v1/events', app), 403, 'FORBIDDEN');
+  // Its password is the operator's (a config hash): one backend cannot lock the others out.
+  isProblem(t, await svc.send('POST', '/as/v1/auth/password', { currentPassword: 'app-secret-password', newPassword: 'mine-now-and-only-mine' }, app), 403, 'FORBIDDEN');
+  t.is((await login(svc.url, 'backend', 'app-secret-password')).status, 200);
 });
 
 test('forged, expired, early, tampered and foreign tokens are refused', async (t) => {
@@ -95,19 +98,26 @@ test('forged, expired, early, tampered and foreign tokens are refused', async (t
   t.is((await svc.get('/as/v1/nodegroups', good)).status, 200);
 });
 
-test('on a non-loopback bind the generated initial password only allows changing it', async (t) => {
-  const svc = await startTestService({ config: { server: { host: '0.0.0.0', port: 0 } }, env: { SWITCHYARD_ADMIN_PASSWORD: '' }, noLogin: true });
+test('on a non-loopback bind the generated initial password only allows changing it, and every user token waits for that', async (t) => {
+  const svc = await startTestService({
+    config: { server: { host: '0.0.0.0', port: 0 }, auth: { users: [{ username: 'backend', role: 'app', passwordHash: hash('app-secret-password') }] } },
+    env: { SWITCHYARD_ADMIN_PASSWORD: '' },
+    noLogin: true,
+  });
   t.teardown(() => svc.close());
   const file = join(svc.dataDir, 'initial-admin-password');
   const initial = readFileSync(file, 'utf8').trim();
   t.true(initial.length >= 20);
   const token = tokenOf(await login(svc.url, 'admin', initial));
+  const app = tokenOf(await login(svc.url, 'backend', 'app-secret-password'));
   isProblem(t, await svc.get('/as/v1/nodegroups', token), 403, 'PASSWORD_CHANGE_REQUIRED');
   isProblem(t, await svc.get('/as/v1/streams/live/cam/publish', token), 403, 'PASSWORD_CHANGE_REQUIRED');
+  isProblem(t, await svc.get('/as/v1/streams/live/cam/publish', app), 403, 'PASSWORD_CHANGE_REQUIRED');
   t.is((await svc.send('POST', '/as/v1/auth/password', { currentPassword: initial, newPassword: 'chosen-by-the-operator' }, token)).status, 204);
   t.false(existsSync(file), 'the file with the initial password is gone');
   const fresh = tokenOf(await login(svc.url, 'admin', 'chosen-by-the-operator'));
   t.is((await svc.get('/as/v1/nodegroups', fresh)).status, 200);
+  t.not((await svc.get('/as/v1/streams/live/cam/publish', app)).status, 403, 'the app token works once the admin password is changed');
 });
 
 test('on loopback the initial password works as is', async (t) => {

@@ -391,3 +391,13 @@ test('a node that says why it is not ready leaves rotation with that reason, and
   t.is(model.nodeViews(undefined, 10).find((v) => v.id === 'e1')?.problem, undefined);
   t.is(model.nodeRecord('e1')?.state, 'INSERVICE');
 });
+
+test('a group without edges serves viewers from the origin, with its player listener, only while it is in service', (t) => {
+  const g = group({ roles: { origin: { publish: { protocol: 'rtmp', port: 1935 }, subscribe: { protocol: 'rtmp', port: 1936 } } }, nodes: [{ id: 'o1', role: 'origin', region: 'r1' }], rules: [{ region: 'r1', role: 'origin', min: 0, max: 10, limit: LIMIT }] });
+  const model = new GroupModel(g);
+  addNodes(model, [{ id: 'o1', role: 'origin', region: 'r1' }]);
+  t.like(model.publish('cam', ['r1'], 1), { ok: true, node: { nodeId: 'o1', listener: { port: 1935 } } });
+  t.like(model.subscribe('cam', ['r1'], 2), { ok: true, node: { nodeId: 'o1', role: 'origin', listener: { protocol: 'rtmp', port: 1936 } } });
+  t.true(model.applyNodeEvent('o1', { type: 'drain' }, 3).ok);
+  t.like(model.subscribe('cam', ['r1'], 4), { ok: false, status: 503, code: 'NO_CAPACITY' }, 'a draining origin takes no new viewers');
+});

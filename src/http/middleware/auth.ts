@@ -27,7 +27,6 @@ export interface GuardOptions {
 
 const ALLOWED: Record<Exclude<Access, 'public'>, readonly TokenRole[]> = {
   app: ['app', 'admin'],
-  user: ['app', 'admin'],
   admin: ['admin'],
   node: ['node'],
   metrics: ['admin'],
@@ -108,7 +107,8 @@ export function createGuard(options: GuardOptions): (access: Access) => (ctx: Ct
       if (!allowed.includes(claims.role)) {
         throw problems.forbidden(`a token of role '${claims.role}' cannot call ${ctx.method} ${ctx.state.route ?? ctx.path}`);
       }
-      if (claims.role !== 'node' && !options.loopbackOnly && ctx.state.route !== options.passwordRoute && options.users.get(claims.sub)?.initial) {
+      // Node tokens are the service's own (its agents' heartbeats), not a user's: they go on.
+      if (claims.role !== 'node' && !options.loopbackOnly && ctx.state.route !== options.passwordRoute && options.users.initialPending()) {
         throw problems.forbidden('the initial password must be changed first (POST /as/v1/auth/password)', 'PASSWORD_CHANGE_REQUIRED');
       }
       await next();

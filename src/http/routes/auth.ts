@@ -54,10 +54,10 @@ export function authRoutes(s: Services): RouteDef[] {
       method: 'POST',
       path: PASSWORD_ROUTE,
       operationId: 'changePassword',
-      summary: "Change the caller's password; every earlier token of the user stops working",
-      description: 'The only call an initial-password token may make when the server listens beyond loopback.',
+      summary: "Change the admin's password; every earlier token of the admin stops working",
+      description: 'The only call a token may make while the generated admin password is unchanged and the server listens beyond loopback. `app` passwords are the operator\'s (config hashes), not changed here.',
       tag: 'auth',
-      access: 'user',
+      access: 'admin',
       body: PasswordBody,
       responses: { 204: { description: 'changed' }, 400: problem('bad body'), 401: problem('wrong current password or bad token'), 429: problem('RATE_LIMITED') },
       async handle(ctx, { body }) {
