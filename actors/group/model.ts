@@ -360,13 +360,17 @@ export class GroupModel {
       dirty = true;
     }
     const autoReinstate = this.config.timing.autoReinstate || record.platform.type === 'static';
-    const t = transition(record.state, { type: 'heartbeat', ready: hb.ready, autoReinstate });
-    if (t.ok && t.state !== null && t.state !== record.state) {
-      const why = record.state === 'FAULT' ? 'heartbeats resumed' : hb.ready ? 'ready' : node.problem ? `not ready: ${node.problem}` : 'heartbeat';
+    // A first heartbeat that is ready makes two moves (CREATED → STARTED → INSERVICE), each an event.
+    const event = { type: 'heartbeat' as const, ready: hb.ready, autoReinstate };
+    let moved = false;
+    for (let i = 0; i < 2; i++) {
+      const t = transition(record.state, event);
+      if (!t.ok || t.state === null || t.state === record.state) break;
+      const why = record.state === 'FAULT' ? 'heartbeats resumed' : t.state === 'STARTED' && hb.ready ? 'first heartbeat' : hb.ready ? 'ready' : node.problem ? `not ready: ${node.problem}` : 'heartbeat';
       this.setState(node, t.state, now, why);
-    } else if (dirty) {
-      this.write('node', id, record);
+      moved = true;
     }
+    if (!moved && dirty) this.write('node', id, record);
     this.observeStreams(node, hb.streams ?? [], now);
     if (this.needsParent(node)) this.attach(node, now, 'no parent');
     this.refresh(node);

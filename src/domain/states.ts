@@ -51,7 +51,9 @@ export function transition(state: NodeState, event: NodeEvent): Transition {
       if (state === 'STARTED' || state === 'INSERVICE') return to(state);
       return refuse(state, event);
     case 'heartbeat':
-      if (BEFORE_START.has(state)) return to(event.ready ? 'INSERVICE' : 'STARTED');
+      // CONTRACT §6: the first event moves a node to STARTED; readiness (this heartbeat's, if it
+      // says so, applied again by the caller) moves it on to INSERVICE.
+      if (BEFORE_START.has(state)) return to('STARTED');
       if (state === 'STARTED') return to(event.ready ? 'INSERVICE' : 'STARTED');
       if (state === 'INSERVICE') return to(event.ready ? 'INSERVICE' : 'STARTED');
       if (state === 'FAULT') {

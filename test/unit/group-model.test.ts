@@ -401,3 +401,13 @@ test('a group without edges serves viewers from the origin, with its player list
   t.true(model.applyNodeEvent('o1', { type: 'drain' }, 3).ok);
   t.like(model.subscribe('cam', ['r1'], 4), { ok: false, status: 503, code: 'NO_CAPACITY' }, 'a draining origin takes no new viewers');
 });
+
+test('a first heartbeat that is ready moves the node CREATED → STARTED → INSERVICE, one event per move', (t) => {
+  const model = new GroupModel(group());
+  model.addNode({ id: 'o1', role: 'origin', region: 'r1', platform: { type: 'static', address: '10.0.0.1' }, state: 'CREATED' }, 0);
+  model.drain();
+  model.heartbeat('o1', { ready: true, metrics: {} }, 1);
+  const moves = model.drain().events.filter((e) => e.type === 'node.state').map((e) => `${(e as { from: string }).from}→${(e as { to: string }).to}`);
+  t.deepEqual(moves, ['CREATED→STARTED', 'STARTED→INSERVICE']);
+  t.is(model.nodeRecord('o1')?.state, 'INSERVICE');
+});
