@@ -73,10 +73,15 @@ export function fail(f: { status: number; code: string; detail: string; retryAft
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-/** Sets `Link: <…>; rel="next"` when a page is full (CONTRACT §2: lists page with limit and after). */
-export function pageLink(ctx: Ctx, full: boolean, lastKey: string | undefined): void {
-  if (!full || lastKey === undefined) return;
+/**
+ * The page of `items` (fetched with one more than `limit`, to know): its first `limit`, and
+ * `Link: <…>; rel="next"` only when more remain (CONTRACT §2).
+ */
+export function page<T>(ctx: Ctx, items: T[], limit: number, keyOf: (item: T) => string): T[] {
+  if (items.length <= limit) return items;
+  const out = items.slice(0, limit);
   const params = new URLSearchParams(ctx.querystring);
-  params.set('after', lastKey);
+  params.set('after', keyOf(out.at(-1)!));
   ctx.set('Link', `<${ctx.path}?${params.toString()}>; rel="next"`);
+  return out;
 }

@@ -210,7 +210,9 @@ test('endpoint 6 lists streams of every group, pages with Link, and filters by g
     const link = r.headers.get('link');
     path = link ? /<([^>]+)>; rel="next"/.exec(link)![1]! : null;
     pages++;
+    t.true(path === null || body<unknown[]>(r).length === 2, 'a next link only after a full page');
   }
+  t.true(all.length > 0 && pages === Math.ceil(all.length / 2), 'no empty last page');
   const keys = all.map((s) => `${s.nodeGroup}/${s.name}`);
   t.deepEqual(keys, [...keys].sort(), 'ordered by group, then stream');
   t.is(new Set(keys).size, keys.length, 'no stream twice across pages');
@@ -243,6 +245,15 @@ test('endpoint 7 lists node groups with counts by role and state; endpoint 8 sho
   const page = await svc.get('/as/v1/nodegroups/g?limit=3');
   t.is(body<{ nodeList: unknown[] }>(page).nodeList.length, 3);
   t.regex(page.headers.get('link') ?? '', /after=e3/);
+  // A page that holds exactly what is left has no next link (CONTRACT §2: only when more remain).
+  const exact = await svc.get(`/as/v1/nodegroups/g?limit=${IDS.length}`);
+  t.is(body<{ nodeList: unknown[] }>(exact).nodeList.length, IDS.length);
+  t.is(exact.headers.get('link'), null);
+  const twoOfThree = await svc.get('/as/v1/nodegroups?limit=2');
+  t.regex(twoOfThree.headers.get('link') ?? '', /after=g/);
+  const lastOne = await svc.get('/as/v1/nodegroups?limit=1&after=g');
+  t.deepEqual(body<Array<{ name: string }>>(lastOne).map((x) => x.name), ['h']);
+  t.is(lastOne.headers.get('link'), null);
   isProblem(t, await svc.get('/as/v1/nodegroups/nope'), 404, 'NODE_GROUP_NOT_FOUND');
 });
 

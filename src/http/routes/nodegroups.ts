@@ -9,7 +9,7 @@ import { Problem, problems } from '../problem.js';
 import { NodeGroupConfig } from '../../config/schema.js';
 import type { Change } from '../../nodegroups/registry.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
-import { ask, groupOr404, iso, pageLink, type Services } from '../services.js';
+import { ask, groupOr404, iso, page, type Services } from '../services.js';
 
 function summary(handle: GroupHandle, counts: GroupCounts | null) {
   const byRole: Record<string, Record<string, number>> = {};
@@ -60,10 +60,9 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       responses: { 200: { description: 'a page of node groups, by name', schema: Type.Array(NodeGroupSummary) }, 401: problemResponse('UNAUTHORIZED'), 403: problemResponse('FORBIDDEN') },
       async handle(ctx, { query }) {
         const limit = query.limit ?? 100;
-        const handles = [...s.actors.groups.values()].filter((h) => query.after === undefined || h.name > query.after).sort((a, b) => (a.name < b.name ? -1 : 1)).slice(0, limit);
-        const body = await Promise.all(handles.map(async (h) => summary(h, await countsOf(h))));
-        pageLink(ctx, handles.length === limit, handles.at(-1)?.name);
-        ctx.body = body;
+        const sorted = [...s.actors.groups.values()].filter((h) => query.after === undefined || h.name > query.after).sort((a, b) => (a.name < b.name ? -1 : 1));
+        const handles = page(ctx, sorted.slice(0, limit + 1), limit, (h) => h.name);
+        ctx.body = await Promise.all(handles.map(async (h) => summary(h, await countsOf(h))));
       },
     }),
     route({
@@ -79,7 +78,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       async handle(ctx, { params, query }) {
         const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
         const limit = query.limit ?? 100;
-        const [counts, detail] = await Promise.all([ask(handle, 'counts'), ask(handle, 'detail', query.after, limit)]);
+        const [counts, detail] = await Promise.all([ask(handle, 'counts'), ask(handle, 'detail', query.after, limit + 1)]);
         const scaling = handle.group.rules.map((rule) => {
           const here = counts.nodes.filter((n) => n.region === rule.region && n.role === rule.role);
           const count = (pred: (state: string) => boolean) => here.filter((n) => pred(n.state)).reduce((a, n) => a + n.count, 0);
@@ -93,8 +92,8 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
             fault: count((st) => st === 'FAULT'),
           };
         });
-        pageLink(ctx, detail.nodes.length === limit, detail.nodes.at(-1)?.id);
-        ctx.body = { ...summary(handle, counts), config: handle.group, nodeList: detail.nodes.map(nodeView), scaling };
+        const nodes = page(ctx, detail.nodes, limit, (n) => n.id);
+        ctx.body = { ...summary(handle, counts), config: handle.group, nodeList: nodes.map(nodeView), scaling };
       },
     }),
     route({

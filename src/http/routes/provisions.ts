@@ -5,7 +5,7 @@ import { GroupName, PageQuery, ProvisionBody, StoredProvision, StreamName } from
 import type { FieldProblem } from '../problem.js';
 import { problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
-import { ask, fail, groupOr404, iso, pageLink, type Services } from '../services.js';
+import { ask, fail, groupOr404, iso, page, type Services } from '../services.js';
 
 type Body = Type.Static<typeof ProvisionBody>;
 
@@ -75,9 +75,8 @@ export function provisionRoutes(s: Services): RouteDef[] {
       responses: { 200: { description: 'a page of provisions', schema: Type.Array(StoredProvision) }, ...errors },
       async handle(ctx, { params, query }) {
         const limit = query.limit ?? 100;
-        const list = await ask(groupOr404(s, params.nodeGroup), 'listProvisions', query.after, limit);
-        pageLink(ctx, list.length === limit, list.at(-1)?.streamName);
-        ctx.body = list.map((p) => view(params.nodeGroup, p));
+        const list = await ask(groupOr404(s, params.nodeGroup), 'listProvisions', query.after, limit + 1);
+        ctx.body = page(ctx, list, limit, (p) => p.streamName).map((p) => view(params.nodeGroup, p));
       },
     }),
     route({

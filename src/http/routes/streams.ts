@@ -4,7 +4,7 @@ import Type from 'typebox';
 import type { StreamView } from '../../../actors/group/model.js';
 import { StreamsQuery, StreamView as StreamViewSchema } from '../../schemas/api.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
-import { ask, groupOr404, iso, pageLink, type Services } from '../services.js';
+import { ask, groupOr404, iso, page, type Services } from '../services.js';
 
 const view = (v: StreamView) => ({ ...v, boundAt: iso(v.boundAt), since: iso(v.since) });
 
@@ -31,14 +31,12 @@ export function streamRoutes(s: Services): RouteDef[] {
         const afterStream = slash < 0 ? undefined : query.after!.slice(slash + 1);
         const out: StreamView[] = [];
         for (const g of groups) {
-          if (out.length >= limit) break;
+          if (out.length > limit) break;
           if (afterGroup !== undefined && g.name < afterGroup) continue;
           const after = g.name === afterGroup ? afterStream : undefined;
-          out.push(...(await ask(g, 'listStreams', after, limit - out.length)));
+          out.push(...(await ask(g, 'listStreams', after, limit + 1 - out.length)));
         }
-        const last = out.at(-1);
-        pageLink(ctx, out.length === limit, last ? `${last.nodeGroup}/${last.name}` : undefined);
-        ctx.body = out.map(view);
+        ctx.body = page(ctx, out, limit, (v) => `${v.nodeGroup}/${v.name}`).map(view);
       },
     }),
   ];
