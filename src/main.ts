@@ -13,7 +13,17 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const service = await startService(config);
+  let service;
+  try {
+    service = await startService(config);
+  } catch (err) {
+    // A setting that does not work here (a port in use, a database that cannot be read).
+    if (err instanceof ConfigError) {
+      process.stderr.write(`switchyard: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { ActorHost } from '../actors/host.js';
 import type { GroupCounts } from '../actors/group/actor.js';
+import { ConfigError } from './config/load.js';
 import type { Config } from './config/types.js';
 import { PasswordHasher } from './auth/passwords.js';
 import { Throttle } from './auth/throttle.js';
@@ -48,6 +49,13 @@ export interface Service {
   close(options?: { stopNodes?: boolean }): Promise<void>;
 }
 
+const LISTEN_ERRORS: Record<string, string> = {
+  EADDRINUSE: 'another process listens on that port; expected a free port (SWITCHYARD_PORT, server.port)',
+  EADDRNOTAVAIL: 'no interface of this machine has that address; expected one of its addresses, 127.0.0.1 or 0.0.0.0 (SWITCHYARD_HOST)',
+  ENOTFOUND: 'the name does not resolve; expected an address or a resolvable host name of this machine (SWITCHYARD_HOST)',
+  EACCES: 'ports below 1024 need privileges; expected a port from 1024 (SWITCHYARD_PORT) or the capability to bind',
+};
+
 const VERSION = (JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) as { version: string }).version;
 
 const LOUD_EVENTS = /^(node\.|scaling\.|platform\.|actor\.|nodegroup\.|store\.)/;
@@ -64,7 +72,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
         locator = await openGeoIp(paths);
         log.info({ databases: paths }, 'GeoIP database loaded');
       } catch (err) {
-        if (config.geoip.databases) throw new Error(`cannot open the GeoIP database ${paths.join(', ')}: ${(err as Error).message}`);
+        if (config.geoip.databases) {
+          throw new ConfigError('at start', [`geoip.databases (SWITCHYARD_GEOIP_DB) = ${JSON.stringify(paths.join(','))}: ${(err as Error).message}; expected readable MaxMind-format City databases`]);
+        }
         log.warn({ err }, 'the bundled GeoIP database cannot be read: regions are tried in their configured order');
       }
     }
@@ -144,7 +154,11 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const servers: Server[] = [];
   const listen = (server: Server, port: number) =>
     new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
+      // What an operator can fix is named as a setting, not shown as a stack.
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        const why = LISTEN_ERRORS[err.code ?? ''];
+        reject(why ? new ConfigError('at start', [`server.host = ${JSON.stringify(config.server.host)}, port ${port}: ${err.code}; ${why}`]) : err);
+      });
       server.listen(port, config.server.host, () => resolve((server.address() as AddressInfo).port));
       servers.push(server);
     });
