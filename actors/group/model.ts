@@ -5,6 +5,7 @@
 import type { NodeGroup, RuleConfig } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
 import type { BindingRecord, Listener, NodeAddress, NodeRecord, PlatformData, Provision, Rendition } from '../../src/domain/records.js';
+import { unknownRegion } from '../../src/domain/regions.js';
 import { transition, type NodeEvent } from '../../src/domain/states.js';
 import { LOAD_METRIC, type BindingState, type NodeState, type Role } from '../../src/domain/vocabulary.js';
 import { IndexedMinHeap, type HeapItem } from '../../src/selection/heap.js';
@@ -1021,9 +1022,8 @@ export class GroupModel {
       return { ok: false, status: 404, code: 'PROVISION_NOT_FOUND', detail: `stream '${input.streamName}' has no provision in node group '${this.name}'` };
     }
     const errors: Array<{ path: string; message: string }> = [];
-    if (!this.config.regions.some((r) => r.name === input.region)) {
-      errors.push({ path: 'body.region', message: `must be one of the node group's regions (${this.config.regions.map((r) => r.name).join(', ')})` });
-    }
+    const badRegion = unknownRegion(this.config.regions, input.region);
+    if (badRegion) errors.push({ path: 'body.region', message: badRegion });
     input.streams.forEach((r, i) => {
       const owner = this.renditions.get(r.name);
       if (owner !== undefined && owner !== input.streamName) {

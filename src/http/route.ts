@@ -36,6 +36,11 @@ export interface RouteDef<P extends TObject | undefined = TObject | undefined, Q
   body?: B;
   /** Checks a schema cannot say (uniqueness across items, say); returns the field problems. */
   refine?: (body: In<B, undefined>) => FieldProblem[];
+  /**
+   * Checks against the service's current state (a region the group lacks, say), run whatever
+   * else is wrong so that one answer names every bad field; the body may not match its schema.
+   */
+  against?: (params: Record<string, string>, body: unknown) => FieldProblem[];
   responses: Record<number, ResponseSpec>;
   handle(ctx: Ctx, input: { params: In<P, Record<string, never>>; query: In<Q, Record<string, never>>; body: In<B, undefined> }): Promise<void> | void;
 }
@@ -87,11 +92,24 @@ export function mount(router: Router<AppState, AppContextExtras>, routes: readon
         errors.push(...r.errors);
       }
       let b: unknown;
-      if (body && errors.length === 0) {
+      if (body) {
+        // Read even when the path or query is bad, so that one answer names every bad field; a
+        // body that cannot be read then leaves those errors to speak.
+        let raw: unknown;
+        try {
+          raw = await readJsonBody(ctx, options.bodyLimit);
+        } catch (err) {
+          if (errors.length === 0) throw err;
+          throw problems.validation(errors);
+        }
         // Defaults the schema declares are filled in before the check, as for the config file.
-        b = body.withDefaults(await readJsonBody(ctx, options.bodyLimit));
+        b = body.withDefaults(raw);
         if (!body.check(b)) errors.push(...body.explain(b, 'body'));
         else if (def.refine) errors.push(...def.refine(b as never));
+        if (def.against) {
+          const flagged = new Set(errors.map((e) => e.path));
+          for (const e of def.against(p as Record<string, string>, b)) if (!flagged.has(e.path)) errors.push(e);
+        }
       }
       if (errors.length > 0) throw problems.validation(errors);
       await def.handle(ctx, { params: p as never, query: q as never, body: b as never });

@@ -192,6 +192,14 @@ test('provisions: duplicates, foreign regions and malformed ladders are refused 
   t.regex(taken.detail, /already a rendition of stream 'prov-b'/);
   isProblem(t, await svc.send('PUT', '/as/v1/provision/g/prov-b', ladder('other')), 400, 'VALIDATION_FAILED');
   isProblem(t, await svc.send('POST', '/as/v1/provision/nope', ladder('prov-h')), 404, 'NODE_GROUP_NOT_FOUND');
+  // Every bad field in one answer: the schema's, the group's region, and a bad path with them.
+  const all = isProblem(t, await svc.send('POST', '/as/v1/provision/g', { streamName: 'bad name', region: 'mars', streams: [] }), 400, 'VALIDATION_FAILED');
+  t.deepEqual(all.errors?.map((e) => e.path).sort(), ['body.region', 'body.streamName', 'body.streams']);
+  const withPath = isProblem(t, await svc.send('POST', '/as/v1/provision/bad%20group', { streamName: 'bad name', region: 'r1', streams: [] }), 400, 'VALIDATION_FAILED');
+  t.deepEqual(withPath.errors?.map((e) => e.path).sort(), ['body.streamName', 'body.streams', 'path.nodeGroup']);
+  // A body that cannot be read leaves the path's errors to speak.
+  const unreadable = isProblem(t, await svc.send('POST', '/as/v1/provision/bad%20group', '{not json', undefined, { 'content-type': 'application/json' }), 400, 'VALIDATION_FAILED');
+  t.deepEqual(unreadable.errors?.map((e) => e.path), ['path.nodeGroup']);
 });
 
 // ---- endpoint 6 ---------------------------------------------------------------------------------

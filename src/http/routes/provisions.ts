@@ -1,6 +1,7 @@
 // Endpoint 3 (register an ABR ladder) and the added read, list, replace and delete (CONTRACT §2).
 import Type from 'typebox';
 import type { Provision } from '../../domain/records.js';
+import { unknownRegion } from '../../domain/regions.js';
 import { GroupName, PageQuery, ProvisionBody, StoredProvision, StreamName } from '../../schemas/api.js';
 import type { FieldProblem } from '../problem.js';
 import { problems } from '../problem.js';
@@ -40,6 +41,13 @@ const errors = {
 };
 
 export function provisionRoutes(s: Services): RouteDef[] {
+  /** The region against the group's, named with the schema's findings; the actor checks again. */
+  const regionOfGroup = (params: Record<string, string>, body: unknown): FieldProblem[] => {
+    const group = params.nodeGroup ? s.actors.group(params.nodeGroup)?.group : undefined;
+    const region = (body as { region?: unknown } | null)?.region;
+    const problem = group && typeof region === 'string' ? unknownRegion(group.regions, region) : null;
+    return problem ? [{ path: 'body.region', message: problem }] : [];
+  };
   const GroupParams = Type.Object({ nodeGroup: GroupName });
   const OneParams = Type.Object({ nodeGroup: GroupName, streamName: StreamName });
   return [
@@ -54,6 +62,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       params: GroupParams,
       body: ProvisionBody,
       refine: uniqueRenditions,
+      against: regionOfGroup,
       responses: { 201: { description: 'the stored provision', schema: StoredProvision }, ...errors, 409: problemResponse('PROVISION_EXISTS') },
       async handle(ctx, { params, body }) {
         const result = await ask(groupOr404(s, params.nodeGroup), 'putProvision', body, 'create');
@@ -104,6 +113,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       params: OneParams,
       body: ProvisionBody,
       refine: uniqueRenditions,
+      against: regionOfGroup,
       responses: { 200: { description: 'the stored provision', schema: StoredProvision }, ...errors },
       async handle(ctx, { params, body }) {
         if (body.streamName !== params.streamName) {
