@@ -17,6 +17,9 @@ import { regionsFrom } from '../../src/selection/regions.js';
 import { compiled, metricOf, nodeScope, ruleScope } from '../../src/expressions/scope.js';
 import type { Expression } from '../../src/expressions/compile.js';
 
+/** The listener answered when neither the node nor its role names one. */
+const DEFAULT_LISTENER: Listener = { protocol: 'rtmp', port: 1935 };
+
 export type Write =
   | { kind: 'node'; key: string; value: NodeRecord | null }
   | { kind: 'binding'; key: string; value: BindingRecord | null }
@@ -32,7 +35,7 @@ export interface Assignment {
   role: Role;
   region: string;
   serverAddress: string;
-  listener?: Listener;
+  listener: Listener;
 }
 
 export type Failure = {
@@ -392,7 +395,6 @@ export class GroupModel {
       const provision = this.provisions.get(stream);
       if (!b || b.transcoder !== transcoder.id || !origin || !provision) continue;
       const a = this.assignment(origin);
-      if (!a.listener) continue;
       jobs.push({ stream, origin: { nodeId: origin.id, address: a.serverAddress, port: a.listener.port, protocol: a.listener.protocol }, renditions: provision.streams });
     }
     return jobs;
@@ -730,14 +732,10 @@ export class GroupModel {
   private assignment(node: LiveNode, forViewers = node.record.role === 'edge'): Assignment {
     const r = node.record;
     const configured = this.config.roles[r.role];
-    const listener = forViewers ? (r.listeners?.subscribe ?? configured?.subscribe ?? r.listeners?.publish ?? configured?.publish) : (r.listeners?.publish ?? configured?.publish);
-    return {
-      nodeId: r.id,
-      role: r.role,
-      region: r.region,
-      serverAddress: nodeAddress(r) ?? '',
-      ...(listener ? { listener } : {}),
-    };
+    // Endpoints 4 and 5 always name a listener (CONTRACT §2): what the node reports, else what its
+    // role configures, else RTMP on 1935, where media servers listen unless told otherwise.
+    const listener = (forViewers ? (r.listeners?.subscribe ?? configured?.subscribe ?? r.listeners?.publish ?? configured?.publish) : (r.listeners?.publish ?? configured?.publish)) ?? DEFAULT_LISTENER;
+    return { nodeId: r.id, role: r.role, region: r.region, serverAddress: nodeAddress(r) ?? '', listener };
   }
 
   private noCapacity(role: Role, regions: readonly string[], what: string): Failure {

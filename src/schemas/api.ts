@@ -62,8 +62,8 @@ export const ServerAssignment = Type.Object({
 });
 export const ServerAssignmentWithListener = Type.Object({
   ...ServerAssignment.properties,
-  port: Type.Optional(Type.Integer()),
-  protocol: Type.Optional(Type.String({ description: 'e.g. rtmp (publish), wss (subscribe); http for simulated nodes' })),
+  port: Type.Integer({ description: "the node's listener for this client: reported by the node, else its role's configured one, else 1935" }),
+  protocol: Type.String({ description: 'e.g. rtmp (publish), wss (subscribe); http for simulated nodes; rtmp when nothing names one' }),
 });
 
 // ---- provisions ---------------------------------------------------------------------------------

@@ -411,3 +411,15 @@ test('a first heartbeat that is ready moves the node CREATED → STARTED → INS
   t.deepEqual(moves, ['CREATED→STARTED', 'STARTED→INSERVICE']);
   t.is(model.nodeRecord('o1')?.state, 'INSERVICE');
 });
+
+test('every answer names a listener: the node\'s own, else its role\'s, else RTMP on 1935', (t) => {
+  const model = new GroupModel(group({ roles: { origin: {}, edge: { parentRole: 'origin', subscribe: { protocol: 'wss', port: 443 } }, transcoder: {} } }));
+  addNodes(model, [
+    { id: 'o1', role: 'origin', region: 'r1' },
+    { id: 'e1', role: 'edge', region: 'r1' },
+  ]);
+  t.like(model.publish('cam', ['r1'], 1), { ok: true, node: { nodeId: 'o1', listener: { protocol: 'rtmp', port: 1935 } } });
+  t.like(model.subscribe('cam', ['r1'], 2), { ok: true, node: { nodeId: 'e1', listener: { protocol: 'wss', port: 443 } } });
+  model.heartbeat('o1', { ready: true, metrics: {}, listeners: { publish: { protocol: 'srt', port: 9000 } } }, 3);
+  t.like(model.publish('cam', ['r1'], 4), { ok: true, node: { nodeId: 'o1', listener: { protocol: 'srt', port: 9000 } } });
+});

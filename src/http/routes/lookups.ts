@@ -91,7 +91,7 @@ export function lookupRoutes(s: Services): RouteDef[] {
         async handle(ctx, { params, query }) {
           const group = query.nodeGroup ?? s.config.defaultNodeGroup;
           const a = await lookup(ctx, group, kind, params.streamName, query, `live:${kind}`);
-          ctx.body = { ...basic(a, group, params.streamName), ...(a.listener ? { port: a.listener.port, protocol: a.listener.protocol } : {}) };
+          ctx.body = { ...basic(a, group, params.streamName), port: a.listener.port, protocol: a.listener.protocol };
         },
       }),
     ),
