@@ -1,21 +1,17 @@
 // On the shipped default config (local nodes, the bundled GeoIP database): users in Europe and in
 // North America get nodes of their own regions; X-Forwarded-For counts only when trusted; and an
 // ABR stream goes from provision through the transcoder to viewers of each rendition.
-import { rmSync, writeFileSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { DEFAULT_CONFIG_FILE } from '../../src/config/load.js';
 import { eventually, inService, waitForEvents } from '../helpers/events.js';
 import { body, request } from '../helpers/http.js';
-import { spawnService, type ServiceProcess } from '../helpers/process.js';
-import { killAgentsOf, tempDir } from '../helpers/service.js';
+import { OwnService } from '../helpers/process.js';
 
-const PASSWORD = 'e2e-admin-password';
 const EUROPE = '81.2.69.142';
 const AMERICA = '8.8.8.8';
 
 test('geo routing on the default config, and an ABR stream from provision to its viewers', async (t) => {
-  const dir = tempDir('switchyard-e2e-');
   // The default config as shipped, on a free port, with trustProxy on so X-Forwarded-For can be shown to count.
   const config = JSON.parse(readFileSync(DEFAULT_CONFIG_FILE, 'utf8')) as { server: Record<string, unknown>; nodeGroups: Array<{ platform: { local: Record<string, unknown> }; timing: Record<string, unknown> }> };
   config.server.port = 0;
@@ -23,18 +19,9 @@ test('geo routing on the default config, and an ABR stream from provision to its
   config.nodeGroups[0]!.platform.local.firstAddress = '127.0.30.2';
   config.nodeGroups[0]!.platform.local.port = 0;
   config.nodeGroups[0]!.timing.heartbeatMs = 300;
-  const file = join(dir, 'config.json');
-  writeFileSync(file, JSON.stringify(config));
-  const env = { SWITCHYARD_CONFIG: file, SWITCHYARD_DATA_DIR: join(dir, 'data'), SWITCHYARD_ADMIN_PASSWORD: PASSWORD };
-  let svc: ServiceProcess | null = null;
-  t.teardown(() => {
-    if (svc && svc.proc.exitCode === null) svc.proc.kill('SIGKILL');
-    killAgentsOf(env.SWITCHYARD_DATA_DIR);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  svc = await spawnService(env);
-  const token = body<{ accessToken: string }>(await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: PASSWORD })).accessToken;
-  const get = (path: string, headers: Record<string, string> = {}) => request(svc!.url, 'GET', path, undefined, { authorization: `Bearer ${token}`, ...headers });
+  const svc = await OwnService.start(t, config);
+  const token = await svc.login();
+  const get = (path: string, headers: Record<string, string> = {}) => request(svc.url, 'GET', path, undefined, { authorization: `Bearer ${token}`, ...headers });
   await waitForEvents(svc.url, token, (s) => inService(s).size >= 5);
 
   // Europe and North America, by clientIp.

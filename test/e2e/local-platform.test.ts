@@ -1,41 +1,33 @@
 // End to end on the local platform: the service as a process, node agents as processes, load
 // from simulated sessions opened on the nodes themselves, then kill -9 and a restart.
-import { writeFileSync, rmSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import type { EventRecord } from '../../src/domain/events.js';
 import { eventually, inService, waitForEvents } from '../helpers/events.js';
 import { body, request } from '../helpers/http.js';
-import { spawnService, type ServiceProcess } from '../helpers/process.js';
-import { killAgentsOf, tempDir } from '../helpers/service.js';
+import { OwnService } from '../helpers/process.js';
 
-const PASSWORD = 'e2e-admin-password';
-
-function writeConfig(dir: string): string {
-  const file = join(dir, 'config.json');
-  const config = {
-    server: { host: '127.0.0.1', port: 0 },
-    supervisorTick: '200ms',
-    nodeGroups: [
-      {
-        name: 'default',
-        platform: { type: 'local', local: { firstAddress: '127.0.10.2', port: 0 } },
-        regions: [
-          { name: 'here', lat: 50, lon: 8 },
-          { name: 'there', lat: 39, lon: -77 },
-        ],
-        roles: { origin: {}, edge: { parentRole: 'origin' } },
-        rules: [
-          { region: 'here', role: 'origin', min: 2, max: 3, limit: 10 },
-          { region: 'here', role: 'edge', min: 1, max: 2, limit: 10 },
-        ],
-        timing: { heartbeatMs: 200, nodeTimeout: '3s' },
-      },
-    ],
-  };
-  writeFileSync(file, JSON.stringify(config));
-  return file;
-}
+const CONFIG = {
+  server: { host: '127.0.0.1', port: 0 },
+  supervisorTick: '200ms',
+  nodeGroups: [
+    {
+      name: 'default',
+      platform: { type: 'local', local: { firstAddress: '127.0.10.2', port: 0 } },
+      regions: [
+        { name: 'here', lat: 50, lon: 8 },
+        { name: 'there', lat: 39, lon: -77 },
+      ],
+      roles: { origin: {}, edge: { parentRole: 'origin' } },
+      rules: [
+        { region: 'here', role: 'origin', min: 2, max: 3, limit: 10 },
+        { region: 'here', role: 'edge', min: 1, max: 2, limit: 10 },
+      ],
+      timing: { heartbeatMs: 200, nodeTimeout: '3s' },
+    },
+  ],
+};
 
 interface NodeInfo {
   id: string;
@@ -47,20 +39,10 @@ interface NodeInfo {
 }
 
 test('local nodes carry real load, choices follow it, and a kill -9 loses nothing acknowledged', async (t) => {
-  const dataDir = tempDir('switchyard-e2e-');
-  const env = { SWITCHYARD_CONFIG: writeConfig(dataDir), SWITCHYARD_DATA_DIR: join(dataDir, 'data'), SWITCHYARD_ADMIN_PASSWORD: PASSWORD };
-  let svc: ServiceProcess | null = null;
-  t.teardown(async () => {
-    if (svc && svc.proc.exitCode === null) svc.proc.kill('SIGKILL');
-    killAgentsOf(env.SWITCHYARD_DATA_DIR);
-    if (!t.passed) report(t, env.SWITCHYARD_DATA_DIR, svc?.output ?? []);
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  svc = await spawnService(env);
-  const login = async (url: string) => body<{ accessToken: string }>(await request(url, 'POST', '/as/v1/auth/login', { username: 'admin', password: PASSWORD })).accessToken;
-  let token = await login(svc.url);
-  const get = (path: string) => request(svc!.url, 'GET', path, undefined, { authorization: `Bearer ${token}` });
+  const own = await OwnService.start(t, CONFIG);
+  let svc = own.process;
+  let token = await own.login();
+  const get = (path: string) => request(svc.url, 'GET', path, undefined, { authorization: `Bearer ${token}` });
 
   // Three agents start and come into service on their own loopback addresses.
   const events = await waitForEvents(svc.url, token, (seen) => inService(seen).size >= 3);
@@ -97,8 +79,8 @@ test('local nodes carry real load, choices follow it, and a kill -9 loses nothin
   svc.proc.kill('SIGKILL');
   await svc.exited;
 
-  svc = await spawnService(env);
-  token = await login(svc.url);
+  svc = await own.spawn();
+  token = await own.login();
   const provisions = body<Array<{ streamName: string }>>(await get('/as/v1/provision/default'));
   t.deepEqual(provisions.map((p) => p.streamName), ['show']);
   const streams = body<Array<{ name: string; origin: { nodeId: string } }>>(await get('/as/v1/streams'));
@@ -117,7 +99,7 @@ test('local nodes carry real load, choices follow it, and a kill -9 loses nothin
   const leftovers = readdirSync('/proc').filter((p) => {
     if (!/^\d+$/.test(p)) return false;
     try {
-      return readFileSync(`/proc/${p}/environ`, 'utf8').includes(`SWITCHYARD_NODE_DIR=${env.SWITCHYARD_DATA_DIR}`);
+      return readFileSync(`/proc/${p}/environ`, 'utf8').includes(`SWITCHYARD_NODE_DIR=${own.dataDir}`);
     } catch {
       return false;
     }
@@ -126,19 +108,11 @@ test('local nodes carry real load, choices follow it, and a kill -9 loses nothin
 });
 
 test('a node agent killed with -9 goes FAULT after nodeTimeout and is replaced', async (t) => {
-  const dataDir = tempDir('switchyard-e2e-');
-  const env = { SWITCHYARD_CONFIG: writeConfig(dataDir), SWITCHYARD_DATA_DIR: join(dataDir, 'data'), SWITCHYARD_ADMIN_PASSWORD: PASSWORD };
-  const svc = await spawnService(env);
-  t.teardown(async () => {
-    if (svc.proc.exitCode === null) svc.proc.kill('SIGKILL');
-    killAgentsOf(env.SWITCHYARD_DATA_DIR);
-    if (!t.passed) report(t, env.SWITCHYARD_DATA_DIR, svc.output);
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const token = body<{ accessToken: string }>(await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: PASSWORD })).accessToken;
+  const svc = await OwnService.start(t, CONFIG);
+  const token = await svc.login();
   const up = await waitForEvents(svc.url, token, (seen) => inService(seen).size >= 3);
   const edge = [...inService(up)].find((id) => up.some((e) => e.type === 'node.state' && e.nodeId === id && e.role === 'edge'))!;
-  const pid = Number(readFileSync(`/proc/${findAgentPid(env.SWITCHYARD_DATA_DIR, edge)}/stat`, 'utf8').split(' ')[0]);
+  const pid = Number(readFileSync(`/proc/${findAgentPid(svc.dataDir, edge)}/stat`, 'utf8').split(' ')[0]);
   process.kill(pid, 'SIGKILL');
   const after = await waitForEvents(
     svc.url,
@@ -153,18 +127,6 @@ test('a node agent killed with -9 goes FAULT after nodeTimeout and is replaced',
   const fault = after.find((e) => e.type === 'node.state' && e.nodeId === edge && e.to === 'FAULT');
   t.regex((fault as { reason?: string }).reason ?? '', /no heartbeat/);
 });
-
-/** On failure, what the service and each agent said, to see why. */
-function report(t: { log(...v: unknown[]): void }, dataDir: string, output: readonly string[]): void {
-  t.log(`service output (last 30 lines):\n${output.slice(-30).join('\n')}`);
-  try {
-    for (const id of readdirSync(join(dataDir, 'nodes'))) {
-      t.log(`agent ${id}:\n${readFileSync(join(dataDir, 'nodes', id, 'agent.log'), 'utf8').split('\n').slice(-10).join('\n')}`);
-    }
-  } catch {
-    /* no agents */
-  }
-}
 
 function findAgentPid(dataDir: string, nodeId: string): string {
   for (const p of readdirSync('/proc')) {

@@ -1,41 +1,29 @@
 // End to end on the local platform (issue: lifecycle and autoscaling): load from simulated
 // sessions makes the edge rule fire and a node come into service; without load a node is drained
 // and removed; an origin killed with -9 goes FAULT, is replaced, and its stream moves.
-import { writeFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import test from 'ava';
 import type { EventRecord } from '../../src/domain/events.js';
 import { waitForEvents } from '../helpers/events.js';
 import { body, request } from '../helpers/http.js';
-import { spawnService, type ServiceProcess } from '../helpers/process.js';
-import { killAgentsOf, tempDir } from '../helpers/service.js';
+import { OwnService } from '../helpers/process.js';
 
-const PASSWORD = 'e2e-admin-password';
-
-function config(dir: string): string {
-  const file = join(dir, 'config.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      server: { host: '127.0.0.1', port: 0 },
-      supervisorTick: '100ms',
-      nodeGroups: [
-        {
-          name: 'default',
-          platform: { type: 'local', local: { firstAddress: '127.0.20.2', port: 0 } },
-          regions: [{ name: 'here', lat: 50, lon: 8 }],
-          roles: { origin: {}, edge: { parentRole: 'origin' } },
-          rules: [
-            { region: 'here', role: 'origin', min: 1, max: 2, limit: 10 },
-            { region: 'here', role: 'edge', min: 1, max: 2, limit: 4, scaleOut: 'avg(connections.subscriber) > 0.5 * limit', scaleIn: 'avg(connections.subscriber) < 1', cooldown: '1s' },
-          ],
-          timing: { heartbeatMs: 200, nodeTimeout: '2s', evaluationInterval: '300ms', faultTimeout: '3s' },
-        },
+const CONFIG = {
+  server: { host: '127.0.0.1', port: 0 },
+  supervisorTick: '100ms',
+  nodeGroups: [
+    {
+      name: 'default',
+      platform: { type: 'local', local: { firstAddress: '127.0.20.2', port: 0 } },
+      regions: [{ name: 'here', lat: 50, lon: 8 }],
+      roles: { origin: {}, edge: { parentRole: 'origin' } },
+      rules: [
+        { region: 'here', role: 'origin', min: 1, max: 2, limit: 10 },
+        { region: 'here', role: 'edge', min: 1, max: 2, limit: 4, scaleOut: 'avg(connections.subscriber) > 0.5 * limit', scaleIn: 'avg(connections.subscriber) < 1', cooldown: '1s' },
       ],
-    }),
-  );
-  return file;
-}
+      timing: { heartbeatMs: 200, nodeTimeout: '2s', evaluationInterval: '300ms', faultTimeout: '3s' },
+    },
+  ],
+};
 
 const stateOf = (events: readonly EventRecord[], id: string) => {
   let state: string | null | undefined;
@@ -48,19 +36,11 @@ const nodesIn = (events: readonly EventRecord[], role: string, state: string) =>
 };
 
 test('the edge rule scales out under load and in without it; a killed origin is replaced and its stream moves', async (t) => {
-  const dir = tempDir('switchyard-e2e-');
-  const env = { SWITCHYARD_CONFIG: config(dir), SWITCHYARD_DATA_DIR: join(dir, 'data'), SWITCHYARD_ADMIN_PASSWORD: PASSWORD };
-  let svc: ServiceProcess | null = null;
-  t.teardown(() => {
-    if (svc && svc.proc.exitCode === null) svc.proc.kill('SIGKILL');
-    killAgentsOf(env.SWITCHYARD_DATA_DIR);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  svc = await spawnService(env);
-  const token = body<{ accessToken: string }>(await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: PASSWORD })).accessToken;
+  const svc = await OwnService.start(t, CONFIG);
+  const token = await svc.login();
   const auth = { authorization: `Bearer ${token}` };
-  const get = (path: string) => request(svc!.url, 'GET', path, undefined, auth);
-  const until = (done: (seen: readonly EventRecord[]) => boolean, timeoutMs = 20_000) => waitForEvents(svc!.url, token, done, { timeoutMs });
+  const get = (path: string) => request(svc.url, 'GET', path, undefined, auth);
+  const until = (done: (seen: readonly EventRecord[]) => boolean, timeoutMs = 20_000) => waitForEvents(svc.url, token, done, { timeoutMs });
 
   let seen = await until((s) => nodesIn(s, 'origin', 'INSERVICE').length === 1 && nodesIn(s, 'edge', 'INSERVICE').length === 1);
   const origin = nodesIn(seen, 'origin', 'INSERVICE')[0]!;

@@ -1,40 +1,29 @@
 // Graceful shutdown (issue 6.5): on SIGTERM the service stops accepting, finishes the request in
 // flight, stops its local nodes, flushes LMDB and exits 0; what it acknowledged is there after.
-import { writeFileSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
 import test from 'ava';
 import { eventually, inService, waitForEvents } from '../helpers/events.js';
-import { body, request } from '../helpers/http.js';
-import { spawnService, type ServiceProcess } from '../helpers/process.js';
-import { killAgentsOf, tempDir } from '../helpers/service.js';
+import { request } from '../helpers/http.js';
+import { OwnService } from '../helpers/process.js';
+import { killAgentsOf } from '../helpers/service.js';
 
-const PASSWORD = 'e2e-admin-password';
-
-function config(dir: string): string {
-  const file = join(dir, 'config.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      server: { host: '127.0.0.1', port: 0, shutdownTimeout: '10s' },
-      supervisorTick: '100ms',
-      nodeGroups: [
-        {
-          name: 'default',
-          platform: { type: 'local', local: { firstAddress: '127.0.30.2', port: 0 } },
-          regions: [{ name: 'here', lat: 50, lon: 8 }],
-          roles: { origin: {}, edge: { parentRole: 'origin' } },
-          rules: [
-            { region: 'here', role: 'origin', min: 1, max: 2, limit: 10 },
-            { region: 'here', role: 'edge', min: 1, max: 2, limit: 10 },
-          ],
-          timing: { heartbeatMs: 100, nodeTimeout: '3s' },
-        },
+const CONFIG = {
+  server: { host: '127.0.0.1', port: 0, shutdownTimeout: '10s' },
+  supervisorTick: '100ms',
+  nodeGroups: [
+    {
+      name: 'default',
+      platform: { type: 'local', local: { firstAddress: '127.0.30.2', port: 0 } },
+      regions: [{ name: 'here', lat: 50, lon: 8 }],
+      roles: { origin: {}, edge: { parentRole: 'origin' } },
+      rules: [
+        { region: 'here', role: 'origin', min: 1, max: 2, limit: 10 },
+        { region: 'here', role: 'edge', min: 1, max: 2, limit: 10 },
       ],
-    }),
-  );
-  return file;
-}
+      timing: { heartbeatMs: 100, nodeTimeout: '3s' },
+    },
+  ],
+};
 
 /** A connection that can be refused: resolves true once the port accepts nothing. */
 function refused(port: number): Promise<boolean> {
@@ -49,17 +38,9 @@ function refused(port: number): Promise<boolean> {
 }
 
 test('SIGTERM: no new connections, the request in flight completes, local nodes stop, exit 0, nothing acknowledged lost', async (t) => {
-  const dir = tempDir('switchyard-e2e-');
-  const env = { SWITCHYARD_CONFIG: config(dir), SWITCHYARD_DATA_DIR: join(dir, 'data'), SWITCHYARD_ADMIN_PASSWORD: PASSWORD };
-  let svc: ServiceProcess | null = null;
-  t.teardown(() => {
-    if (svc && svc.proc.exitCode === null) svc.proc.kill('SIGKILL');
-    killAgentsOf(env.SWITCHYARD_DATA_DIR);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  svc = await spawnService(env);
-  const login = async (url: string) => body<{ accessToken: string }>(await request(url, 'POST', '/as/v1/auth/login', { username: 'admin', password: PASSWORD })).accessToken;
-  let token = await login(svc.url);
+  const own = await OwnService.start(t, CONFIG);
+  let svc = own.process;
+  let token = await own.login();
   await waitForEvents(svc.url, token, (seen) => inService(seen).size >= 2);
   t.is((await request(svc.url, 'POST', '/as/v1/provision/default', { streamName: 'before', region: 'here', streams: [{ name: 'before_1', level: 1, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }] }, { authorization: `Bearer ${token}` })).status, 201);
 
@@ -92,11 +73,11 @@ test('SIGTERM: no new connections, the request in flight completes, local nodes 
   const exit = await Promise.race([svc.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 20_000))]);
   t.is(exit, 0, `exit code (output: ${svc.output.slice(-5).join(' | ')})`);
   t.log(`stopped ${Date.now() - stoppedAt} ms after SIGTERM`);
-  t.is(killAgentsOf(env.SWITCHYARD_DATA_DIR), 0, 'no local node outlives the service');
+  t.is(killAgentsOf(own.dataDir), 0, 'no local node outlives the service');
   t.true(svc.output.some((l) => l.includes('"msg":"stopped"')));
   t.false(svc.output.some((l) => l.includes('at the shutdown timeout')), 'the drain finished by itself, not by the shutdown timeout');
 
-  svc = await spawnService(env);
-  token = await login(svc.url);
+  svc = await own.spawn();
+  token = await own.login();
   for (const name of ['before', 'inflight']) t.is((await request(svc.url, 'GET', `/as/v1/provision/default/${name}`, undefined, { authorization: `Bearer ${token}` })).status, 200, name);
 });

@@ -1,6 +1,11 @@
 // The service as a real child process (`node dist/src/main.js`), for tests that kill it.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ExecutionContext } from 'ava';
 import { projectPath } from '../../src/paths.js';
+import { request } from './http.js';
+import { killAgentsOf, tempDir } from './service.js';
 
 export interface ServiceProcess {
   proc: ChildProcess;
@@ -45,4 +50,66 @@ export async function spawnService(env: Record<string, string>, timeoutMs = 20_0
     });
   });
   return { proc, url, output, exited };
+}
+
+export const E2E_PASSWORD = 'e2e-admin-password';
+
+/**
+ * The service as its own program on the test's config, in a directory of its own. When the test
+ * ends the program is killed, its local nodes stopped and the directory removed; a failed test
+ * logs the service's last lines and each agent's.
+ */
+export class OwnService {
+  readonly dir = tempDir('switchyard-e2e-');
+  readonly dataDir = join(this.dir, 'data');
+  readonly env: Record<string, string>;
+  private current: ServiceProcess | null = null;
+
+  private constructor(t: ExecutionContext, config: object, env: Record<string, string>) {
+    const file = join(this.dir, 'config.json');
+    writeFileSync(file, JSON.stringify(config));
+    this.env = { SWITCHYARD_CONFIG: file, SWITCHYARD_DATA_DIR: this.dataDir, SWITCHYARD_ADMIN_PASSWORD: E2E_PASSWORD, ...env };
+    t.teardown(() => {
+      if (this.current && this.current.proc.exitCode === null) this.current.proc.kill('SIGKILL');
+      killAgentsOf(this.dataDir);
+      if (!t.passed && this.current) report(t, this.dataDir, this.current.output);
+      rmSync(this.dir, { recursive: true, force: true });
+    });
+  }
+
+  static async start(t: ExecutionContext, config: object, env: Record<string, string> = {}): Promise<OwnService> {
+    const own = new OwnService(t, config, env);
+    await own.spawn();
+    return own;
+  }
+
+  /** Starts the program, again after it was stopped or killed. */
+  async spawn(): Promise<ServiceProcess> {
+    this.current = await spawnService(this.env);
+    return this.current;
+  }
+
+  get process(): ServiceProcess {
+    return this.current!;
+  }
+
+  get url(): string {
+    return this.current!.url;
+  }
+
+  async login(): Promise<string> {
+    const r = await request(this.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: E2E_PASSWORD });
+    return (r.json as { accessToken: string }).accessToken;
+  }
+}
+
+function report(t: { log(...v: unknown[]): void }, dataDir: string, output: readonly string[]): void {
+  t.log(`service output (last 30 lines):\n${output.slice(-30).join('\n')}`);
+  try {
+    for (const id of readdirSync(join(dataDir, 'nodes'))) {
+      t.log(`agent ${id}:\n${readFileSync(join(dataDir, 'nodes', id, 'agent.log'), 'utf8').split('\n').slice(-10).join('\n')}`);
+    }
+  } catch {
+    /* no agents */
+  }
 }
