@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync, readdirSync, readFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventRecord } from '../src/domain/events.js';
+import { openEvents } from '../src/events/stream-client.js';
 import { projectPath } from '../src/paths.js';
 import { runServer } from './lib/servers.js';
 import { table } from './lib/table.js';
@@ -19,23 +20,13 @@ function follow(url: string, token: string) {
   const waiters: Array<{ done: (s: EventRecord[]) => EventRecord | undefined; resolve: (e: EventRecord) => void }> = [];
   const controller = new AbortController();
   void (async () => {
-    const res = await fetch(`${url}/as/v1/events?since=0`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of res.body!) {
-      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const data = buffer.slice(0, end).split('\n').find((l) => l.startsWith('data: '));
-        buffer = buffer.slice(end + 2);
-        if (!data) continue;
-        seen.push(JSON.parse(data.slice(6)) as EventRecord);
-        for (const w of [...waiters]) {
-          const hit = w.done(seen);
-          if (hit) {
-            waiters.splice(waiters.indexOf(w), 1);
-            w.resolve(hit);
-          }
+    for await (const e of await openEvents(url, token, { since: 0, signal: controller.signal })) {
+      seen.push(e);
+      for (const w of [...waiters]) {
+        const hit = w.done(seen);
+        if (hit) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(hit);
         }
       }
     }

@@ -1,6 +1,7 @@
 // Follows the service's event stream (SSE) and lets a bench wait for an event instead of sleeping.
 // Memory stays bounded however long it runs: counts by type and the last few hundred events.
 import type { EventRecord } from '../../src/domain/events.js';
+import { openEvents } from '../../src/events/stream-client.js';
 
 export interface Waiter {
   test(e: EventRecord): boolean;
@@ -49,28 +50,13 @@ export async function follow(url: string, token: string, types: string, options:
     },
     stop: () => controller.abort(),
   };
-  const query = `types=${encodeURIComponent(types)}${options.since !== undefined ? `&since=${options.since}` : ''}`;
-  const res = await fetch(`${url}/as/v1/events?${query}`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
-  if (!res.ok || !res.body) throw new Error(`GET /as/v1/events: ${res.status} ${await res.text()}`);
+  const events = await openEvents(url, token, { types, ...(options.since !== undefined ? { since: options.since } : {}), signal: controller.signal });
   void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const data = buffer
-          .slice(0, end)
-          .split('\n')
-          .find((l) => l.startsWith('data: '));
-        buffer = buffer.slice(end + 2);
-        if (!data) continue;
-        const e = JSON.parse(data.slice(6)) as EventRecord;
-        follower.counts.set(e.type, (follower.counts.get(e.type) ?? 0) + 1);
-        follower.recent.push(e);
-        if (follower.recent.length > keep) follower.recent.splice(0, follower.recent.length - keep);
-        for (const w of [...waiters]) if (w.test(e)) w.resolve(e);
-      }
+    for await (const e of events) {
+      follower.counts.set(e.type, (follower.counts.get(e.type) ?? 0) + 1);
+      follower.recent.push(e);
+      if (follower.recent.length > keep) follower.recent.splice(0, follower.recent.length - keep);
+      for (const w of [...waiters]) if (w.test(e)) w.resolve(e);
     }
     if (!controller.signal.aborted) follower.failure = 'the event stream ended';
   })().catch((err: Error) => {

@@ -5,6 +5,7 @@
 // up after DEMO_TIMEOUT_S (default 240) seconds.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { openEvents } from '../events/stream-client.js';
 
 const BASE = (process.env.SWITCHYARD_URL ?? 'http://127.0.0.1:5080').replace(/\/$/, '');
 const GROUP = process.env.DEMO_GROUP ?? 'default';
@@ -45,21 +46,10 @@ async function until(what: string, check: () => Promise<boolean>): Promise<void>
 }
 
 async function follow(token: string, signal: AbortSignal): Promise<void> {
-  const res = await fetch(`${BASE}/as/v1/events`, { headers: { authorization: `Bearer ${token}` }, signal });
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of res.body!) {
-    buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-    let end;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const data = buffer.slice(0, end).split('\n').find((l) => l.startsWith('data: '));
-      buffer = buffer.slice(end + 2);
-      if (!data) continue;
-      const e = JSON.parse(data.slice(6)) as Record<string, unknown>;
-      if (e.type === 'scaling.action') say(`event scaling.action: ${e.action} ${e.role} in ${e.region} (${e.trigger}: ${e.reason}) ${e.values ? JSON.stringify(e.values) : ''}`);
-      else if (e.type === 'node.state' && ['INSERVICE', 'FAULT', 'SOFT_SUNSET', null].includes(e.to as string | null)) say(`event node.state: ${e.nodeId} ${e.from} → ${e.to ?? 'removed'}${e.reason ? ` (${e.reason})` : ''}`);
-      else if (e.type === 'stream.moved' || e.type === 'scaling.blocked') say(`event ${e.type}: ${JSON.stringify(e)}`);
-    }
+  for await (const e of await openEvents(BASE, token, { signal })) {
+    if (e.type === 'scaling.action') say(`event scaling.action: ${e.action} ${e.role} in ${e.region} (${e.trigger}: ${e.reason}) ${e.values ? JSON.stringify(e.values) : ''}`);
+    else if (e.type === 'node.state' && ['INSERVICE', 'FAULT', 'SOFT_SUNSET', null].includes(e.to)) say(`event node.state: ${e.nodeId} ${e.from} → ${e.to ?? 'removed'}${e.reason ? ` (${e.reason})` : ''}`);
+    else if (e.type === 'stream.moved' || e.type === 'scaling.blocked') say(`event ${e.type}: ${JSON.stringify(e)}`);
   }
 }
 

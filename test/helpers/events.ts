@@ -1,6 +1,7 @@
 // Waits for what the service says happened, on its own event stream (GET /as/v1/events), instead
 // of sleeping: replay from the start, then follow live events until the predicate holds.
 import type { EventRecord } from '../../src/domain/events.js';
+import { openEvents } from '../../src/events/stream-client.js';
 
 export async function waitForEvents(
   url: string,
@@ -12,21 +13,9 @@ export async function waitForEvents(
   const timer = setTimeout(() => controller.abort(), options.timeoutMs ?? 20_000);
   const seen: EventRecord[] = [];
   try {
-    const res = await fetch(`${url}/as/v1/events?since=${options.since ?? 0}`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
-    if (res.status !== 200 || !res.body) throw new Error(`events answered ${res.status}`);
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of res.body) {
-      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = frame.split('\n').find((l) => l.startsWith('data: '));
-        if (!data) continue;
-        seen.push(JSON.parse(data.slice(6)) as EventRecord);
-        if (done(seen)) return seen;
-      }
+    for await (const e of await openEvents(url, token, { since: options.since ?? 0, signal: controller.signal })) {
+      seen.push(e);
+      if (done(seen)) return seen;
     }
     throw new Error('the event stream ended');
   } catch (err) {
