@@ -115,6 +115,11 @@ export interface NodeFacts {
   state: NodeState;
   stateSince: number;
   lastSeen: number | null;
+  /**
+   * Whether the node has posted since this actor loaded it: after a restart its metrics and
+   * connections are unknown (not zero) until it does.
+   */
+  reported: boolean;
   connections: number;
   /** The node's rank as the selection sees it (reported, plus assignments since). */
   rank: number;
@@ -1102,6 +1107,7 @@ export class GroupModel {
         state: n.record.state,
         stateSince: n.record.stateSince,
         lastSeen: n.lastSeen ?? n.seenFloor,
+        reported: n.lastSeen !== null,
         connections: (n.metrics['connections.publisher'] ?? 0) + (n.metrics['connections.subscriber'] ?? 0) + n.assigned,
         rank: n.heapKey,
         metrics: n.metrics,

@@ -60,17 +60,23 @@ export function planHealth({ group, nodes, now, busy }: PlanInput): Action[] {
       continue;
     }
     if (FAULT_ON_TIMEOUT.has(n.state) && inState > t.stateTimeouts[n.state as TimedState]) {
+      // A destroy that overstays is tried again, never faulted: a FAULT node that still
+      // heartbeats would be reinstated into service, a doomed one included.
       if (n.state === 'DESTRUCTION_REQUESTED' && managed) actions.push({ type: 'destroy', nodeId: n.id });
+      else if (n.state === 'DESTROYING' && managed) event({ type: 'destroy' });
       else event({ type: 'fault', reason: `${n.state} for more than ${seconds(t.stateTimeouts[n.state as TimedState])}` });
       continue;
     }
+    // A draining node is empty only once it has said so: after a restart, until its first
+    // heartbeat, its connections are unknown, not zero.
+    const empty = n.reported && n.connections === 0;
     switch (n.state) {
       case 'SOFT_SUNSET':
-        if (n.connections === 0) event({ type: 'drained' });
+        if (empty) event({ type: 'drained' });
         else if (inState > t.drainTimeout) event({ type: 'drainTimeout' });
         break;
       case 'HARD_SUNSET':
-        if (n.connections === 0 || inState > t.stateTimeouts.HARD_SUNSET) event({ type: 'drainTimeout' });
+        if (empty || inState > t.stateTimeouts.HARD_SUNSET) event({ type: 'drainTimeout' });
         break;
       case 'FAULT':
         if (managed && inState > t.faultTimeout) event({ type: 'destroy' });
@@ -123,7 +129,10 @@ export function planCapacity({ group, nodes, now, requests, lastScaled = new Map
     if (!group.roles[rule.role]) continue;
     const key = ruleKey(rule);
     const here = nodes.filter((n) => n.region === rule.region && n.role === rule.role);
+    // Toward min: what serves or will (a draining node is on its way out). Toward max: every node
+    // that runs, draining ones included (CONTRACT §7: only FAULT nodes do not count).
     const counted = here.filter((n) => countsTowardCapacity(n.state)).length;
+    const running = counted + here.filter((n) => DRAINING.has(n.state)).length;
     const inService = here.filter((n) => n.state === 'INSERVICE');
     const pending = here.some((n) => BEING_CREATED.has(n.state));
     const draining = here.some((n) => DRAINING.has(n.state));
@@ -142,7 +151,7 @@ export function planCapacity({ group, nodes, now, requests, lastScaled = new Map
     };
 
     if (counted < rule.min) {
-      create(Math.min(rule.min, rule.max) - counted, 'min', `below min ${rule.min}`);
+      create(Math.min(rule.min - counted, rule.max - running), 'min', `below min ${rule.min}`);
       continue;
     }
     if (counted > rule.max) {
@@ -150,23 +159,27 @@ export function planCapacity({ group, nodes, now, requests, lastScaled = new Map
       continue;
     }
     const request = asked.get(key);
-    if (request && !pending && counted < rule.max) {
-      create(Math.min(rule.increment, rule.max - counted), 'request', request.reason);
+    if (request && !pending && running < rule.max) {
+      create(Math.min(rule.increment, rule.max - running), 'request', request.reason);
       continue;
     }
     const cooling = now - (lastScaled.get(key) ?? -Infinity) < rule.cooldown;
     if (!evaluate || cooling || (!rule.scaleOut && !rule.scaleIn)) continue;
+    // The aggregates wait for every node in service to have reported since a restart: a node
+    // not heard from yet would count as idle and could be drained under its viewers.
+    if (inService.some((n) => !n.reported)) continue;
     const scope = ruleScope(inService, limitOf(rule, inService));
     if (rule.scaleOut) {
       const out = compiled(rule.scaleOut, 'condition');
       if (out.evaluate(scope)) {
-        if (!pending && counted < rule.max) create(Math.min(rule.increment, rule.max - counted), 'scaleOut', rule.scaleOut, { ...termValues(out, scope), limit: scope.limit });
+        if (!pending && running < rule.max) create(Math.min(rule.increment, rule.max - running), 'scaleOut', rule.scaleOut, { ...termValues(out, scope), limit: scope.limit });
         continue;
       }
     }
     if (rule.scaleIn) {
       const inExpr = compiled(rule.scaleIn, 'condition');
-      if (counted > rule.min && !pending && !draining && inService.length > 0 && inExpr.evaluate(scope)) {
+      // Scaling stops where faults pile up (faultThreshold): in as well as out.
+      if (!blocked && counted > rule.min && !pending && !draining && inService.length > 0 && inExpr.evaluate(scope)) {
         drain([...inService].sort(byScaleInOrder).slice(0, 1), 'scaleIn', rule.scaleIn, { ...termValues(inExpr, scope), limit: scope.limit });
       }
     }

@@ -19,7 +19,7 @@ export type NodeEvent =
   | { type: 'drainTimeout' }
   /** An admin condemns the node. */
   | { type: 'doom' }
-  /** Destroy a node that is faulty, doomed or done draining. */
+  /** Destroy a node that is faulty, doomed or done draining (or retry a destroy that overstayed). */
   | { type: 'destroy' }
   /** The platform has started destroying the node. */
   | { type: 'destroying' }
@@ -80,8 +80,9 @@ export function transition(state: NodeState, event: NodeEvent): Transition {
       if (TEARDOWN.has(state)) return refuse(state, event);
       return to('DOOMED');
     case 'destroy':
+      // From DESTROYING: a destroy that did not finish is asked for again (never FAULT, from
+      // which a node that still heartbeats would be reinstated, a doomed one included).
       if (state === 'DESTRUCTION_REQUESTED') return to(state);
-      if (state === 'DESTROYING') return refuse(state, event);
       return to('DESTRUCTION_REQUESTED');
     case 'destroying':
       if (state === 'DESTRUCTION_REQUESTED' || state === 'DESTROYING') return to('DESTROYING');

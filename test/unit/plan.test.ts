@@ -21,6 +21,7 @@ const fact = (over: Partial<NodeFacts>): NodeFacts => ({
   state: 'INSERVICE',
   stateSince: NOW - 1000,
   lastSeen: NOW - 100,
+  reported: true,
   connections: 0,
   rank: 0,
   metrics: {},
@@ -38,7 +39,7 @@ const facts = fc.array(
   { maxLength: 20 },
 );
 
-test('capacity: every rule is brought to min at once, never past max, and FAULT nodes do not count', (t) => {
+test('capacity: every rule is brought to min at once, never past max (draining nodes count), and FAULT nodes do not count', (t) => {
   fc.assert(
     fc.property(facts, fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 6 }), (fs, min, extra) => {
       const max = min + extra;
@@ -50,10 +51,12 @@ test('capacity: every rule is brought to min at once, never past max, and FAULT 
       const nodes = fs.map((f, i) => fact({ ...f, id: `n${i}` }));
       const actions = planCapacity({ group, nodes, now: NOW, busy: new Set(), requests: [] });
       for (const rule of group.rules) {
-        const counted = nodes.filter((n) => n.region === rule.region && n.role === rule.role && countsTowardCapacity(n.state)).length;
+        const here = nodes.filter((n) => n.region === rule.region && n.role === rule.role);
+        const counted = here.filter((n) => countsTowardCapacity(n.state)).length;
+        const running = counted + here.filter((n) => n.state === 'SOFT_SUNSET' || n.state === 'HARD_SUNSET').length;
         const created = actions.filter((a) => a.type === 'create' && a.region === rule.region && a.role === rule.role).reduce((s, a) => s + (a.type === 'create' ? a.count : 0), 0);
-        if (counted + created > Math.max(max, counted)) return false;
-        if (counted < min && counted + created !== Math.min(min, max)) return false;
+        if (running + created > Math.max(max, running)) return false;
+        if (counted < min && counted + created !== Math.min(min, counted + Math.max(0, max - running))) return false;
         if (counted >= min && created !== 0) return false;
       }
       return true;
@@ -109,6 +112,7 @@ test('health: overstayed states are faults, old faults are destroyed, drained no
     fact({ id: 'late-drain', state: 'SOFT_SUNSET', connections: 3, stateSince: NOW - t0.drainTimeout - 1 }),
     fact({ id: 'doomed', state: 'DOOMED' }),
     fact({ id: 'going', state: 'DESTRUCTION_REQUESTED' }),
+    fact({ id: 'stuck-destroy', state: 'DESTROYING', stateSince: NOW - t0.stateTimeouts.DESTROYING - 1 }),
   ];
   const byId = new Map(planHealth({ group, nodes, now: NOW, busy: new Set(), requests: [] }).map((a) => [a.type === 'event' || a.type === 'destroy' ? a.nodeId : '', a]));
   t.like(byId.get('creating'), { type: 'event', event: { type: 'fault' } });
@@ -119,6 +123,9 @@ test('health: overstayed states are faults, old faults are destroyed, drained no
   t.like(byId.get('late-drain'), { type: 'event', event: { type: 'drainTimeout' } });
   t.like(byId.get('doomed'), { type: 'event', event: { type: 'destroy' } });
   t.like(byId.get('going'), { type: 'destroy' });
+  // A destroy that did not finish is asked for again, not faulted (a FAULT node that still
+  // heartbeats would be reinstated, a doomed one included).
+  t.like(byId.get('stuck-destroy'), { type: 'event', event: { type: 'destroy' } });
 });
 
 test('plan is deterministic: the same snapshot gives the same actions', (t) => {
@@ -131,4 +138,26 @@ test('plan is deterministic: the same snapshot gives the same actions', (t) => {
     }),
   );
   t.pass();
+});
+
+test('after a restart, nodes not heard from yet are neither scaled in on empty aggregates nor taken for drained', (t) => {
+  const group = localGroup([{ region: 'r1', role: 'edge', min: 1, max: 5, limit: 100, scaleIn: 'avg(connections.subscriber) < 0.1 * limit' }]);
+  const restored = (id: string, state: NodeFacts['state'] = 'INSERVICE') => fact({ id, role: 'edge', state, reported: false, metrics: {}, connections: 0 });
+  const nodes = [restored('a'), restored('b'), restored('c')];
+  t.deepEqual(planCapacity({ group, nodes, now: NOW, busy: new Set(), requests: [], evaluate: true }), [], 'no drain on metrics not yet sent');
+  const heard = nodes.map((n) => ({ ...n, reported: true, metrics: { 'connections.subscriber': 0 } }));
+  t.like(planCapacity({ group, nodes: heard, now: NOW, busy: new Set(), requests: [], evaluate: true })[0], { type: 'drain', trigger: 'scaleIn' });
+
+  const draining = restored('d', 'SOFT_SUNSET');
+  t.deepEqual(planHealth({ group, nodes: [draining], now: NOW, busy: new Set(), requests: [] }), [], 'its viewers are unknown, not zero');
+  t.deepEqual(planHealth({ group, nodes: [{ ...draining, reported: true }], now: NOW, busy: new Set(), requests: [] }), [{ type: 'event', nodeId: 'd', event: { type: 'drained' } }]);
+});
+
+test('past faultThreshold a rule stops scaling in as well as out', (t) => {
+  const group = localGroup([{ region: 'r1', role: 'edge', min: 1, max: 5, limit: 100, scaleIn: 'avg(connections.subscriber) < 20' }]);
+  group.timing.faultThreshold = 1;
+  const idle = [fact({ id: 'a', role: 'edge' }), fact({ id: 'b', role: 'edge' }), fact({ id: 'c', role: 'edge' })];
+  t.like(planCapacity({ group, nodes: idle, now: NOW, busy: new Set(), requests: [], evaluate: true })[0], { type: 'drain', trigger: 'scaleIn' });
+  const faulty = [...idle, fact({ id: 'f1', role: 'edge', state: 'FAULT' }), fact({ id: 'f2', role: 'edge', state: 'FAULT' })];
+  t.false(planCapacity({ group, nodes: faulty, now: NOW, busy: new Set(), requests: [], evaluate: true }).some((a) => a.type === 'drain'));
 });

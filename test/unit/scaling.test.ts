@@ -34,12 +34,15 @@ const snapshot: fc.Arbitrary<Snapshot> = fc
     nodes: fc.array(
       fc.record({
         region: fc.constantFrom('r1', 'r2'),
-        state: fc.constantFrom<NodeState>(...NODE_STATES),
-        subscribers: fc.integer({ min: 0, max: 300 }),
+        // Mostly in service, so that rules get to fire; every state now and then.
+        state: fc.oneof({ weight: 3, arbitrary: fc.constant<NodeState>('INSERVICE') }, { weight: 2, arbitrary: fc.constantFrom<NodeState>(...NODE_STATES) }),
+        subscribers: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 300 })),
         cpu: fc.double({ min: 0, max: 1, noNaN: true }),
         inStateMs: fc.integer({ min: 0, max: 2 * 3_600_000 }),
         silentMs: fc.integer({ min: 0, max: 60_000 }),
         live: fc.boolean(),
+        // Mostly heard from; sometimes not yet since a restart.
+        reported: fc.constantFrom(true, true, true, false),
       }),
       { maxLength: 14 },
     ),
@@ -66,6 +69,7 @@ const snapshot: fc.Arbitrary<Snapshot> = fc
       state: n.state,
       stateSince: NOW - n.inStateMs,
       lastSeen: NOW - n.silentMs,
+      reported: n.reported,
       connections: n.subscribers,
       rank: n.subscribers,
       metrics: { 'connections.subscriber': n.subscribers, 'cpu.load': n.cpu },
@@ -85,12 +89,12 @@ const run = (s: Snapshot) => plan({ group: s.group, nodes: s.nodes, now: NOW, bu
 const inRule = (s: Snapshot) => s.nodes.filter((n) => n.region === 'r1');
 const created = (actions: Action[]) => actions.reduce((sum, a) => sum + (a.type === 'create' ? a.count : 0), 0);
 
-test('never above max: nodes being created count, FAULT nodes do not', (t) => {
+test('never above max: nodes being created and draining count, FAULT nodes do not', (t) => {
   fc.assert(
     fc.property(snapshot, (s) => {
       const rule = s.group.rules[0]!;
-      const counted = inRule(s).filter((n) => countsTowardCapacity(n.state)).length;
-      return counted + created(run(s)) <= Math.max(rule.max, counted);
+      const running = inRule(s).filter((n) => countsTowardCapacity(n.state) || n.state === 'SOFT_SUNSET' || n.state === 'HARD_SUNSET').length;
+      return running + created(run(s)) <= Math.max(rule.max, running);
     }),
     { numRuns: 500 },
   );
@@ -104,8 +108,9 @@ test('never below min, except while replacing', (t) => {
       const counted = inRule(s).filter((n) => countsTowardCapacity(n.state)).length;
       const drains = run(s).filter((a) => a.type === 'drain' && a.region === 'r1').length;
       const faults = inRule(s).filter((n) => n.state === 'FAULT').length;
+      const running = inRule(s).filter((n) => countsTowardCapacity(n.state) || n.state === 'SOFT_SUNSET' || n.state === 'HARD_SUNSET').length;
       const replacing = counted < rule.min && faults <= s.group.timing.faultThreshold;
-      return counted - drains >= Math.min(rule.min, counted) && (!replacing || counted + created(run(s)) === Math.min(rule.min, rule.max));
+      return counted - drains >= Math.min(rule.min, counted) && (!replacing || counted + created(run(s)) === Math.min(rule.min, counted + Math.max(0, rule.max - running)));
     }),
     { numRuns: 500 },
   );
@@ -120,6 +125,39 @@ test('no rule-driven action during cooldown, and none between evaluations', (t) 
       const cooling = since !== undefined && NOW - since < rule.cooldown;
       const ruleDriven = run(s).filter((a) => (a.type === 'create' || a.type === 'drain') && (a.trigger === 'scaleOut' || a.trigger === 'scaleIn'));
       return cooling || !s.evaluate ? ruleDriven.length === 0 : true;
+    }),
+    { numRuns: 500 },
+  );
+  t.pass();
+});
+
+test('nodes not heard from since a restart are never judged by metrics they have not sent', (t) => {
+  fc.assert(
+    fc.property(snapshot, (s) => {
+      const actions = run(s);
+      // No rule fires on aggregates that miss a node in service.
+      const unheard = inRule(s).some((n) => n.state === 'INSERVICE' && !n.reported);
+      if (unheard && actions.some((a) => (a.type === 'create' || a.type === 'drain') && (a.trigger === 'scaleOut' || a.trigger === 'scaleIn'))) return false;
+      // A draining node is not taken for empty before it has said so.
+      for (const a of actions) {
+        if (a.type !== 'event' || (a.event.type !== 'drained' && a.event.type !== 'drainTimeout')) continue;
+        const n = s.nodes.find((x) => x.id === a.nodeId)!;
+        const timedOut = NOW - n.stateSince > (n.state === 'SOFT_SUNSET' ? s.group.timing.drainTimeout : s.group.timing.stateTimeouts.HARD_SUNSET);
+        if (!n.reported && !timedOut) return false;
+      }
+      return true;
+    }),
+    { numRuns: 500 },
+  );
+  t.pass();
+});
+
+test('where faults pile up past faultThreshold, the rule neither creates nor drains', (t) => {
+  fc.assert(
+    fc.property(snapshot, (s) => {
+      const faults = inRule(s).filter((n) => n.state === 'FAULT').length;
+      if (faults <= s.group.timing.faultThreshold) return true;
+      return !run(s).some((a) => (a.type === 'create' && a.region === 'r1') || (a.type === 'drain' && a.region === 'r1' && a.trigger === 'scaleIn'));
     }),
     { numRuns: 500 },
   );
@@ -179,6 +217,7 @@ test('a scale-out reports the values that fired it; a scale-in drains the least-
     state: 'INSERVICE',
     stateSince: NOW - 1000,
     lastSeen: NOW,
+    reported: true,
     connections: subscribers,
     rank: subscribers,
     metrics: { 'connections.subscriber': subscribers },

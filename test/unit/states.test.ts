@@ -97,3 +97,10 @@ test('a node that has not started goes to STARTED on its first heartbeat, ready 
     for (const ready of [true, false]) t.deepEqual(transition(state, { type: 'heartbeat', ready, autoReinstate: true }), { ok: true, state: 'STARTED' });
   }
 });
+
+test('a destroy that overstayed is asked for again; nothing in teardown goes back toward service', (t) => {
+  t.deepEqual(transition('DESTROYING', { type: 'destroy' }), { ok: true, state: 'DESTRUCTION_REQUESTED' });
+  for (const state of ['DESTRUCTION_REQUESTED', 'DESTROYING'] as const) {
+    for (const ready of [true, false]) t.deepEqual(transition(state, { type: 'heartbeat', ready, autoReinstate: true }), { ok: true, state });
+  }
+});
