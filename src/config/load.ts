@@ -285,7 +285,7 @@ export function normalizeNodeGroup(raw: unknown): { group: NodeGroup } | { error
       scope: input.scope,
       platform: {
         ...input.platform,
-        terraform: { ...tf, applyTimeout: durationMs(tf.applyTimeout), retryBackoff: durationMs(tf.retryBackoff), batchWindow: durationMs(tf.batchWindow) },
+        terraform: { ...tf, applyTimeout: durationMs(tf.applyTimeout), commandTimeout: durationMs(tf.commandTimeout), retryBackoff: durationMs(tf.retryBackoff), batchWindow: durationMs(tf.batchWindow) },
       },
       regions: input.regions,
       roles: input.roles as NodeGroup['roles'],

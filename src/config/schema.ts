@@ -111,6 +111,8 @@ export const TerraformSettings = Type.Object(
     /** The URL node agents post to; default: the service's public or listening URL. */
     serviceUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
     applyTimeout: Duration('20m'),
+    /** `show` and `output` (read only), so that a stuck CLI cannot stall supervision; `init` has applyTimeout, as it downloads. */
+    commandTimeout: Duration('2m'),
     retries: Type.Integer({ minimum: 0, maximum: 10, default: 3 }),
     retryBackoff: Duration('10s'),
     /** How long to gather requests before an apply, so that a burst becomes one apply. */

@@ -60,6 +60,7 @@ export interface TerraformConfig {
   regionVariables: Record<string, Record<string, unknown>>;
   serviceUrl?: string;
   applyTimeout: number;
+  commandTimeout: number;
   retries: number;
   retryBackoff: number;
   batchWindow: number;

@@ -7,6 +7,7 @@
 //   failApplies   how many coming applies fail before printing any JSON (counted down)
 //   failResources how many coming node resources fail (counted down), whatever their ids
 //   hang          applies never finish until interrupted (SIGINT), as a stuck cloud API would
+//   hangCommands  other commands (init, show, output) that never finish until interrupted
 // Every run is appended to fake-terraform.log in the working directory, for tests to read.
 // It does not evaluate HCL: it reads the `nodes` map of terraform.tfvars.json, as the real
 // binary's modules would, and pretends each node is one `terraform_data.node` resource.
@@ -19,6 +20,7 @@ interface Scenario {
   failApplies?: number;
   failResources?: number;
   hang?: boolean;
+  hangCommands?: string[];
 }
 
 interface StateNode {
@@ -180,6 +182,12 @@ async function apply(): Promise<number> {
 }
 
 async function main(): Promise<number> {
+  if (command && command !== 'apply' && scenario().hangCommands?.includes(command)) {
+    while (!interrupted) await sleep(50);
+    process.stderr.write(`\nError: ${command} was interrupted\n`);
+    log({ result: 'interrupted' });
+    return 1;
+  }
   switch (command) {
     case 'version':
       process.stdout.write(args.includes('-json') ? `${JSON.stringify({ terraform_version: VERSION, platform: 'linux_amd64', provider_selections: {} })}\n` : `Terraform v${VERSION}\n`);

@@ -121,6 +121,20 @@ test('an apply past its timeout is interrupted once and waited for', async (t) =
   t.true(progress.some((p) => p.phase === 'diagnostic' && /execution halted/.test(p.diagnostic.summary)));
 });
 
+test('init, show and output that hang are interrupted at their timeouts, so supervision goes on', async (t) => {
+  const { make, scenario } = setup(t, { applyTimeout: 1500, commandTimeout: 500 });
+  scenario({ hangCommands: ['show', 'output'] });
+  const runner = make();
+  const show = await t.throwsAsync(runner.state());
+  t.regex(show!.message, /terraform show failed: took longer than 500 ms and was interrupted/);
+  const output = await t.throwsAsync(runner.outputs());
+  t.regex(output!.message, /terraform output failed: took longer than 500 ms/);
+  const fresh = setup(t, { applyTimeout: 500 });
+  fresh.scenario({ hangCommands: ['init'] });
+  const init = await t.throwsAsync(fresh.make().state());
+  t.regex(init!.message, /terraform init failed: took longer than 500 ms and was interrupted/);
+});
+
 test('after a restart: known nodes in the state are adopted with their tokens, missing ones reported, orphans found', async (t) => {
   const { make, log, group, dir } = setup(t);
   const before = make();

@@ -194,6 +194,10 @@ export class TerraformRunner {
     });
   }
 
+  private why(r: { stdout: string; stderr: string; timedOut: boolean }): string {
+    return r.timedOut ? `took longer than ${this.settings.commandTimeout} ms and was interrupted` : tail(r.stderr || r.stdout);
+  }
+
   /** Writes the root module, the variables file and the module copy; runs init when they changed. */
   private async prepare(): Promise<void> {
     const name = basename(this.o.moduleDir);
@@ -213,10 +217,11 @@ export class TerraformRunner {
       write(ROOT, root);
       write(VARS, renderVariables(this.desired, this.o.serviceUrl));
       this.o.onProgress({ operation: 'init', phase: 'begin' });
-      const r = await this.run(['init', '-input=false', '-no-color']);
-      const ok = r.code === 0;
-      this.o.onProgress({ operation: 'init', phase: 'end', ok, ...(ok ? {} : { message: tail(r.stderr || r.stdout) }) });
-      if (!ok) throw new TerraformError(`terraform init failed: ${tail(r.stderr || r.stdout)}`);
+      const r = await this.run(['init', '-input=false', '-no-color'], undefined, this.settings.applyTimeout);
+      const ok = r.code === 0 && !r.timedOut;
+      const why = r.timedOut ? `took longer than ${this.settings.applyTimeout} ms and was interrupted` : tail(r.stderr || r.stdout);
+      this.o.onProgress({ operation: 'init', phase: 'end', ok, ...(ok ? {} : { message: why }) });
+      if (!ok) throw new TerraformError(`terraform init failed: ${why}`);
       writeFileSync(marker, fingerprint);
     }
     write(ROOT, root);
@@ -226,15 +231,15 @@ export class TerraformRunner {
   /** The node ids in Terraform's state (`show -json`), for reconciliation at start. */
   async state(): Promise<Set<string>> {
     await this.prepare();
-    const r = await this.run(['show', '-json', '-no-color']);
-    if (r.code !== 0) throw new TerraformError(`terraform show failed: ${tail(r.stderr || r.stdout)}`);
+    const r = await this.run(['show', '-json', '-no-color'], undefined, this.settings.commandTimeout);
+    if (r.code !== 0 || r.timedOut) throw new TerraformError(`terraform show failed: ${this.why(r)}`);
     this.inState = nodesInState(JSON.parse(r.stdout || '{}'));
     return new Set(this.inState);
   }
 
   async outputs(): Promise<Map<string, NodeAddress>> {
-    const r = await this.run(['output', '-json', '-no-color']);
-    if (r.code !== 0) throw new TerraformError(`terraform output failed: ${tail(r.stderr || r.stdout)}`);
+    const r = await this.run(['output', '-json', '-no-color'], undefined, this.settings.commandTimeout);
+    if (r.code !== 0 || r.timedOut) throw new TerraformError(`terraform output failed: ${this.why(r)}`);
     return nodeAddresses(JSON.parse(r.stdout || '{}'));
   }
 
