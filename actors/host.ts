@@ -130,6 +130,8 @@ export class GroupHandle {
 
   async start(): Promise<void> {
     let worker: Worker | undefined;
+    // A spec replaced while this thread loads is applied before it serves (the load used this one).
+    const spec = this.group;
     try {
       worker = this.spawn();
       const w = worker;
@@ -158,16 +160,26 @@ export class GroupHandle {
         ),
         died,
       ]);
+      if (this.group !== spec) await Promise.race([api.reconfigure(this.group), died]);
       this.inFlight = inFlight;
       this.api = api;
       this.methods = new Map();
       this.ready = true;
       await this.host.connect(this);
+      // Removed while connecting: the supervisor must not keep a group that is gone.
+      if (this.closing) {
+        await this.host.supervisor?.detachGroup(this.name);
+        throw new ActorUnavailable(this.name);
+      }
     } catch (err) {
-      // A thread that cannot load or be connected to the supervisor is ended and tried again.
+      // A thread that cannot load or be connected to the supervisor is ended and tried again,
+      // with this reason (not the exit code its ending would report).
       this.ready = false;
       this.api = null;
-      if (worker && this.worker === worker) await worker.terminate();
+      if (worker && this.worker === worker) {
+        this.worker = null;
+        await worker.terminate();
+      }
       this.scheduleRestart(`the actor did not start: ${(err as Error).message}`);
       throw err;
     }
@@ -225,10 +237,15 @@ export class GroupHandle {
     await this.worker?.terminate();
   }
 
-  async stop(): Promise<void> {
+  /** No more restarts, and a start under way gives up: the group is being stopped or removed. */
+  close(): void {
     this.closing = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.restartTimer = null;
+  }
+
+  async stop(): Promise<void> {
+    this.close();
     if (this.api && this.ready) await this.call('close').catch(() => {});
     this.ready = false;
     await this.worker?.terminate();
@@ -242,8 +259,12 @@ export class ActorHost {
 
   constructor(readonly options: HostOptions) {}
 
+  /** Every group at start; one whose thread cannot start is listed and restarted, not fatal. */
   async startGroups(groups: readonly NodeGroup[]): Promise<void> {
-    await Promise.all(groups.map((g) => this.addGroup(g)));
+    const results = await Promise.allSettled(groups.map((g) => this.addGroup(g)));
+    results.forEach((r, i) => {
+      if (r.status === 'rejected') this.options.onError?.(groups[i]!.name, r.reason as Error);
+    });
   }
 
   /**
@@ -259,6 +280,8 @@ export class ActorHost {
     } finally {
       this.starting.delete(handle);
       if (!this.stopping) this.groups.set(group.name, handle);
+      // Started while the host was stopping, after stop() had looked: stopped here instead.
+      else await handle.stop();
     }
     return handle;
   }
@@ -269,6 +292,7 @@ export class ActorHost {
 
   async removeGroup(name: string): Promise<void> {
     const handle = this.groups.get(name);
+    handle?.close();
     this.groups.delete(name);
     await this.supervisor?.detachGroup(name);
     await handle?.stop();

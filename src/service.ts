@@ -50,10 +50,10 @@ export interface Service {
 }
 
 const LISTEN_ERRORS: Record<string, string> = {
-  EADDRINUSE: 'another process listens on that port; expected a free port (SWITCHYARD_PORT, server.port)',
+  EADDRINUSE: 'another process listens on that port; expected a free port ({port})',
   EADDRNOTAVAIL: 'no interface of this machine has that address; expected one of its addresses, 127.0.0.1 or 0.0.0.0 (SWITCHYARD_HOST)',
   ENOTFOUND: 'the name does not resolve; expected an address or a resolvable host name of this machine (SWITCHYARD_HOST)',
-  EACCES: 'ports below 1024 need privileges; expected a port from 1024 (SWITCHYARD_PORT) or the capability to bind',
+  EACCES: 'ports below 1024 need privileges; expected a port from 1024 ({port}) or the capability to bind',
 };
 
 const VERSION = (JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) as { version: string }).version;
@@ -152,22 +152,22 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const app = createApp(services, routes);
 
   const servers: Server[] = [];
-  const listen = (server: Server, port: number) =>
+  const listen = (server: Server, port: number, setting: { port: string; env: string }) =>
     new Promise<number>((resolve, reject) => {
       // What an operator can fix is named as a setting, not shown as a stack.
       server.once('error', (err: NodeJS.ErrnoException) => {
-        const why = LISTEN_ERRORS[err.code ?? ''];
-        reject(why ? new ConfigError('at start', [`server.host = ${JSON.stringify(config.server.host)}, port ${port}: ${err.code}; ${why}`]) : err);
+        const why = LISTEN_ERRORS[err.code ?? '']?.replace('{port}', `${setting.env}, ${setting.port}`);
+        reject(why ? new ConfigError('at start', [`server.host = ${JSON.stringify(config.server.host)}, ${setting.port} = ${port}: ${err.code}; ${why}`]) : err);
       });
       server.listen(port, config.server.host, () => resolve((server.address() as AddressInfo).port));
       servers.push(server);
     });
   const limits = { requestTimeout: config.server.requestTimeout, headersTimeout: config.server.headersTimeout };
-  const port = await listen(createServer(app.callback(), limits), config.server.port);
+  const port = await listen(createServer(app.callback(), limits), config.server.port, { port: 'server.port', env: 'SWITCHYARD_PORT' });
   let tlsPort: number | undefined;
   if (config.server.tls) {
     const tls = { cert: readFileSync(config.server.tls.cert), key: readFileSync(config.server.tls.key) };
-    tlsPort = await listen(createServer(app.callback(), { ...limits, tls }), config.server.tls.port);
+    tlsPort = await listen(createServer(app.callback(), { ...limits, tls }), config.server.tls.port, { port: 'server.tls.port', env: 'the config file' });
   }
   const reachable = config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host;
   const url = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;

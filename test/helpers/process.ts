@@ -22,7 +22,11 @@ export async function spawnService(env: Record<string, string>, timeoutMs = 20_0
   const output: string[] = [];
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the service did not start within ${timeoutMs} ms:\n${output.slice(-20).join('\n')}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      // Not left behind holding its port and data directory.
+      proc.kill('SIGKILL');
+      reject(new Error(`the service did not start within ${timeoutMs} ms:\n${output.slice(-20).join('\n')}`));
+    }, timeoutMs);
     let buffer = '';
     const onData = (chunk: Buffer) => {
       buffer += chunk.toString();

@@ -38,13 +38,13 @@ test('a port another process listens on', async (t) => {
   const port = (other.address() as AddressInfo).port;
   const r = await start({ SWITCHYARD_PORT: String(port), SWITCHYARD_HOST: '127.0.0.1' });
   t.is(r.code, 2);
-  t.regex(r.stderr, new RegExp(`server\\.host = "127\\.0\\.0\\.1", port ${port}: EADDRINUSE; .*expected a free port`));
+  t.regex(r.stderr, new RegExp(`server\\.host = "127\\.0\\.0\\.1", server\\.port = ${port}: EADDRINUSE; .*expected a free port \\(SWITCHYARD_PORT, server\\.port\\)`));
   t.true(noStack(r.stderr), r.stderr);
 });
 
 test('an address this machine does not have', async (t) => {
   const r = await start({ SWITCHYARD_HOST: '192.0.2.123', SWITCHYARD_PORT: '0' });
   t.is(r.code, 2);
-  t.regex(r.stderr, /server\.host = "192\.0\.2\.123", port 0: EADDRNOTAVAIL; .*expected one of its addresses/);
+  t.regex(r.stderr, /server\.host = "192\.0\.2\.123", server\.port = 0: EADDRNOTAVAIL; .*expected one of its addresses/);
   t.true(noStack(r.stderr), r.stderr);
 });
