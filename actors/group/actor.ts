@@ -126,38 +126,58 @@ class GroupActor {
   /**
    * Writes the effects in one transaction. With `acknowledge`, waits for the commit (and the
    * flush, when configured) so that the caller's 2xx means durable. A failed commit reloads the
-   * model from the store, so memory never claims what the disk does not hold.
+   * model from the store, so memory never claims what the disk does not hold. The effects'
+   * events go out once their writes are committed, in order, and not at all if they are refused.
    */
   private async commit(effects: Effects, acknowledge: boolean): Promise<boolean> {
     const group = this.model.name;
-    if (effects.events.length > 0) this.events.postMessage(effects.events);
-    if (effects.writes.length === 0) return true;
+    if (effects.writes.length === 0) {
+      this.post(effects.events, Promise.resolve(true));
+      return true;
+    }
     if (this.removedWhileLoading) for (const w of effects.writes) if (w.kind === 'binding' && w.value === null) this.removedWhileLoading.add(w.key);
     const s = this.store;
-    let done: Promise<unknown>;
     try {
       s.guard.check();
     } catch (err) {
       return this.failed(err, group);
     }
-    done = s.root.transaction(() => {
+    const done = s.root.transaction(() => {
       for (const w of effects.writes) {
         const db = (w.kind === 'node' ? s.nodes : w.kind === 'binding' ? s.bindings : s.provisions) as Database<unknown, GroupKey>;
         if (w.value === null) db.remove([group, w.key]);
         else db.put([group, w.key], w.value);
       }
     });
+    const committed = stored(done).then(
+      () => true,
+      (err: unknown) => this.failed(err, group),
+    );
+    this.post(effects.events, committed);
+    if (!(await committed)) return false;
     try {
-      await stored(done);
       if (acknowledge) await stored(s.durable());
-      if (this.failing) {
-        this.failing = false;
-        this.emit([{ type: 'store.recovered', group }]);
-      }
-      return true;
     } catch (err) {
       return this.failed(err, group);
     }
+    if (this.failing) {
+      this.failing = false;
+      this.emit([{ type: 'store.recovered', group }]);
+    }
+    return true;
+  }
+
+  /** Settles when the events of the last commit are out: later ones wait, so the log keeps their order. */
+  private posted: Promise<void> = Promise.resolve();
+
+  private post(events: EventBody[], committed: Promise<boolean>): void {
+    if (events.length === 0) return;
+    this.posted = this.posted
+      .then(() => committed)
+      .then((ok) => {
+        if (ok) this.events.postMessage(events);
+      })
+      .catch(() => {});
   }
 
   private failed(err: unknown, group: string): false {

@@ -52,8 +52,10 @@ test('a full disk refuses writes with 503 STORE_UNAVAILABLE, reads go on, and wr
   rmSync(join(mount, 'junk'));
   t.is((await svc.send('POST', '/as/v1/provision/g', ladder('after'))).status, 201);
   t.is((await svc.get('/as/v1/streams/live/after-full/publish')).status, 200);
-  await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'store.recovered'));
+  const after = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'store.recovered') && s.some((e) => e.type === 'stream.bound' && e.stream === 'after-full'));
   t.is((await svc.get('/as/v1/provision/g/kept')).status, 200, 'nothing acknowledged was lost');
+  // Events tell only what was committed: none for the binding the full disk refused.
+  t.false(after.some((e) => e.type === 'stream.bound' && e.stream === 'new-while-full'));
 });
 
 test('on a read-only file system the guard refuses writes, naming the cause', (t) => {
