@@ -18,6 +18,8 @@ export type Change = { ok: true; group: NodeGroup } | { ok: false; status: 400 |
 const fingerprint = (g: NodeGroup) => createHash('sha256').update(JSON.stringify(g)).digest('hex');
 
 export class NodeGroupRegistry {
+  private readonly creating = new Set<string>();
+
   constructor(
     private readonly store: Store,
     private readonly actors: ActorHost,
@@ -70,16 +72,22 @@ export class NodeGroupRegistry {
     const result = normalizeNodeGroup(raw);
     if ('errors' in result) return invalid(result.errors);
     const group = result.group;
-    if (this.store.groups.get(group.name) || this.actors.group(group.name)) {
+    // A create of the same name still under way counts as existing: its write is not visible yet.
+    if (this.creating.has(group.name) || this.store.groups.get(group.name) || this.actors.group(group.name)) {
       return { ok: false, status: 409, code: 'NODE_GROUP_EXISTS', detail: `node group '${group.name}' exists` };
     }
-    await this.persist(group.name, { spec: group, source: 'api', updatedAt: Date.now() });
+    this.creating.add(group.name);
     try {
-      await this.actors.addGroup(group);
-    } catch (err) {
-      // The group is stored and listed, and its thread is started again as after a crash
-      // (actor.crashed, then actor.restarted); lookups meanwhile answer 503 NOT_READY.
-      this.log.error({ group: group.name, err }, 'the actor of a new node group did not start; it is being restarted');
+      await this.persist(group.name, { spec: group, source: 'api', updatedAt: Date.now() });
+      try {
+        await this.actors.addGroup(group);
+      } catch (err) {
+        // The group is stored and listed, and its thread is started again as after a crash
+        // (actor.crashed, then actor.restarted); lookups meanwhile answer 503 NOT_READY.
+        this.log.error({ group: group.name, err }, 'the actor of a new node group did not start; it is being restarted');
+      }
+    } finally {
+      this.creating.delete(group.name);
     }
     this.emit([{ type: 'nodegroup.changed', group: group.name, change: 'created' }]);
     return { ok: true, group };

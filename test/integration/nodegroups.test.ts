@@ -43,6 +43,16 @@ test('create, read, replace and delete a node group; a bad expression names its 
   isProblem(t, await svc.send('DELETE', '/as/v1/nodegroups/extra', undefined), 404, 'NODE_GROUP_NOT_FOUND');
 });
 
+test('concurrent creates of one name: one is created, the others are told it exists', async (t) => {
+  const svc = await startTestService();
+  t.teardown(() => svc.close());
+  const spec = staticGroup({ name: 'twin', nodes: [{ id: 't1', role: 'origin', region: 'r1' }] });
+  const answers = await Promise.all(Array.from({ length: 4 }, () => svc.send('POST', '/as/v1/nodegroups', spec)));
+  t.deepEqual(answers.map((r) => r.status).sort(), [201, 409, 409, 409]);
+  const groups = body<Array<{ name: string }>>(await svc.get('/as/v1/nodegroups')).filter((g) => g.name === 'twin');
+  t.is(groups.length, 1);
+});
+
 test('a node group is not listed until it is created: the stream list answers 200 while one starts', async (t) => {
   const svc = await startTestService();
   t.teardown(() => svc.close());
