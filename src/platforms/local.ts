@@ -3,12 +3,13 @@
 // as on a real fleet. Agents run in their own process groups and outlive a crash of the service,
 // which finds them again by their heartbeats; a clean stop stops them.
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NodeGroup } from '../config/types.js';
 import type { PlatformData } from '../domain/records.js';
 import { projectPath } from '../paths.js';
 import { stopNginxOf } from '../agent/media/nginx-process.js';
+import { alive, argvOf, signalGroup } from '../os/process-group.js';
 import { PlatformError, type NewNode, type NodeRef, type Platform } from './platform.js';
 
 export interface LocalPlatformOptions {
@@ -37,30 +38,19 @@ function intToIp(n: number): string {
 
 /** Whether `pid` is the node agent of `nodeId` (not a stranger that reused the pid). */
 function isAgent(pid: number, nodeId: string): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
+  if (!alive(pid)) return false;
   if (process.platform !== 'linux') return true;
-  try {
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
-    return state !== 'Z' && argv.includes('--node-id') && argv[argv.indexOf('--node-id') + 1] === nodeId;
-  } catch {
-    return false;
-  }
+  const argv = argvOf(pid);
+  return argv.includes('--node-id') && argv[argv.indexOf('--node-id') + 1] === nodeId;
 }
 
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
+/** The agent's process group (it leads one), or the agent alone if it does not. */
+function signalAgent(pid: number, signal: NodeJS.Signals): void {
+  if (signalGroup(pid, signal)) return;
   try {
-    process.kill(-pid, signal);
+    process.kill(pid, signal);
   } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      /* already gone */
-    }
+    /* already gone */
   }
 }
 
@@ -133,9 +123,9 @@ export class LocalPlatform implements Platform {
     if (node.platform.type !== 'local') return;
     const pid = node.platform.pid;
     if (pid !== undefined && isAgent(pid, node.id)) {
-      signalGroup(pid, 'SIGTERM');
+      signalAgent(pid, 'SIGTERM');
       if (!(await waitGone(pid, node.id, 3000))) {
-        signalGroup(pid, 'SIGKILL');
+        signalAgent(pid, 'SIGKILL');
         if (!(await waitGone(pid, node.id, 2000))) throw new PlatformError(`node agent ${pid} of ${node.id} does not exit`);
       }
     }

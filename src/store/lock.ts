@@ -2,19 +2,11 @@
 // process is gone (after kill -9) is taken over.
 import { openSync, readFileSync, rmSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
+import { alive, cmdline } from '../os/process-group.js';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  if (process.platform !== 'linux') return true;
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('node');
-  } catch {
-    return false;
-  }
+/** A live process that runs node: a pid reused by something else does not hold the lock. */
+function holder(pid: number): boolean {
+  return alive(pid) && (process.platform !== 'linux' || cmdline(pid).includes('node'));
 }
 
 export function lockDataDir(dir: string): () => void {
@@ -34,7 +26,7 @@ export function lockDataDir(dir: string): () => void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(readFileSync(file, 'utf8').trim());
-      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && holder(pid)) {
         throw new Error(`the data directory ${dir} is in use by another Switchyard (pid ${pid})`);
       }
       rmSync(file, { force: true });

@@ -10,7 +10,7 @@ import test from 'ava';
 import type { BackendReport } from '../../src/agent/backend.js';
 import { NginxRtmpBackend, type NginxBackendOptions } from '../../src/agent/media/backend.js';
 import { nodePaths, renderNginxConfig } from '../../src/agent/media/nginx-config.js';
-import { alive } from '../../src/agent/media/process-group.js';
+import { alive } from '../../src/os/process-group.js';
 import { allFree } from '../../src/agent/media/ports.js';
 import { ROLES, type Role } from '../../src/domain/vocabulary.js';
 import { eventually } from '../helpers/events.js';

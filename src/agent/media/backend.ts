@@ -11,7 +11,7 @@ import type { BackendReport, MediaBackend, NodeOrders, TranscodeJob } from '../b
 import { nodePaths, renderNginxConfig, type NginxNode } from './nginx-config.js';
 import { describeExit, fetchStat, NginxProcess, NginxStartError } from './nginx-process.js';
 import { freePorts, waitFree } from './ports.js';
-import { alive, cmdline } from './process-group.js';
+import { alive, cmdline } from '../../os/process-group.js';
 import { mergeSummaries, parseRtmpStat, summarize, type StatSummary } from './rtmp-stat.js';
 import { jobFiles, jobProblem, renderExecScript, renderJobScript } from './transcode.js';
 

@@ -5,7 +5,7 @@ import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { nodePaths } from './nginx-config.js';
-import { alive, childrenOf, cmdline, signalGroup, spawnGroup, SpawnError, stopGroup, type Exit, type GroupChild } from './process-group.js';
+import { alive, childrenOf, cmdline, signalGroup, spawnGroup, SpawnError, stopGroup, type Exit, type GroupChild } from '../../os/process-group.js';
 
 export class NginxStartError extends Error {
   constructor(message: string) {

@@ -1,4 +1,5 @@
-// Child processes that each lead their own process group, so that stopping one stops everything
+// Processes on this machine: whether one is alive, what it runs, and children that each lead
+// their own process group, so that stopping one stops everything
 // it started (nginx's worker, the ffmpeg a worker execs) and nothing else. A SIGKILL of nginx's
 // master alone leaves its worker listening; signalling the group does not.
 import { spawn, type StdioOptions } from 'node:child_process';
@@ -111,11 +112,16 @@ export function childrenOf(pid: number): number[] {
   return out;
 }
 
+/** The arguments of a process, or [] when it is gone or not ours to read (or not on Linux). */
+export function argvOf(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return [];
+  }
+}
+
 /** The command line of a process, or '' when it is gone or not ours to read. */
 export function cmdline(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-  } catch {
-    return '';
-  }
+  return argvOf(pid).join(' ');
 }
