@@ -5,51 +5,17 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { normalizeNodeGroup } from '../src/config/load.js';
-import type { NodeGroup } from '../src/config/types.js';
-import type { BindingRecord, NodeRecord } from '../src/domain/records.js';
 import { openStore } from '../src/store/store.js';
 import { projectPath } from '../src/paths.js';
 import { GroupModel } from '../actors/group/model.js';
+import { fleetBindings, fleetGroup, fleetNodes } from './lib/synthetic-fleet.js';
 import { table } from './lib/table.js';
 
 const NODES = Number(process.env.BENCH_NODES ?? 100_000);
 const BINDINGS = Number(process.env.BENCH_BINDINGS ?? 1_000_000);
-const REGIONS = ['r1', 'r2', 'r3', 'r4'];
-
-function benchGroup(): NodeGroup {
-  const r = normalizeNodeGroup({
-    name: 'bench',
-    platform: { type: 'local' },
-    regions: REGIONS.map((name, i) => ({ name, lat: 50 - 10 * i, lon: 20 * i })),
-    roles: { origin: {}, edge: { parentRole: 'origin' } },
-    rules: REGIONS.flatMap((region) => [
-      { region, role: 'origin', min: 0, max: 1024, limit: 1e9 },
-      { region, role: 'edge', min: 0, max: 1024, limit: 1e9 },
-    ]),
-  });
-  if ('errors' in r) throw new Error(JSON.stringify(r.errors));
-  return r.group;
-}
-
-/** Nodes as a running fleet leaves them: in service, edges with a parent origin of their region. */
-function* nodeRecords(n: number): Generator<NodeRecord> {
-  const origins = Math.max(4, Math.floor(n / 10));
-  for (let i = 0; i < n; i++) {
-    const role = i < origins ? 'origin' : 'edge';
-    const parent = role === 'edge' ? `origin-${i % origins}` : null;
-    yield { id: `${role}-${i}`, group: 'bench', role, region: REGIONS[i % REGIONS.length]!, state: 'INSERVICE', stateSince: 0, createdAt: 0, platform: { type: 'local', address: '127.0.0.2', pid: 999_999_999 }, parent };
-  }
-}
-
-function* bindingRecords(n: number, nodes: number): Generator<BindingRecord> {
-  const origins = Math.max(4, Math.floor(nodes / 10));
-  for (let i = 0; i < n; i++) yield { stream: `stream-${i}`, origin: `origin-${i % origins}`, state: 'LIVE', boundAt: 0, since: 0 };
-}
-
 async function seed(dataDir: string, nodes: number, bindings: number): Promise<void> {
   const store = openStore(dataDir);
-  await store.groups.put('bench', { spec: benchGroup(), source: 'api', updatedAt: Date.now() });
+  await store.groups.put('bench', { spec: fleetGroup(), source: 'api', updatedAt: Date.now() });
   const put = async <T>(records: Generator<T>, write: (r: T) => void) => {
     let batch: T[] = [];
     const flush = async () => {
@@ -63,8 +29,8 @@ async function seed(dataDir: string, nodes: number, bindings: number): Promise<v
     }
     await flush();
   };
-  await put(nodeRecords(nodes), (r) => store.nodes.put(['bench', r.id], r));
-  await put(bindingRecords(bindings, nodes), (b) => store.bindings.put(['bench', b.stream], b));
+  await put(fleetNodes(nodes, true), (r) => store.nodes.put(['bench', r.id], r));
+  await put(fleetBindings(bindings, nodes), (b) => store.bindings.put(['bench', b.stream], b));
   await store.close();
 }
 
@@ -108,10 +74,10 @@ function heapUsed(): number {
 
 /** The heap a node and a binding take in the model, measured here with the same records. */
 function modelMemory(): { perNode: number; perBinding: number } {
-  const records = [...nodeRecords(NODES)];
-  const bindings = [...bindingRecords(BINDINGS, NODES)];
+  const records = [...fleetNodes(NODES, true)];
+  const bindings = [...fleetBindings(BINDINGS, NODES)];
   const base = heapUsed();
-  const withNodes = new GroupModel(benchGroup());
+  const withNodes = new GroupModel(fleetGroup());
   withNodes.restore(records, [], [], 0);
   const nodesOnly = heapUsed();
   withNodes.restore([], bindings, [], 0);
@@ -121,8 +87,6 @@ function modelMemory(): { perNode: number; perBinding: number } {
   void withNodes;
   return { perNode: (nodesOnly - base + arrays / 2) / NODES, perBinding: (all - nodesOnly) / BINDINGS };
 }
-
-export { seed, benchGroup };
 
 async function main(): Promise<void> {
   const empty = mkdtempSync(join(tmpdir(), 'switchyard-restart-'));

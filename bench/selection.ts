@@ -1,57 +1,24 @@
 // Bench 2: the cost of one selection inside a node-group actor (the GroupModel it runs, no HTTP
 // and no thread hop) as the fleet grows: 1k, 10k and 100k nodes, with 1M stream bindings. The
 // 1k-node run is the baseline; the goal is at most 1.5x the time per selection at 100k nodes.
-import { parseConfig } from '../src/config/load.js';
-import type { BindingRecord, NodeRecord } from '../src/domain/records.js';
 import { GroupModel } from '../actors/group/model.js';
+import { fleetBindings, fleetGroup, fleetNodes, REGIONS } from './lib/synthetic-fleet.js';
 import { table } from './lib/table.js';
 
-const REGIONS = ['r1', 'r2', 'r3', 'r4'];
 const BINDINGS = Number(process.env.BENCH_BINDINGS ?? 1_000_000);
 const SIZES = (process.env.BENCH_NODES ?? '1000,10000,100000').split(',').map(Number);
 const LOOKUPS = Number(process.env.BENCH_LOOKUPS ?? 100_000);
 
-function group() {
-  return parseConfig(
-    {
-      nodeGroups: [
-        {
-          name: 'bench',
-          platform: { type: 'local' },
-          regions: REGIONS.map((name, i) => ({ name, lat: 50 - 10 * i, lon: 20 * i })),
-          roles: { origin: {}, edge: { parentRole: 'origin' } },
-          rules: REGIONS.flatMap((region) => [
-            { region, role: 'origin', min: 0, max: 1024, limit: 1e9 },
-            { region, role: 'edge', min: 0, max: 1024, limit: 1e9 },
-          ]),
-        },
-      ],
-    },
-    'bench',
-  ).nodeGroups[0]!;
-}
-
 const streams = Array.from({ length: BINDINGS }, (_, i) => `stream-${i}`);
 
-function build(nodes: number): { model: GroupModel; origins: string[]; streams: string[] } {
-  const model = new GroupModel(group());
-  const records: NodeRecord[] = [];
-  const origins: string[] = [];
-  const originCount = Math.max(4, Math.floor(nodes / 10));
-  for (let i = 0; i < nodes; i++) {
-    const role = i < originCount ? 'origin' : 'edge';
-    const id = `${role}-${i}`;
-    if (role === 'origin') origins.push(id);
-    records.push({ id, group: 'bench', role, region: REGIONS[i % REGIONS.length]!, state: 'INSERVICE', stateSince: 0, createdAt: 0, platform: { type: 'local', address: '127.0.0.2' }, parent: null });
-  }
-  function* bindings(): Generator<BindingRecord> {
-    for (let i = 0; i < BINDINGS; i++) yield { stream: streams[i]!, origin: origins[i % origins.length]!, state: 'LIVE', boundAt: 0, since: 0 };
-  }
-  model.restore(records, bindings(), [], 0);
+function build(nodes: number): { model: GroupModel; streams: string[] } {
+  const model = new GroupModel(fleetGroup());
+  const records = [...fleetNodes(nodes, false)];
+  model.restore(records, fleetBindings(BINDINGS, nodes), [], 0);
   // Everyone reports in with some load, as heartbeats would.
   for (const r of records) model.heartbeat(r.id, { ready: true, metrics: { 'connections.publisher': r.role === 'origin' ? 5 : 0, 'connections.subscriber': (r.id.length * 7) % 50 } }, 1);
   model.drain();
-  return { model, origins, streams };
+  return { model, streams };
 }
 
 function time(fn: (i: number) => void, n: number): number {
