@@ -40,6 +40,18 @@ function addNodes(model: GroupModel, nodes: Array<{ id: string; role: 'origin' |
   model.drain();
 }
 
+/** `count` equally idle origins in r1, then `lookups` publishes before any heartbeat: the publishes each origin got, or null if one failed. */
+function burst(model: GroupModel, count: number, lookups: number): number[] | null {
+  addNodes(model, Array.from({ length: count }, (_, i) => ({ id: `o${i}`, role: 'origin' as const, region: 'r1' })));
+  const hits = new Map<string, number>();
+  for (let i = 0; i < lookups; i++) {
+    const r = model.publish(`s${i}`, ['r1'], 1);
+    if (!r.ok) return null;
+    hits.set(r.node.nodeId, (hits.get(r.node.nodeId) ?? 0) + 1);
+  }
+  return Array.from({ length: count }, (_, i) => hits.get(`o${i}`) ?? 0);
+}
+
 type Op =
   | { op: 'beat'; node: number; load: number }
   | { op: 'fault'; node: number }
@@ -124,14 +136,8 @@ test('a burst between two heartbeats spreads evenly over equally loaded nodes', 
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 60 }), (count, lookups) => {
       const model = new GroupModel(group({ rules: [{ region: 'r1', role: 'origin', min: 0, max: 10, limit: 1000 }] }));
-      addNodes(model, Array.from({ length: count }, (_, i) => ({ id: `o${i}`, role: 'origin' as const, region: 'r1' })));
-      const hits = new Map<string, number>();
-      for (let i = 0; i < lookups; i++) {
-        const r = model.publish(`s${i}`, ['r1'], 1);
-        if (!r.ok) return false;
-        hits.set(r.node.nodeId, (hits.get(r.node.nodeId) ?? 0) + 1);
-      }
-      const per = Array.from({ length: count }, (_, i) => hits.get(`o${i}`) ?? 0);
+      const per = burst(model, count, lookups);
+      if (!per) return false;
       return Math.max(...per) - Math.min(...per) <= 1;
     }),
   );
@@ -319,14 +325,8 @@ test('two choices: a burst between heartbeats spreads within the band', (t) => {
   fc.assert(
     fc.property(fc.integer({ min: 2, max: 10 }), fc.integer({ min: 1, max: 80 }), fc.integer(), (count, lookups, seed) => {
       const model = new GroupModel(group({ rules: [{ region: 'r1', role: 'origin', min: 0, max: 10, limit: 100 }] }, { strategy: 'two-choices', nearEqual: 0.02 }), seeded(seed));
-      addNodes(model, Array.from({ length: count }, (_, i) => ({ id: `o${i}`, role: 'origin' as const, region: 'r1' })));
-      const hits = new Map<string, number>();
-      for (let i = 0; i < lookups; i++) {
-        const r = model.publish(`s${i}`, ['r1'], 1);
-        if (!r.ok) return false;
-        hits.set(r.node.nodeId, (hits.get(r.node.nodeId) ?? 0) + 1);
-      }
-      const per = Array.from({ length: count }, (_, i) => hits.get(`o${i}`) ?? 0);
+      const per = burst(model, count, lookups);
+      if (!per) return false;
       return Math.max(...per) - Math.min(...per) <= 2 + 1;
     }),
   );
