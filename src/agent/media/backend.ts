@@ -15,17 +15,10 @@ import { alive, cmdline } from '../../os/process-group.js';
 import { mergeSummaries, parseRtmpStat, summarize, type StatSummary } from './rtmp-stat.js';
 import { jobFiles, jobProblem, renderExecScript, renderJobScript } from './transcode.js';
 
-export interface NginxBackendOptions {
-  nodeId: string;
-  role: Role;
-  scope: string;
-  address: string;
-  rtmpPort: number;
-  statPort: number;
-  dir: string;
+/** The node as nginx's config describes it (its parent comes later, in heartbeat replies), and the binaries. */
+export interface NginxBackendOptions extends Omit<NginxNode, 'parent' | 'user'> {
   nginx: string;
   ffmpeg: string;
-  modulePath: string;
   log(msg: string, extra?: Record<string, unknown>): void;
 }
 
