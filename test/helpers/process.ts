@@ -14,46 +14,66 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
-export async function spawnService(env: Record<string, string>, timeoutMs = 20_000): Promise<ServiceProcess> {
+export interface LaunchedService {
+  proc: ChildProcess;
+  /** Settles when the service logs that it listens; rejects if it exits first. */
+  url: Promise<string>;
+  output: string[];
+  exited: Promise<number | null>;
+}
+
+/** Starts the program without waiting for it (the torture kills it while it starts); keeps the last `keep` lines it prints. */
+export function launchService(env: Record<string, string>, keep = Infinity): LaunchedService {
   const proc = spawn(process.execPath, ['--enable-source-maps', projectPath('dist', 'src', 'main.js')], {
     env: { PATH: process.env.PATH ?? '', SWITCHYARD_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
+  const keepLine = (line: string) => {
+    output.push(line);
+    if (output.length > keep) output.shift();
+  };
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      // Not left behind holding its port and data directory.
-      proc.kill('SIGKILL');
-      reject(new Error(`the service did not start within ${timeoutMs} ms:\n${output.slice(-20).join('\n')}`));
-    }, timeoutMs);
+  const url = new Promise<string>((resolve, reject) => {
     let buffer = '';
-    const onData = (chunk: Buffer) => {
+    proc.stdout!.on('data', (chunk: Buffer) => {
       buffer += chunk.toString();
       let nl;
       while ((nl = buffer.indexOf('\n')) >= 0) {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
-        output.push(line);
+        keepLine(line);
         try {
           const entry = JSON.parse(line) as { msg?: string; url?: string };
-          if (entry.msg === 'listening' && entry.url) {
-            clearTimeout(timer);
-            resolve(entry.url);
-          }
+          if (entry.msg === 'listening' && entry.url) resolve(entry.url);
         } catch {
           /* not a log line */
         }
       }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', (c: Buffer) => output.push(c.toString()));
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`the service exited (${code}) before listening:\n${output.slice(-20).join('\n')}`));
     });
+    proc.stderr!.on('data', (c: Buffer) => keepLine(c.toString()));
+    void exited.then((code) => reject(new Error(`the service exited (${code}) before listening:\n${output.slice(-20).join('\n')}`)));
   });
+  url.catch(() => {});
   return { proc, url, output, exited };
+}
+
+/** Starts the program and waits until it listens; one that does not within `timeoutMs` is killed. */
+export async function spawnService(env: Record<string, string>, timeoutMs = 20_000): Promise<ServiceProcess> {
+  const launched = launchService(env);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      // Not left behind holding its port and data directory.
+      launched.proc.kill('SIGKILL');
+      reject(new Error(`the service did not start within ${timeoutMs} ms:\n${launched.output.slice(-20).join('\n')}`));
+    }, timeoutMs);
+  });
+  try {
+    return { ...launched, url: await Promise.race([launched.url, late]) };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export const E2E_PASSWORD = 'e2e-admin-password';

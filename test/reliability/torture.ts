@@ -7,7 +7,6 @@
 //
 // Keys are written by one request at a time (workers lock them), so for every key the acceptable
 // values are the last acknowledged one plus at most the one in flight at the kill.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,11 +14,11 @@ import { TokenSigner } from '../../src/auth/tokens.js';
 import { normalizeNodeGroup } from '../../src/config/load.js';
 import { NODE_STATES } from '../../src/domain/vocabulary.js';
 import type { BindingRecord, NodeRecord } from '../../src/domain/records.js';
-import { projectPath } from '../../src/paths.js';
 import { ProvisionBody } from '../../src/schemas/api.js';
 import { compile } from '../../src/schemas/validate.js';
 import { openStore, type GroupKey } from '../../src/store/store.js';
 import { request, type Reply } from '../helpers/http.js';
+import { launchService, type LaunchedService } from '../helpers/process.js';
 
 export interface TortureOptions {
   cycles: number;
@@ -146,43 +145,10 @@ class Key {
   }
 }
 
-interface Running {
-  proc: ChildProcess;
-  url: Promise<string>;
-  output: string[];
-  exited: Promise<void>;
-}
+type Running = LaunchedService;
 
 function spawnService(configPath: string): Running {
-  const proc = spawn(process.execPath, [projectPath('dist', 'src', 'main.js')], {
-    env: { PATH: process.env.PATH ?? '', SWITCHYARD_CONFIG: configPath, SWITCHYARD_ADMIN_PASSWORD: ADMIN_PASSWORD, SWITCHYARD_JWT_SECRET: SECRET, SWITCHYARD_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output: string[] = [];
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  const url = new Promise<string>((resolve, reject) => {
-    let buffer = '';
-    proc.stdout!.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      let nl;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        output.push(line);
-        if (output.length > 200) output.shift();
-        try {
-          const entry = JSON.parse(line) as { msg?: string; url?: string };
-          if (entry.msg === 'listening' && entry.url) resolve(entry.url);
-        } catch {
-          /* not a log line */
-        }
-      }
-    });
-    proc.stderr!.on('data', (c: Buffer) => output.push(c.toString()));
-    void exited.then(() => reject(new Error(`the service exited before listening:\n${output.slice(-20).join('\n')}`)));
-  });
-  url.catch(() => {});
-  return { proc, url, output, exited };
+  return launchService({ SWITCHYARD_CONFIG: configPath, SWITCHYARD_ADMIN_PASSWORD: ADMIN_PASSWORD, SWITCHYARD_JWT_SECRET: SECRET }, 200);
 }
 
 async function kill(r: Running): Promise<void> {
