@@ -3,8 +3,11 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ExecutionContext } from 'ava';
+import { ActorHost } from '../../actors/host.js';
+import type { EventBody } from '../../src/domain/events.js';
 import { parseConfig } from '../../src/config/load.js';
-import type { Config } from '../../src/config/types.js';
+import type { Config, NodeGroup } from '../../src/config/types.js';
 import { TokenSigner } from '../../src/auth/tokens.js';
 import { createLogger } from '../../src/observability/log.js';
 import { startService, type Service, type ServiceOptions } from '../../src/service.js';
@@ -136,4 +139,15 @@ export function killAgentsOf(dataDir: string): number {
     }
   }
   return killed;
+}
+
+/** An actor host over `dataDir` with `groups` started; stopped, and the directory removed, when the test ends. */
+export async function hostOf(t: ExecutionContext, dataDir: string, groups: readonly NodeGroup[], onEvents: (events: EventBody[]) => void = () => {}): Promise<ActorHost> {
+  const h = new ActorHost({ dataDir, durability: 'commit', onEvents });
+  t.teardown(async () => {
+    await h.stop(false);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  await h.startGroups(groups);
+  return h;
 }

@@ -8,7 +8,7 @@ import { ActorHost } from '../../actors/host.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
-import { staticGroup, tempDir } from '../helpers/service.js';
+import { hostOf, staticGroup, tempDir } from '../helpers/service.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -16,13 +16,7 @@ const gc = runInNewContext('gc') as () => void;
 const group: NodeGroup = parseConfig({ nodeGroups: [staticGroup({ name: 'g' })] }, 'test').nodeGroups[0]!;
 
 async function started(t: import('ava').ExecutionContext) {
-  const dir = tempDir('switchyard-host-');
-  const h = new ActorHost({ dataDir: dir, durability: 'commit', onEvents: () => {} });
-  t.teardown(async () => {
-    await h.stop(false);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  await h.startGroups([group]);
+  const h = await hostOf(t, tempDir('switchyard-host-'), [group]);
   const g = h.group('g')!;
   await g.call('addNodes', group.platform.static.nodes.map((n) => ({ id: n.id, role: n.role, region: n.region, platform: { type: 'static' as const, address: n.address }, state: 'CREATED' as const })), Date.now());
   return g;

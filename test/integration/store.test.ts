@@ -8,7 +8,7 @@ import { ActorHost } from '../../actors/host.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
 import { openStore } from '../../src/store/store.js';
-import { staticGroup, tempDir } from '../helpers/service.js';
+import { hostOf, staticGroup, tempDir } from '../helpers/service.js';
 
 const group: NodeGroup = parseConfig({ nodeGroups: [staticGroup({ name: 'g' })] }, 'test').nodeGroups[0]!;
 const rendition = (name: string, level: number) => ({ name, level, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 });
@@ -79,12 +79,7 @@ test('after a crash or a stop, the store holds exactly the acknowledged provisio
 test('a crashed actor is restarted from the store; meanwhile calls fail as unavailable, never hang', async (t) => {
   const dir = tempDir('switchyard-store-');
   const events: string[] = [];
-  const h = new ActorHost({ dataDir: dir, durability: 'commit', onEvents: (batch) => events.push(...batch.map((e) => e.type)) });
-  t.teardown(async () => {
-    await h.stop(false);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  await h.startGroups([group]);
+  const h = await hostOf(t, dir, [group], (batch) => events.push(...batch.map((e) => e.type)));
   const g = h.group('g')!;
   t.true((await g.call('putProvision', { streamName: 'keep', region: 'r1', streams: [rendition('keep_a', 1)] }, 'create')).ok);
   await g.crash();
@@ -113,12 +108,7 @@ test('right after a start, lookups find stored bindings the background load has 
     });
   }
   await store.close();
-  const h = new ActorHost({ dataDir: dir, durability: 'commit', onEvents: () => {} });
-  t.teardown(async () => {
-    await h.stop(false);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  await h.startGroups([group]);
+  const h = await hostOf(t, dir, [group]);
   const g = h.group('g')!;
   for (const n of group.platform.static.nodes) await g.call('heartbeat', n.id, { ready: true, metrics: {} });
   // The last stored stream: far beyond what a first chunk holds.
