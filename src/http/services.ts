@@ -2,8 +2,6 @@
 // log; node-group state is only ever reached through the actors.
 import type { Logger } from 'pino';
 import type { ActorHost, GroupHandle } from '../../actors/host.js';
-import { ActorUnavailable } from '../../actors/host.js';
-import type { GroupApi } from '../../actors/group/actor.js';
 import type { Config } from '../config/types.js';
 import type { TokenSigner } from '../auth/tokens.js';
 import type { Throttle } from '../auth/throttle.js';
@@ -40,30 +38,6 @@ export function groupOr404(services: Services, name: string, options: { includeD
   if (!handle) throw problems.notFound('NODE_GROUP_NOT_FOUND', `node group '${name}' does not exist`);
   if (handle.deleting && !options.includeDeleting) throw problems.notFound('NODE_GROUP_NOT_FOUND', `node group '${name}' is being deleted`);
   return handle;
-}
-
-type Method<T> = { [K in keyof T]: T[K] extends (...args: never[]) => unknown ? K : never }[keyof T];
-type Params<T, K extends keyof T> = T[K] extends (...args: infer P) => unknown ? P : never;
-type Result<T, K extends keyof T> = T[K] extends (...args: never[]) => infer R ? Awaited<R> : never;
-
-/** Calls a group actor; an actor that is (re)starting answers 503 NOT_READY, never 500. */
-export async function ask<K extends Method<GroupApi>>(handle: GroupHandle, method: K, ...args: Params<GroupApi, K>): Promise<Result<GroupApi, K>> {
-  try {
-    return await handle.call(method, ...args);
-  } catch (err) {
-    if (err instanceof ActorUnavailable) throw problems.notReady(`node group '${handle.name}' is restarting; retry shortly`, 1);
-    throw err;
-  }
-}
-
-/** A batched call (lookups, heartbeats): an actor that is (re)starting answers 503 NOT_READY. */
-export async function batched<T>(handle: GroupHandle, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    if (err instanceof ActorUnavailable) throw problems.notReady(`node group '${handle.name}' is restarting; retry shortly`, 1);
-    throw err;
-  }
 }
 
 /** Turns an actor's failure into the problem it names. */

@@ -25,7 +25,7 @@ const CODES: Record<number, string> = {
 export function toProblem(err: unknown): Problem {
   if (err instanceof Problem) return err;
   if (err instanceof StoreUnavailable) return new Problem(503, 'STORE_UNAVAILABLE', `${err.message}; nothing was changed, reads go on`, { retryAfter: 5 });
-  // A route that reached an actor without `ask` still answers what the actor's restart means.
+  // Any call to a group actor that is (re)starting: not ready, never 500.
   if (err instanceof ActorUnavailable) return new Problem(503, 'NOT_READY', `node group '${err.group}' is restarting; retry shortly`, { retryAfter: 1 });
   const e = err as { status?: number; statusCode?: number; expose?: boolean; message?: string; headers?: Record<string, string>; code?: string; detail?: string };
   if (e && typeof e.status === 'number' && typeof e.code === 'string' && typeof e.detail === 'string') return new Problem(e.status, e.code, e.detail);

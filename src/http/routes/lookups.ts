@@ -9,9 +9,10 @@ import { GroupName, LiveLookupQuery, ServerAssignment, ServerAssignmentWithListe
 import { regionOrder } from '../../selection/region-order.js';
 import { clientAddress } from '../client-address.js';
 import type { Ctx } from '../context.js';
-import { Problem, problems } from '../problem.js';
+import { toProblem } from '../middleware/errors.js';
+import { problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
-import { batched, fail, groupOr404, type Services } from '../services.js';
+import { fail, groupOr404, type Services } from '../services.js';
 
 interface RoutingQuery {
   region?: string;
@@ -43,11 +44,11 @@ export function lookupRoutes(s: Services): RouteDef[] {
       if (!order.ok) {
         throw problems.validation([{ path: 'query.region', message: `names unknown region(s) ${order.unknown.join(', ')}; node group '${group}' has ${handle.group.regions.map((r) => r.name).join(', ')}` }]);
       }
-      const outcome = await batched(handle, () => handle.lookup(kind, stream, order.regions));
+      const outcome = await handle.lookup(kind, stream, order.regions);
       if (!outcome.ok) fail(outcome);
       return outcome.node;
     } catch (err) {
-      result = err instanceof Problem ? err.code : 'ERROR';
+      result = toProblem(err).code;
       throw err;
     } finally {
       s.metrics.lookup({ endpoint, result }).observe((performance.now() - started) / 1000);

@@ -9,7 +9,7 @@ import { Problem, problems } from '../problem.js';
 import { NodeGroupConfig } from '../../config/schema.js';
 import type { Change } from '../../nodegroups/registry.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
-import { ask, groupOr404, iso, page, type Services } from '../services.js';
+import { groupOr404, iso, page, type Services } from '../services.js';
 
 function summary(handle: GroupHandle, counts: GroupCounts | null) {
   const byRole: Record<string, Record<string, number>> = {};
@@ -47,7 +47,7 @@ function settled(change: Change) {
 }
 
 export function nodeGroupRoutes(s: Services): RouteDef[] {
-  const countsOf = async (h: GroupHandle) => (h.ready ? await ask(h, 'counts').catch(() => null) : null);
+  const countsOf = async (h: GroupHandle) => (h.ready ? await h.call('counts').catch(() => null) : null);
   return [
     route({
       method: 'GET',
@@ -78,7 +78,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       async handle(ctx, { params, query }) {
         const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
         const limit = query.limit ?? 100;
-        const [counts, detail] = await Promise.all([ask(handle, 'counts'), ask(handle, 'detail', query.after, limit + 1)]);
+        const [counts, detail] = await Promise.all([handle.call('counts'), handle.call('detail', query.after, limit + 1)]);
         const scaling = handle.group.rules.map((rule) => {
           const here = counts.nodes.filter((n) => n.region === rule.region && n.role === rule.role);
           const count = (pred: (state: string) => boolean) => here.filter((n) => pred(n.state)).reduce((a, n) => a + n.count, 0);
@@ -167,8 +167,8 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         },
         async handle(ctx, { params }) {
           const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
-          if (!(await ask(handle, 'hasNode', params.nodeId))) throw problems.notFound('NODE_NOT_FOUND', `node '${params.nodeId}' is not in node group '${params.nodeGroupName}'`);
-          const result = await ask(handle, 'nodeEvent', params.nodeId, { type: action }, Date.now());
+          if (!(await handle.call('hasNode', params.nodeId))) throw problems.notFound('NODE_NOT_FOUND', `node '${params.nodeId}' is not in node group '${params.nodeGroupName}'`);
+          const result = await handle.call('nodeEvent', params.nodeId, { type: action }, Date.now());
           if (!result.ok) throw new Problem(409, 'NODE_STATE_CONFLICT', result.reason);
           ctx.status = 202;
           ctx.body = { nodeId: params.nodeId, state: result.state ?? 'removed' };
@@ -186,7 +186,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       responses: { 200: { description: 'a node token', schema: LoginResponse }, 401: problemResponse('UNAUTHORIZED'), 403: problemResponse('FORBIDDEN'), 404: problemResponse('NODE_GROUP_NOT_FOUND or NODE_NOT_FOUND') },
       async handle(ctx, { params }) {
         const handle = groupOr404(s, params.nodeGroupName);
-        if (!(await ask(handle, 'hasNode', params.nodeId))) throw problems.notFound('NODE_NOT_FOUND', `node '${params.nodeId}' is not in node group '${params.nodeGroupName}'`);
+        if (!(await handle.call('hasNode', params.nodeId))) throw problems.notFound('NODE_NOT_FOUND', `node '${params.nodeId}' is not in node group '${params.nodeGroupName}'`);
         const ttl = s.config.auth.nodeTokenTtl;
         ctx.body = { accessToken: s.signer.nodeToken(params.nodeGroupName, params.nodeId, ttl), tokenType: 'Bearer', expiresIn: Math.floor(ttl / 1000) };
       },

@@ -5,7 +5,7 @@ import Type from 'typebox';
 import { NodeEventBody, NodeEventReply, NodeIdParam } from '../../schemas/api.js';
 import { problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
-import { batched, type Services } from '../services.js';
+import type { Services } from '../services.js';
 
 export function nodeRoutes(s: Services): RouteDef[] {
   return [
@@ -31,7 +31,7 @@ export function nodeRoutes(s: Services): RouteDef[] {
         const handle = s.actors.group(claims.nodeGroup!);
         const notFound = () => problems.notFound('NODE_NOT_FOUND', `node '${params.nodeId}' is not in node group '${claims.nodeGroup}'`);
         if (!handle) throw notFound();
-        const reply = await batched(handle, () => handle.heartbeat(params.nodeId, body));
+        const reply = await handle.heartbeat(params.nodeId, body);
         if (!reply) throw notFound();
         const ttl = s.config.auth.nodeTokenTtl;
         const token = claims.exp * 1000 - Date.now() < ttl / 2 ? s.signer.nodeToken(claims.nodeGroup!, params.nodeId, ttl) : undefined;

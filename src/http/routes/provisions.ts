@@ -6,7 +6,7 @@ import { GroupName, PageQuery, ProvisionBody, StoredProvision, StreamName } from
 import type { FieldProblem } from '../problem.js';
 import { problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
-import { ask, fail, groupOr404, iso, page, type Services } from '../services.js';
+import { fail, groupOr404, iso, page, type Services } from '../services.js';
 
 type Body = Type.Static<typeof ProvisionBody>;
 
@@ -65,7 +65,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       against: regionOfGroup,
       responses: { 201: { description: 'the stored provision', schema: StoredProvision }, ...errors, 409: problemResponse('PROVISION_EXISTS') },
       async handle(ctx, { params, body }) {
-        const result = await ask(groupOr404(s, params.nodeGroup), 'putProvision', body, 'create');
+        const result = await groupOr404(s, params.nodeGroup).call('putProvision', body, 'create');
         if (!result.ok) fail(result);
         ctx.status = 201;
         ctx.set('Location', `/as/v1/provision/${params.nodeGroup}/${body.streamName}`);
@@ -84,7 +84,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       responses: { 200: { description: 'a page of provisions', schema: Type.Array(StoredProvision) }, ...errors },
       async handle(ctx, { params, query }) {
         const limit = query.limit ?? 100;
-        const list = await ask(groupOr404(s, params.nodeGroup), 'listProvisions', query.after, limit + 1);
+        const list = await groupOr404(s, params.nodeGroup).call('listProvisions', query.after, limit + 1);
         ctx.body = page(ctx, list, limit, (p) => p.streamName).map((p) => view(params.nodeGroup, p));
       },
     }),
@@ -98,7 +98,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       params: OneParams,
       responses: { 200: { description: 'the provision', schema: StoredProvision }, ...errors },
       async handle(ctx, { params }) {
-        const p = await ask(groupOr404(s, params.nodeGroup), 'getProvision', params.streamName);
+        const p = await groupOr404(s, params.nodeGroup).call('getProvision', params.streamName);
         if (!p) throw problems.notFound('PROVISION_NOT_FOUND', `stream '${params.streamName}' has no provision in node group '${params.nodeGroup}'`);
         ctx.body = view(params.nodeGroup, p);
       },
@@ -119,7 +119,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
         if (body.streamName !== params.streamName) {
           throw problems.validation([{ path: 'body.streamName', message: `must be the stream name of the path ('${params.streamName}')` }]);
         }
-        const result = await ask(groupOr404(s, params.nodeGroup), 'putProvision', body, 'replace');
+        const result = await groupOr404(s, params.nodeGroup).call('putProvision', body, 'replace');
         if (!result.ok) fail(result);
         ctx.body = view(params.nodeGroup, result.provision);
       },
@@ -134,7 +134,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       params: OneParams,
       responses: { 204: { description: 'deleted' }, ...errors },
       async handle(ctx, { params }) {
-        const result = await ask(groupOr404(s, params.nodeGroup), 'deleteProvision', params.streamName);
+        const result = await groupOr404(s, params.nodeGroup).call('deleteProvision', params.streamName);
         if (!result.ok) fail(result);
         ctx.status = 204;
       },

@@ -4,7 +4,7 @@ import Type from 'typebox';
 import type { StreamView } from '../../../actors/group/model.js';
 import { StreamsQuery, StreamView as StreamViewSchema } from '../../schemas/api.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
-import { ask, groupOr404, iso, page, type Services } from '../services.js';
+import { groupOr404, iso, page, type Services } from '../services.js';
 
 const view = (v: StreamView) => ({ ...v, boundAt: iso(v.boundAt), since: iso(v.since) });
 
@@ -34,7 +34,7 @@ export function streamRoutes(s: Services): RouteDef[] {
           if (out.length > limit) break;
           if (afterGroup !== undefined && g.name < afterGroup) continue;
           const after = g.name === afterGroup ? afterStream : undefined;
-          out.push(...(await ask(g, 'listStreams', after, limit + 1 - out.length)));
+          out.push(...(await g.call('listStreams', after, limit + 1 - out.length)));
         }
         ctx.body = page(ctx, out, limit, (v) => `${v.nodeGroup}/${v.name}`).map(view);
       },
