@@ -86,7 +86,7 @@ export class Users {
         await this.store.meta.put(KEY(username), next);
         await this.store.durable();
       }
-      this.users.set(username, next ?? current!);
+      this.set(next ?? current!);
     }
   }
 
@@ -96,8 +96,15 @@ export class Users {
 
   /** An admin still has the generated first password (CONTRACT §5: then every token waits for its change). */
   initialPending(): boolean {
-    for (const u of this.users.values()) if (u.role === 'admin' && u.initial) return true;
-    return false;
+    return this.pending;
+  }
+
+  /** Asked on every request of a public bind: kept, not scanned, and set wherever a user changes. */
+  private pending = false;
+
+  private set(user: UserRecord): void {
+    this.users.set(user.username, user);
+    this.pending = [...this.users.values()].some((u) => u.role === 'admin' && u.initial);
   }
 
   /** The user, if the password is theirs. Unknown users cost the same time as known ones. */
@@ -116,7 +123,7 @@ export class Users {
     const next: UserRecord = { ...user, hash: await this.hasher.hash(newPassword), ver: user.ver + 1, initial: false };
     await stored(() => this.store.meta.put(KEY(user.username), next), this.store.guard);
     await stored(this.store.durable());
-    this.users.set(user.username, next);
+    this.set(next);
     if (user.initial) rmSync(join(this.dataDir, INITIAL_PASSWORD_FILE), { force: true });
     return next;
   }
