@@ -39,7 +39,8 @@ export interface PlanInput {
 
 /** States in which a node is expected to heartbeat (and goes FAULT when silent). */
 export const HEARTBEATING: ReadonlySet<string> = new Set(['STARTED', 'INSERVICE', 'SOFT_SUNSET', 'HARD_SUNSET']);
-const FAULT_ON_TIMEOUT: ReadonlySet<string> = new Set(['REQUESTED', 'CREATING', 'CREATED', 'STARTED', 'DESTRUCTION_REQUESTED', 'DESTROYING']);
+/** States timed by `stateTimeouts` here: those before service fault when overstayed, a destroy is retried. */
+const OVERSTAYABLE: ReadonlySet<string> = new Set(['REQUESTED', 'CREATING', 'CREATED', 'STARTED', 'DESTRUCTION_REQUESTED', 'DESTROYING']);
 const BEING_CREATED: ReadonlySet<string> = new Set(['REQUESTED', 'CREATING', 'CREATED', 'STARTED']);
 const DRAINING: ReadonlySet<string> = new Set(['SOFT_SUNSET', 'HARD_SUNSET']);
 
@@ -59,7 +60,7 @@ export function planHealth({ group, nodes, now, busy }: PlanInput): Action[] {
       event({ type: 'fault', reason: `no heartbeat for ${seconds(now - n.lastSeen)} (nodeTimeout ${seconds(t.nodeTimeout)})` });
       continue;
     }
-    if (FAULT_ON_TIMEOUT.has(n.state) && inState > t.stateTimeouts[n.state as TimedState]) {
+    if (OVERSTAYABLE.has(n.state) && inState > t.stateTimeouts[n.state as TimedState]) {
       // A destroy that overstays is tried again, never faulted: a FAULT node that still
       // heartbeats would be reinstated into service, a doomed one included.
       if (n.state === 'DESTRUCTION_REQUESTED' && managed) actions.push({ type: 'destroy', nodeId: n.id });
