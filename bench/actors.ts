@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { TokenSigner } from '../src/auth/tokens.js';
 import { projectPath } from '../src/paths.js';
-import { BENCH_PASSWORD, BENCH_SECRET, runServer } from './lib/servers.js';
+import { BENCH_PASSWORD, BENCH_NODE_TOKEN_TTL, BENCH_SECRET, runServer } from './lib/servers.js';
 import { table } from './lib/table.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -53,7 +53,7 @@ async function run(count: number) {
     const signer = new TokenSigner(Buffer.from(BENCH_SECRET));
     const post = async (path: string, body: unknown, token?: string) =>
       (await fetch(sy.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) })).json();
-    for (const g of names) for (const id of [`${g}-o`, `${g}-e1`, `${g}-e2`]) await post(`/as/v1/nodes/${id}/events`, { ready: true, metrics: {} }, signer.nodeToken(g, id, 3_600_000));
+    for (const g of names) for (const id of [`${g}-o`, `${g}-e1`, `${g}-e2`]) await post(`/as/v1/nodes/${id}/events`, { ready: true, metrics: {} }, signer.nodeToken(g, id, BENCH_NODE_TOKEN_TTL));
     const token = ((await post('/as/v1/auth/login', { username: 'admin', password: BENCH_PASSWORD })) as { accessToken: string }).accessToken;
     const headers = { authorization: `Bearer ${token}` };
     for (const g of names) await fetch(`${sy.url}/as/v1/streams/live/live1/publish?nodeGroup=${g}`, { headers });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TokenSigner } from '../src/auth/tokens.js';
 import { load, type LoadResult } from './lib/load.js';
-import { BENCH_PASSWORD, BENCH_SECRET, baseline, switchyard } from './lib/servers.js';
+import { BENCH_PASSWORD, BENCH_NODE_TOKEN_TTL, BENCH_SECRET, baseline, switchyard } from './lib/servers.js';
 import { pct, table } from './lib/table.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -34,7 +34,7 @@ async function main(): Promise<void> {
 
     const sy = await switchyard(dir, { origins: 4, edges: 8 });
     const signer = new TokenSigner(Buffer.from(BENCH_SECRET));
-    const beat = (id: string, streams: unknown[] = []) => post(sy.url, `/as/v1/nodes/${id}/events`, { ready: true, metrics: {}, streams }, signer.nodeToken('bench', id, 3_600_000));
+    const beat = (id: string, streams: unknown[] = []) => post(sy.url, `/as/v1/nodes/${id}/events`, { ready: true, metrics: {}, streams }, signer.nodeToken('bench', id, BENCH_NODE_TOKEN_TTL));
     for (let i = 0; i < 4; i++) await beat(`o${i}`);
     for (let i = 0; i < 8; i++) await beat(`e${i}`);
     const token = ((await post(sy.url, '/as/v1/auth/login', { username: 'admin', password: BENCH_PASSWORD })) as { accessToken: string }).accessToken;

@@ -4,6 +4,7 @@
 // viewer "watches" that long), with counts. Silencing an agent makes the service put its node in
 // FAULT after nodeTimeout; the publishers of an origin that went silent ask for an origin again
 // every period until they get another one (or their origin comes back), as a real encoder would.
+import { BENCH_NODE_TOKEN_TTL } from './servers.js';
 import type { TokenSigner } from '../../src/auth/tokens.js';
 import type { Statuses } from './statuses.js';
 
@@ -31,8 +32,6 @@ interface SimNode extends NodeSpec {
   onBeat: Array<(status: number) => void>;
 }
 
-const NODE_TOKEN_TTL = 24 * 3_600_000;
-
 export class Fleet {
   private readonly nodes = new Map<string, SimNode>();
   private timer: NodeJS.Timeout | null = null;
@@ -53,7 +52,7 @@ export class Fleet {
       this.nodes.set(s.id, {
         ...s,
         group,
-        authorization: `Bearer ${this.signer.nodeToken(group, s.id, NODE_TOKEN_TTL)}`,
+        authorization: `Bearer ${this.signer.nodeToken(group, s.id, BENCH_NODE_TOKEN_TTL)}`,
         silenced: false,
         retiring: false,
         stopped: false,

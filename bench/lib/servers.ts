@@ -50,6 +50,12 @@ export const baseline = (name: 'bare-http' | 'bare-koa') => runServer(projectPat
 
 export const BENCH_SECRET = 'bench-secret-that-is-at-least-32-bytes!';
 export const BENCH_PASSWORD = 'bench-admin-password';
+/**
+ * The service's default nodeTokenTtl. A shorter token is past half its life from the start, so
+ * the service would sign a fresh one into every heartbeat reply (an agent adopts it; a load
+ * generator would not, and would measure signing instead of ingestion).
+ */
+export const BENCH_NODE_TOKEN_TTL = 24 * 3_600_000;
 
 /** Switchyard with one static node group of `origins` origins and `edges` edges, never timing out. */
 export async function switchyard(dir: string, options: { origins: number; edges: number; regions?: number; nodeArgs?: string[]; groups?: number }): Promise<Running> {
