@@ -1,8 +1,9 @@
 // The HTTP servers Koa runs in. Node's own parser answers some requests before Koa sees them
 // (malformed HTTP, oversized headers, slow clients, an `Expect` it cannot meet): those answers
 // are problems too, with the same security headers as every other answer.
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { timeOutBodyRead } from './middleware/json-body.js';
 import { securityHeaders } from './middleware/security-headers.js';
@@ -29,6 +30,20 @@ function rawAnswer(socket: Duplex, status: number, title: string, payload: strin
 
 /** Sockets with no request in flight, for a drain: idle keep-alives and ones that never asked. */
 const inFlight = new WeakMap<Server, Map<Duplex, number>>();
+
+/** An upgrade request's connection and the bytes that came after its headers. */
+export interface Upgrade {
+  socket: Duplex;
+  head: Buffer;
+  res: ServerResponse;
+}
+
+const upgrades = new WeakMap<IncomingMessage, Upgrade>();
+
+/** The connection of an upgrade request, for the route that takes it over (the node channel). */
+export function upgradeOf(req: IncomingMessage): Upgrade | undefined {
+  return upgrades.get(req);
+}
 
 export function closeUnusedConnections(server: Server): void {
   for (const [socket, n] of inFlight.get(server) ?? []) if (n === 0) socket.destroy();
@@ -59,6 +74,21 @@ export function createServer(handler: Handler, limits: ServerLimits): Server {
     res.once('close', () => {
       if (sockets.has(socket)) sockets.set(socket, sockets.get(socket)! - 1);
     });
+  });
+
+  // An upgrade request goes through the app like any other (authentication, validation, problem
+  // answers, logs, metrics). A route that takes the connection over finds it with upgradeOf();
+  // any other answer is written as usual and then the connection closes: Node's parser has let
+  // go of it, so it cannot carry another request. It counts as in flight, so that a drain leaves
+  // it to its owner (the node channel closes its own on shutdown).
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    sockets.set(socket, (sockets.get(socket) ?? 0) + 1);
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket as Socket);
+    res.once('finish', () => (socket as Socket).destroySoon());
+    upgrades.set(req, { socket, head, res });
+    handler(req, res);
   });
 
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {

@@ -23,6 +23,8 @@ export class Metrics {
   readonly lookup: (labels: { endpoint: string; result: string }) => { observe(v: number): void };
   readonly request: (labels: { method: string; route: string; status: string }) => { inc(): void };
   readonly actorCall: (labels: { method: string }) => { observe(v: number): void };
+  readonly channelMessage: (labels: { result: string }) => { inc(): void };
+  private openChannels: () => number = () => 0;
 
   constructor(counts: () => Promise<GroupCounts[]>, actorStats: () => Promise<Array<{ group: string; heapUsed: number; busySeconds: number }>> = async () => []) {
     const registers = [this.registry];
@@ -46,6 +48,22 @@ export class Metrics {
     this.lookup = labelled(this.lookups, ['endpoint', 'result'] as const);
     this.request = labelled(this.requests, ['method', 'route', 'status'] as const);
     this.actorCall = labelled(this.actorCalls, ['method'] as const);
+    const channelMessages = new Counter({
+      name: 'switchyard_node_channel_messages_total',
+      help: 'Node events received over node channels (WebSockets), by result: ok or the problem code',
+      labelNames: ['result'],
+      registers,
+    });
+    this.channelMessage = labelled(channelMessages, ['result'] as const);
+    const channels = () => this.openChannels();
+    new Gauge({
+      name: 'switchyard_node_channels',
+      help: 'Node channels (WebSockets) open',
+      registers,
+      collect() {
+        this.set(channels());
+      },
+    });
     new Gauge({
       name: 'switchyard_nodes',
       help: 'Nodes by node group, role, region and state',
@@ -86,5 +104,10 @@ export class Metrics {
         for (const g of await counts()) for (const [state, n] of Object.entries(g.bindings)) this.set({ group: g.name, state }, n);
       },
     });
+  }
+
+  /** Where the open node channels are counted (the node routes own them). */
+  trackChannels(count: () => number): void {
+    this.openChannels = count;
   }
 }

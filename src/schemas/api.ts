@@ -1,7 +1,7 @@
 // Request and response schemas of the REST API. Field names are the specification's
 // (rest-api.md); ranges and rules the specification leaves open are decided here and shown in
 // the OpenAPI document (CONTRACT §1, §2, §4, §6).
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { NAME_PATTERN, NODE_STATES, ROLES, STREAM_NAME_PATTERN } from '../domain/vocabulary.js';
 
 export const GroupName = Type.String({ pattern: NAME_PATTERN, description: 'node group name: 1–32 characters of [A-Za-z0-9._-]' });
@@ -201,6 +201,8 @@ export const NodeEventBody = Type.Object(
   },
   { additionalProperties: true, description: 'the node agent heartbeat (CONTRACT §6); unknown members are ignored, so agents can be newer than the service' },
 );
+/** One node event, as the POST body or as a node channel message. */
+export type NodeEvent = Static<typeof NodeEventBody>;
 export const NodeEventReply = Type.Object({
   heartbeatMs: Type.Integer(),
   parent: Type.Union([

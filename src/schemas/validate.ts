@@ -41,12 +41,27 @@ function schemaAt(root: TSchema, schemaPath: string): Record<string, unknown> | 
   return node !== null && typeof node === 'object' ? (node as Record<string, unknown>) : undefined;
 }
 
+/** Whether a schema declares a `default` anywhere (a property named "default" is not one). */
+export function declaresDefaults(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.some(declaresDefaults);
+  if (schema === null || typeof schema !== 'object') return false;
+  for (const [key, sub] of Object.entries(schema)) {
+    if (key === 'default') return true;
+    if (key === 'properties' || key === 'patternProperties' || key === '$defs') {
+      if (Object.values(sub as object).some(declaresDefaults)) return true;
+    } else if (declaresDefaults(sub)) return true;
+  }
+  return false;
+}
+
 export function compile<T>(schema: TSchema): Checker<T> {
   const validator = Compile(schema);
+  // Filling defaults walks the whole value: not worth it on a hot path (heartbeats) with none to fill.
+  const defaults = declaresDefaults(schema);
   return {
     schema,
     check: (value: unknown): value is T => validator.Check(value),
-    withDefaults: (value) => validator.Default(value),
+    withDefaults: (value) => (defaults ? validator.Default(value) : value),
     convert: (value) => validator.Convert(value),
     explain(value, prefix = '') {
       const raw = validator.Errors(value);

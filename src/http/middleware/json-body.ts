@@ -53,12 +53,17 @@ export async function readJsonBody(ctx: Ctx, limit: number): Promise<unknown> {
     if (type === 'request.size.invalid') throw new Problem(400, 'BAD_REQUEST', 'the body is shorter or longer than its Content-Length');
     throw new Problem(400, 'BAD_REQUEST', 'the body could not be read');
   }
-  if (text.trim() === '') throw new Problem(400, 'BAD_JSON', 'the body is empty; a JSON document is required');
+  return parseJson(text, 'body');
+}
+
+/** A JSON document (a body, or a node channel's message) or the BAD_JSON problem saying why not. */
+export function parseJson(text: string, what: 'body' | 'message'): unknown {
+  if (text.trim() === '') throw new Problem(400, 'BAD_JSON', `the ${what} is empty; a JSON document is required`);
   try {
     return sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (err) {
     const message = (err as Error).message;
-    const detail = /prototype/i.test(message) ? 'the body uses a forbidden key (__proto__ or constructor.prototype)' : `the body is not valid JSON: ${message.slice(0, 200)}`;
+    const detail = /prototype/i.test(message) ? `the ${what} uses a forbidden key (__proto__ or constructor.prototype)` : `the ${what} is not valid JSON: ${message.slice(0, 200)}`;
     throw new Problem(400, 'BAD_JSON', detail);
   }
 }

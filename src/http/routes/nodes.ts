@@ -1,41 +1,103 @@
-// The node agents' heartbeat (CONTRACT §6). A node token may only post its own node's events;
-// the reply carries the node's orders (parent, drain, transcode jobs) and, past half its life, a
-// fresh token.
+// The node agents' heartbeat (CONTRACT §6), as one POST per event or over a node channel (a
+// WebSocket, node-channel.ts). A node token may only post its own node's events; the reply
+// carries the node's orders (parent, drain, transcode jobs) and, past half its life, a fresh token.
 import Type from 'typebox';
-import { NodeEventBody, NodeEventReply, NodeIdParam } from '../../schemas/api.js';
+import type { Claims } from '../../auth/tokens.js';
+import { NodeEventBody, NodeEventReply, NodeIdParam, type NodeEvent } from '../../schemas/api.js';
+import { compile } from '../../schemas/validate.js';
+import { NodeChannels, type Beat } from '../node-channel.js';
 import { problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
+import { upgradeOf } from '../server.js';
 import type { Services } from '../services.js';
 
+const EVENTS_PATH = '/as/v1/nodes/{nodeId}/events';
+
 export function nodeRoutes(s: Services): RouteDef[] {
+  const ownNode = (claims: Claims, nodeId: string) => {
+    if (claims.nodeId !== nodeId) throw problems.forbidden(`this token belongs to node '${claims.nodeId}', not '${nodeId}'`);
+  };
+  const notFound = (claims: Claims) => problems.notFound('NODE_NOT_FOUND', `node '${claims.nodeId}' is not in node group '${claims.nodeGroup}'`);
+
+  async function beat(claims: Claims, body: NodeEvent): Promise<Beat> {
+    const handle = s.actors.group(claims.nodeGroup!);
+    if (!handle) throw notFound(claims);
+    const reply = await handle.heartbeat(claims.nodeId!, body);
+    if (!reply) throw notFound(claims);
+    const ttl = s.config.auth.nodeTokenTtl;
+    const now = Date.now();
+    if (claims.exp * 1000 - now >= ttl / 2) return { reply };
+    // As jsonwebtoken counts it: whole seconds from now.
+    const exp = Math.floor(now / 1000) + Math.max(1, Math.floor(ttl / 1000));
+    return { reply: { ...reply, token: s.signer.nodeToken(claims.nodeGroup!, claims.nodeId!, ttl) }, exp };
+  }
+
+  const channels = new NodeChannels({
+    beat,
+    event: compile<NodeEvent>(NodeEventBody),
+    maxPayload: s.config.server.bodyLimit,
+    // Well past FAULT (nodeTimeout is at most minutes): a channel that quiet has a frozen peer.
+    idleMs: 5 * 60_000,
+    stopping: s.stopping,
+    closeGraceMs: Math.min(2000, s.config.server.shutdownTimeout),
+    log: s.log,
+    observe: (result) => s.metrics.channelMessage({ result }).inc(),
+  });
+  s.metrics.trackChannels(() => channels.size);
+
+  const nodeParams = Type.Object({ nodeId: NodeIdParam });
+  const refusals = {
+    401: problemResponse('UNAUTHORIZED'),
+    403: problemResponse("FORBIDDEN: another node's token"),
+    404: problemResponse('NODE_NOT_FOUND: the control plane does not know this node (the agent should stop)'),
+  };
   return [
     route({
       method: 'POST',
-      path: '/as/v1/nodes/{nodeId}/events',
+      path: EVENTS_PATH,
       operationId: 'postNodeEvent',
       summary: "A node agent's heartbeat: readiness, address, listeners, metrics and streams",
       tag: 'nodes',
       access: 'node',
-      params: Type.Object({ nodeId: NodeIdParam }),
+      params: nodeParams,
       body: NodeEventBody,
       responses: {
         200: { description: "the node's orders", schema: NodeEventReply },
         400: problemResponse('VALIDATION_FAILED'),
-        401: problemResponse('UNAUTHORIZED'),
-        403: problemResponse("FORBIDDEN: another node's token"),
-        404: problemResponse('NODE_NOT_FOUND: the control plane does not know this node (the agent should stop)'),
+        ...refusals,
       },
       async handle(ctx, { params, body }) {
         const claims = ctx.state.user!;
-        if (claims.nodeId !== params.nodeId) throw problems.forbidden(`this token belongs to node '${claims.nodeId}', not '${params.nodeId}'`);
-        const handle = s.actors.group(claims.nodeGroup!);
-        const notFound = () => problems.notFound('NODE_NOT_FOUND', `node '${params.nodeId}' is not in node group '${claims.nodeGroup}'`);
-        if (!handle) throw notFound();
-        const reply = await handle.heartbeat(params.nodeId, body);
-        if (!reply) throw notFound();
-        const ttl = s.config.auth.nodeTokenTtl;
-        const token = claims.exp * 1000 - Date.now() < ttl / 2 ? s.signer.nodeToken(claims.nodeGroup!, params.nodeId, ttl) : undefined;
-        ctx.body = token ? { ...reply, token } : reply;
+        ownNode(claims, params.nodeId);
+        ctx.body = (await beat(claims, body)).reply;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: EVENTS_PATH,
+      operationId: 'openNodeChannel',
+      summary: "A node agent's heartbeats over one WebSocket",
+      description:
+        'With `Upgrade: websocket`, the connection becomes a node channel: each text message is one event (the body of `postNodeEvent`), ' +
+        'each answer one message, in order: the node\'s orders (`NodeEventReply`), or a problem (with `status` and `code`) when that event was refused. ' +
+        'A token renewed in an answer renews the channel too. The channel closes with 1008 and the problem code as reason when the token expires or the node is unknown, ' +
+        'with 1001 when the service stops, with 1000 `IDLE` after five minutes without a message, and with 1009 for a message over the body limit.',
+      tag: 'nodes',
+      access: 'node',
+      params: nodeParams,
+      responses: {
+        101: { description: 'Switching Protocols: the node channel is open' },
+        400: problemResponse('VALIDATION_FAILED or BAD_REQUEST: a bad node id or WebSocket handshake'),
+        ...refusals,
+        426: problemResponse('UPGRADE_REQUIRED: not a WebSocket request'),
+      },
+      handle(ctx, { params }) {
+        const claims = ctx.state.user!;
+        ownNode(claims, params.nodeId);
+        if (!s.actors.group(claims.nodeGroup!)) throw notFound(claims);
+        channels.accept(ctx.req, upgradeOf(ctx.req), claims);
+        ctx.status = 101;
+        ctx.respond = false;
       },
     }),
   ];

@@ -1,0 +1,142 @@
+// The node channel: a node agent's heartbeats over one WebSocket instead of one HTTP request
+// each. The upgrade request (GET /as/v1/nodes/{nodeId}/events) goes through the app like any
+// other, so its token, its path and its refusals are the POST's; from then on each text message
+// is one event, checked like the POST body, and each answer is one message: the node's orders,
+// or a problem (CONTRACT §3) when that event was refused. Answers keep the order of the events.
+//
+// Why: a heartbeat over HTTP pays for a request (headers, routing, a Koa context) that carries a
+// few hundred bytes; over the channel it costs a frame. Fleets of thousands of nodes stay cheap.
+import type { IncomingMessage } from 'node:http';
+import type { Logger } from 'pino';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { Claims } from '../auth/tokens.js';
+import type { Checker } from '../schemas/validate.js';
+import type { NodeEvent } from '../schemas/api.js';
+import { toProblem } from './middleware/errors.js';
+import { parseJson } from './middleware/json-body.js';
+import { Problem, problemBody, problems } from './problem.js';
+import type { Upgrade } from './server.js';
+
+/** What the channel answers an event with; `exp` is set when `token` renews the node's token. */
+export interface Beat {
+  reply: object;
+  exp?: number;
+}
+
+export interface ChannelOptions {
+  /** The heartbeat itself, as the POST route runs it; throws a Problem to refuse. */
+  beat(claims: Claims, body: NodeEvent): Promise<Beat>;
+  event: Checker<NodeEvent>;
+  /** The largest message, as the HTTP body limit. */
+  maxPayload: number;
+  /** A channel with no message for this long is closed (its node went FAULT long before). */
+  idleMs: number;
+  /** Aborted when the service stops: every channel closes with 1001 (going away). */
+  stopping: AbortSignal;
+  /** How long a closing channel waits for its peer's close frame before dropping the socket. */
+  closeGraceMs: number;
+  log: Logger;
+  observe(result: string): void;
+  now?: () => number;
+}
+
+/** Close codes (RFC 6455 §7.4): the reason names the problem code, for the agent's log. */
+export const CLOSE = { normal: 1000, goingAway: 1001, policy: 1008 } as const;
+
+/** Events answered at most this far behind; past it the channel stops reading until it catches up. */
+const MAX_QUEUED = 16;
+
+const KEY = /^[+/0-9A-Za-z]{22}==$/;
+
+export class NodeChannels {
+  private readonly wss: WebSocketServer;
+  private readonly now: () => number;
+  private opened = 0;
+
+  constructor(private readonly o: ChannelOptions) {
+    this.now = o.now ?? Date.now;
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: o.maxPayload, perMessageDeflate: false, clientTracking: true });
+    o.stopping.addEventListener('abort', () => this.closeAll(), { once: true });
+  }
+
+  /** Open channels. */
+  get size(): number {
+    return this.wss.clients.size;
+  }
+
+  /** Channels opened since start. */
+  get total(): number {
+    return this.opened;
+  }
+
+  /**
+   * Takes over an authorised upgrade request. Throws the problem to answer instead when the
+   * request is not a WebSocket handshake this server can complete.
+   */
+  accept(req: IncomingMessage, upgrade: Upgrade | undefined, claims: Claims): void {
+    if (!upgrade || req.headers.upgrade?.toLowerCase() !== 'websocket') {
+      throw new Problem(426, 'UPGRADE_REQUIRED', 'this resource is a WebSocket: send the request with "Upgrade: websocket" (or POST one event)', { headers: { Upgrade: 'websocket', Connection: 'Upgrade' } });
+    }
+    const key = req.headers['sec-websocket-key'];
+    const version = req.headers['sec-websocket-version'];
+    // Checked here so that a bad handshake gets a problem, not the library's bare 400.
+    if (typeof key !== 'string' || !KEY.test(key.trim())) throw new Problem(400, 'BAD_REQUEST', 'Sec-WebSocket-Key must be 16 bytes in base64 (RFC 6455 §4.1)');
+    if (version !== '13' && version !== '8') throw new Problem(426, 'UPGRADE_REQUIRED', 'only WebSocket version 13 is supported', { headers: { 'Sec-WebSocket-Version': '13' } });
+    if (this.o.stopping.aborted) throw problems.notReady();
+    // The response object Koa was given will never be written: the socket is the channel's now.
+    upgrade.res.detachSocket(upgrade.socket as never);
+    this.wss.handleUpgrade(req, upgrade.socket, upgrade.head, (ws) => this.serve(ws, claims));
+  }
+
+  private serve(ws: WebSocket, claims: Claims): void {
+    this.opened++;
+    let exp = claims.exp;
+    let queued = 0;
+    let tail: Promise<void> = Promise.resolve();
+    const idle = setTimeout(() => ws.close(CLOSE.normal, 'IDLE'), this.o.idleMs);
+    ws.on('close', () => clearTimeout(idle));
+    ws.on('error', (err) => this.o.log.debug({ err, nodeId: claims.nodeId }, 'node channel error'));
+    ws.on('message', (data, isBinary) => {
+      idle.refresh();
+      if (++queued >= MAX_QUEUED) ws.pause();
+      tail = tail
+        .then(() => this.answer(data, isBinary, { ...claims, exp }))
+        .then(({ text, close, renewed }) => {
+          if (renewed !== undefined) exp = renewed;
+          if (ws.readyState !== ws.OPEN) return;
+          ws.send(text);
+          if (close) ws.close(CLOSE.policy, close);
+        })
+        .finally(() => {
+          if (--queued < MAX_QUEUED / 2 && ws.isPaused) ws.resume();
+        });
+    });
+  }
+
+  private async answer(data: RawData, isBinary: boolean, claims: Claims): Promise<{ text: string; close?: string; renewed?: number }> {
+    try {
+      if (claims.exp * 1000 <= this.now()) throw problems.badToken('the token has expired; open the channel again with the token from the last reply', 'TOKEN_EXPIRED');
+      if (isBinary) throw new Problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'a node channel message must be text: one JSON event');
+      const raw = parseJson(data.toString(), 'message');
+      const body = this.o.event.withDefaults(raw);
+      if (!this.o.event.check(body)) throw problems.validation(this.o.event.explain(body, 'message'));
+      const { reply, exp } = await this.o.beat(claims, body);
+      this.o.observe('ok');
+      return { text: JSON.stringify(reply), ...(exp !== undefined ? { renewed: exp } : {}) };
+    } catch (err) {
+      const problem = toProblem(err);
+      this.o.observe(problem.code);
+      if (problem.code === 'INTERNAL') this.o.log.error({ err, nodeId: claims.nodeId }, 'node channel event failed');
+      // A node the group no longer knows, or a token past its life, has no use for the channel.
+      const close = problem.status === 401 || problem.code === 'NODE_NOT_FOUND' ? problem.code : undefined;
+      return { text: JSON.stringify(problemBody(problem)), ...(close ? { close } : {}) };
+    }
+  }
+
+  private closeAll(): void {
+    for (const ws of this.wss.clients) {
+      ws.close(CLOSE.goingAway, 'STOPPING');
+      setTimeout(() => ws.terminate(), this.o.closeGraceMs).unref();
+    }
+  }
+}

@@ -1,0 +1,137 @@
+// The node channel: heartbeats over one WebSocket per node, against a real service over real
+// sockets. Its refusals are the POST's problems; each event gets its answer, in order.
+import anyTest, { type TestFn } from 'ava';
+import { isProblem } from '../helpers/assert.js';
+import { openChannel, refusedUpgrade } from '../helpers/channel.js';
+import { body } from '../helpers/http.js';
+import { staticGroup, startTestService, type TestService } from '../helpers/service.js';
+
+const test = anyTest as TestFn<{ svc: TestService }>;
+
+test.before(async (t) => {
+  t.context.svc = await startTestService({ groups: [staticGroup()] });
+});
+
+test.after.always(async (t) => {
+  await t.context.svc?.close();
+});
+
+const event = (extra: Record<string, unknown> = {}) => ({ ready: true, metrics: { 'connections.subscriber': 0 }, ...extra });
+const path = (id: string) => `/as/v1/nodes/${id}/events`;
+
+test('heartbeats over a channel bring nodes into service; each answer is the node\'s orders', async (t) => {
+  const { svc } = t.context;
+  const o1 = await openChannel(svc.url, 'o1', svc.signer.nodeToken('g', 'o1', 86_400_000));
+  t.teardown(() => o1.ws.terminate());
+  o1.send(event());
+  const first = await o1.next();
+  t.like(first, { heartbeatMs: 200, parent: null, drain: false });
+  const e1 = await openChannel(svc.url, 'e1', svc.signer.nodeToken('g', 'e1', 86_400_000));
+  t.teardown(() => e1.ws.terminate());
+  e1.send(event());
+  t.like(await e1.next(), { parent: { nodeId: 'o1' } });
+  const nodes = body<{ nodeList: Array<{ id: string; state: string }> }>(await svc.get('/as/v1/nodegroups/g')).nodeList;
+  t.is(nodes.find((n) => n.id === 'o1')?.state, 'INSERVICE');
+  t.is(nodes.find((n) => n.id === 'e1')?.state, 'INSERVICE');
+  // Several events at once are answered one by one, in order.
+  for (let i = 0; i < 40; i++) o1.send(i % 2 === 0 ? event() : 'not json');
+  for (let i = 0; i < 40; i++) {
+    const m = await o1.next();
+    if (i % 2 === 0) t.is(m.heartbeatMs, 200);
+    else t.is(m.code, 'BAD_JSON');
+  }
+  const metrics = (await svc.get('/as/v1/metrics')).text;
+  t.regex(metrics, /^switchyard_node_channels [1-9][0-9]*$/m);
+  t.regex(metrics, /^switchyard_node_channel_messages_total\{result="ok"\} [1-9]/m);
+});
+
+test('a refused event gets a problem and the channel goes on', async (t) => {
+  const { svc } = t.context;
+  const ch = await openChannel(svc.url, 'o2', svc.signer.nodeToken('g', 'o2', 86_400_000));
+  t.teardown(() => ch.ws.terminate());
+  ch.send('{"ready": tru');
+  t.like(await ch.next(), { status: 400, code: 'BAD_JSON', type: 'about:blank' });
+  ch.send({ ready: 'yes', metrics: { 'cpu.load': 'high' } });
+  const invalid = await ch.next();
+  t.like(invalid, { status: 400, code: 'VALIDATION_FAILED' });
+  t.deepEqual(
+    (invalid.errors as Array<{ path: string }>).map((e) => e.path).sort(),
+    ['message.metrics.cpu.load', 'message.ready'],
+  );
+  ch.send('{"__proto__": {"ready": true}, "ready": true, "metrics": {}}');
+  t.like(await ch.next(), { code: 'BAD_JSON' });
+  ch.send(Buffer.from([1, 2, 3]));
+  t.like(await ch.next(), { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+  ch.send(event());
+  t.like(await ch.next(), { heartbeatMs: 200 });
+});
+
+test('the upgrade is refused with the POST\'s problems', async (t) => {
+  const { svc } = t.context;
+  const o1 = svc.signer.nodeToken('g', 'o1', 86_400_000);
+  isProblem(t, await refusedUpgrade(svc.url, path('o1')), 401, 'UNAUTHORIZED');
+  isProblem(t, await refusedUpgrade(svc.url, path('o1'), { authorization: 'Bearer nope' }), 401, 'UNAUTHORIZED');
+  isProblem(t, await refusedUpgrade(svc.url, path('o2'), { authorization: `Bearer ${o1}` }), 403, 'FORBIDDEN');
+  isProblem(t, await refusedUpgrade(svc.url, path('o1'), { authorization: `Bearer ${svc.adminToken}` }), 403, 'FORBIDDEN');
+  isProblem(t, await refusedUpgrade(svc.url, path('o1'), { authorization: `Bearer ${svc.signer.nodeToken('gone', 'o1', 86_400_000)}` }), 404, 'NODE_NOT_FOUND');
+  isProblem(t, await refusedUpgrade(svc.url, path('bad%20id'), { authorization: `Bearer ${o1}` }), 400, 'VALIDATION_FAILED');
+  isProblem(t, await refusedUpgrade(svc.url, path('o1'), { authorization: `Bearer ${o1}`, 'sec-websocket-key': 'short' }), 400, 'BAD_REQUEST');
+  const version = await refusedUpgrade(svc.url, path('o1'), { authorization: `Bearer ${o1}`, 'sec-websocket-version': '7' });
+  isProblem(t, version, 426, 'UPGRADE_REQUIRED');
+  t.is(version.headers.get('sec-websocket-version'), '13');
+  const plain = await svc.get(path('o1'), o1);
+  isProblem(t, plain, 426, 'UPGRADE_REQUIRED');
+  t.is(plain.headers.get('upgrade'), 'websocket');
+  // Other routes answer an upgrade request as usual, then close the connection.
+  const other = await refusedUpgrade(svc.url, '/as/v1/healthz');
+  t.is(other.status, 200);
+  t.is(other.headers.get('connection'), 'close');
+  t.is(other.headers.get('x-content-type-options'), 'nosniff');
+  isProblem(t, await refusedUpgrade(svc.url, '/as/v1/nowhere'), 404, 'NOT_FOUND');
+  // The server still answers.
+  t.is((await svc.get('/as/v1/healthz', null)).status, 200);
+});
+
+test('a node the group does not know is told so, and its channel closes with 1008', async (t) => {
+  const { svc } = t.context;
+  const ch = await openChannel(svc.url, 'ghost', svc.signer.nodeToken('g', 'ghost', 86_400_000));
+  t.teardown(() => ch.ws.terminate());
+  ch.send(event());
+  t.like(await ch.next(), { status: 404, code: 'NODE_NOT_FOUND' });
+  t.deepEqual(await ch.closed, { code: 1008, reason: 'NODE_NOT_FOUND' });
+});
+
+test('a token renewed in an answer renews the channel: it is sent once, not with every answer', async (t) => {
+  const { svc } = t.context;
+  // An hour left of a day's token: past half its life.
+  const ch = await openChannel(svc.url, 'o3', svc.signer.nodeToken('g', 'o3', 3_600_000));
+  t.teardown(() => ch.ws.terminate());
+  ch.send(event());
+  const first = await ch.next();
+  t.is(typeof first.token, 'string');
+  t.is((await svc.send('POST', path('o3'), event(), first.token as string)).status, 200, 'the renewed token is a working one');
+  ch.send(event());
+  t.is((await ch.next()).token, undefined);
+});
+
+test('a channel whose token expires is told TOKEN_EXPIRED and closed', async (t) => {
+  const { svc } = t.context;
+  const token = svc.signer.nodeToken('g', 't1', 1000);
+  const exp = (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { exp: number }).exp * 1000;
+  const ch = await openChannel(svc.url, 't1', token);
+  t.teardown(() => ch.ws.terminate());
+  // What is waited for is the token's expiry itself (a second at most).
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, exp - Date.now()) + 20));
+  ch.send(event());
+  t.like(await ch.next(), { status: 401, code: 'TOKEN_EXPIRED' });
+  t.deepEqual(await ch.closed, { code: 1008, reason: 'TOKEN_EXPIRED' });
+});
+
+test('a stopping service closes its channels with 1001 and exits', async (t) => {
+  const svc = await startTestService({ groups: [staticGroup()] });
+  const ch = await openChannel(svc.url, 'o1', svc.signer.nodeToken('g', 'o1', 86_400_000));
+  ch.send(event());
+  t.like(await ch.next(), { heartbeatMs: 200 });
+  await svc.close();
+  t.deepEqual(await ch.closed, { code: 1001, reason: 'STOPPING' });
+});
