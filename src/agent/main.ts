@@ -1,12 +1,14 @@
 // The node agent (CONTRACT §6): runs beside a media server (the simulated one, or a real nginx
-// with the RTMP module), posts its events to the control plane every heartbeatMs, and does what
-// the reply says (parent, drain, transcode jobs). Started by the local platform, or by an
+// with the RTMP module), sends its events to the control plane every heartbeatMs (over a node
+// channel, or one POST each: heartbeats.ts), and does what the reply says (parent, drain,
+// transcode jobs). Started by the local platform, or by an
 // operator on a static or cloud node.
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROLES, type Role } from '../domain/vocabulary.js';
-import { BACKENDS, type BackendName, type MediaBackend, type NodeOrders } from './backend.js';
+import { BACKENDS, type BackendName, type MediaBackend } from './backend.js';
+import { heartbeats, TRANSPORTS, type TransportName } from './heartbeats.js';
 import { NginxRtmpBackend } from './media/backend.js';
 import { SimulatedBackend } from './simulated.js';
 
@@ -19,6 +21,8 @@ interface AgentConfig {
   address: string;
   port: number;
   backend: BackendName;
+  /** How events reach the control plane: a node channel (default) or one POST each. */
+  transport: TransportName;
   /** The node's own directory (logs, and nginx's config and state). */
   dir: string;
   statPort: number;
@@ -44,7 +48,13 @@ function readConfig(env: NodeJS.ProcessEnv): AgentConfig {
     console.error(`node agent: SWITCHYARD_NODE_BACKEND = ${JSON.stringify(backend)}: expected one of ${BACKENDS.join(', ')}`);
     process.exit(2);
   }
+  const transport = (env.SWITCHYARD_HEARTBEAT_TRANSPORT || 'channel') as TransportName;
+  if (!TRANSPORTS.includes(transport)) {
+    console.error(`node agent: SWITCHYARD_HEARTBEAT_TRANSPORT = ${JSON.stringify(transport)}: expected one of ${TRANSPORTS.join(', ')}`);
+    process.exit(2);
+  }
   return {
+    transport,
     url: need('SWITCHYARD_URL').replace(/\/+$/, ''),
     nodeId: need('SWITCHYARD_NODE_ID'),
     token: need('SWITCHYARD_NODE_TOKEN'),
@@ -57,11 +67,6 @@ function readConfig(env: NodeJS.ProcessEnv): AgentConfig {
     statPort: Number(env.SWITCHYARD_NODE_STAT_PORT || 18080),
     orphanTimeoutMs: Number(env.SWITCHYARD_ORPHAN_TIMEOUT_MS || 300_000),
   };
-}
-
-interface Reply extends NodeOrders {
-  heartbeatMs: number;
-  token?: string;
 }
 
 const log = (msg: string, extra: Record<string, unknown> = {}) =>
@@ -110,12 +115,14 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log('stopping', { why });
+    beats.close();
     await backend.stop();
     process.exit(code);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 
+  const beats = heartbeats(config.transport, config.url, config.nodeId);
   let token = config.token;
   let heartbeatMs = 2000;
   let lastOk = Date.now();
@@ -129,26 +136,22 @@ async function main(): Promise<void> {
   while (!stopping) {
     const report = await backend.report();
     try {
-      const res = await fetch(`${config.url}/as/v1/nodes/${encodeURIComponent(config.nodeId)}/events`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ ...report, ...(report.problem ? { problem: report.problem.slice(0, 500) } : {}), address: { public: backend.address, private: backend.address } }),
-        signal: AbortSignal.timeout(Math.max(1000, heartbeatMs)),
-      });
-      if (res.ok) {
-        const reply = (await res.json()) as Reply;
+      const event = { ...report, ...(report.problem ? { problem: report.problem.slice(0, 500) } : {}), address: { public: backend.address, private: backend.address } };
+      const result = await beats.send(event, token, Math.max(1000, heartbeatMs));
+      if (result.ok) {
+        const reply = result.reply;
         heartbeatMs = reply.heartbeatMs;
         // No `transcode` in a reply means "no change" (the control plane may still be loading).
         await backend.apply({ parent: reply.parent, drain: reply.drain, ...(reply.transcode ? { transcode: reply.transcode } : {}) });
         if (reply.token) token = reply.token;
         lastOk = Date.now();
         refused = 0;
-        outcome('heartbeats accepted', { parent: reply.parent?.nodeId ?? null, drain: reply.drain });
+        outcome('heartbeats accepted', { over: beats.name, parent: reply.parent?.nodeId ?? null, drain: reply.drain });
       } else {
-        outcome(`heartbeat refused: ${res.status}`, { body: (await res.text()).slice(0, 300) });
+        outcome(`heartbeat refused: ${result.status}`, { body: result.body.slice(0, 300) });
         // The control plane no longer knows this node, or its token: a local node has no future.
-        if (res.status === 401 || res.status === 403 || res.status === 404) {
-          if (++refused >= 3) return stop(`the control plane refuses this node (${res.status})`, 0);
+        if (result.status === 401 || result.status === 403 || result.status === 404) {
+          if (++refused >= 3) return stop(`the control plane refuses this node (${result.status})`, 0);
         }
       }
     } catch (err) {

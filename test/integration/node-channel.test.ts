@@ -1,6 +1,7 @@
 // The node channel: heartbeats over one WebSocket per node, against a real service over real
 // sockets. Its refusals are the POST's problems; each event gets its answer, in order.
 import anyTest, { type TestFn } from 'ava';
+import { ChannelHeartbeats, PostHeartbeats } from '../../src/agent/heartbeats.js';
 import { isProblem } from '../helpers/assert.js';
 import { openChannel, refusedUpgrade } from '../helpers/channel.js';
 import { body } from '../helpers/http.js';
@@ -29,7 +30,8 @@ test('heartbeats over a channel bring nodes into service; each answer is the nod
   const e1 = await openChannel(svc.url, 'e1', svc.signer.nodeToken('g', 'e1', 86_400_000));
   t.teardown(() => e1.ws.terminate());
   e1.send(event());
-  t.like(await e1.next(), { parent: { nodeId: 'o1' } });
+  const parent = (await e1.next()).parent as { nodeId: string };
+  t.true(['o1', 'o2'].includes(parent.nodeId), 'an origin in service in its region');
   const nodes = body<{ nodeList: Array<{ id: string; state: string }> }>(await svc.get('/as/v1/nodegroups/g')).nodeList;
   t.is(nodes.find((n) => n.id === 'o1')?.state, 'INSERVICE');
   t.is(nodes.find((n) => n.id === 'e1')?.state, 'INSERVICE');
@@ -116,11 +118,11 @@ test('a token renewed in an answer renews the channel: it is sent once, not with
 
 test('a channel whose token expires is told TOKEN_EXPIRED and closed', async (t) => {
   const { svc } = t.context;
-  const token = svc.signer.nodeToken('g', 't1', 1000);
+  const token = svc.signer.nodeToken('g', 't1', 2000);
   const exp = (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { exp: number }).exp * 1000;
   const ch = await openChannel(svc.url, 't1', token);
   t.teardown(() => ch.ws.terminate());
-  // What is waited for is the token's expiry itself (a second at most).
+  // What is waited for is the token's expiry itself (two seconds at most).
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, exp - Date.now()) + 20));
   ch.send(event());
   t.like(await ch.next(), { status: 401, code: 'TOKEN_EXPIRED' });
@@ -134,4 +136,40 @@ test('a stopping service closes its channels with 1001 and exits', async (t) => 
   t.like(await ch.next(), { heartbeatMs: 200 });
   await svc.close();
   t.deepEqual(await ch.closed, { code: 1001, reason: 'STOPPING' });
+});
+
+// ---- the agent's side ---------------------------------------------------------------------------
+
+test('the agent sends over the channel, and takes a refusal of its node as the POST\'s', async (t) => {
+  const { svc } = t.context;
+  const beats = new ChannelHeartbeats(svc.url, 'e2', new PostHeartbeats(svc.url, 'e2'));
+  t.teardown(() => beats.close());
+  const ok = await beats.send(event(), svc.signer.nodeToken('g', 'e2', 86_400_000), 5000);
+  t.true(ok.ok);
+  t.is(beats.name, 'channel');
+  const other = new ChannelHeartbeats(svc.url, 'e3', new PostHeartbeats(svc.url, 'e3'));
+  const refused = await other.send(event(), svc.signer.nodeToken('g', 'e2', 86_400_000), 5000);
+  t.like(refused, { ok: false, status: 403 });
+  t.is(other.name, 'post', 'no channel was opened');
+});
+
+// Serial: it counts the service's unmatched requests, which other tests here make too.
+test.serial('where the control plane does not offer the channel, the agent POSTs, and tries the channel again later', async (t) => {
+  const { svc } = t.context;
+  let now = 0;
+  // The channel is asked for where no route answers (as an older control plane would).
+  const beats = new ChannelHeartbeats(`${svc.url}/older`, 't1', new PostHeartbeats(svc.url, 't1'), () => now);
+  t.teardown(() => beats.close());
+  const token = svc.signer.nodeToken('g', 't1', 86_400_000);
+  const first = await beats.send(event(), token, 5000);
+  t.true(first.ok, 'delivered by POST');
+  t.is(beats.name, 'post');
+  const metricsBefore = (await svc.get('/as/v1/metrics')).text.match(/^switchyard_http_requests_total\{method="GET",route="unmatched",status="404"\} (\d+)$/m)?.[1];
+  t.true((await beats.send(event(), token, 5000)).ok);
+  const metricsAfter = (await svc.get('/as/v1/metrics')).text.match(/^switchyard_http_requests_total\{method="GET",route="unmatched",status="404"\} (\d+)$/m)?.[1];
+  t.is(metricsAfter, metricsBefore, 'no second upgrade attempt within the minute');
+  now += 61_000;
+  t.true((await beats.send(event(), token, 5000)).ok);
+  const metricsLater = (await svc.get('/as/v1/metrics')).text.match(/^switchyard_http_requests_total\{method="GET",route="unmatched",status="404"\} (\d+)$/m)?.[1];
+  t.is(Number(metricsLater), Number(metricsAfter) + 1, 'the channel is asked for again after a minute');
 });
