@@ -29,6 +29,11 @@ export function send(base: string, r: RawRequest, timeoutMs = 10_000): Promise<R
         res.on('error', reject);
       },
     );
+    // A request that happens to be a whole WebSocket handshake may open a node channel.
+    req.on('upgrade', (res, socket) => {
+      socket.destroy();
+      resolve({ status: res.statusCode ?? 101, headers: res.headers, text: '' });
+    });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms: ${r.method} ${r.path}`)));
     req.on('error', reject);
     req.end(r.body);
@@ -105,13 +110,13 @@ const bodyArb: fc.Arbitrary<string | undefined> = fc.oneof(
 );
 
 const headerValue = fc.oneof(
-  fc.constantFrom('', '0', '-1', '1e400', 'gzip', 'deflate', 'br', 'identity', 'chunked', '100-continue', 'close', 'keep-alive', 'bytes=0-1', '*', 'null', 'undefined', '__proto__', 'application/json'),
+  fc.constantFrom('', '0', '-1', '1e400', 'gzip', 'deflate', 'br', 'identity', 'chunked', '100-continue', 'close', 'keep-alive', 'bytes=0-1', '*', 'null', 'undefined', '__proto__', 'application/json', 'upgrade', 'Upgrade, keep-alive', 'websocket', 'h2c', '13', 'dGhlIHNhbXBsZSBub25jZQ=='),
   // Header values may hold any visible character, spaces and tabs (RFC 9110 field-vchar).
   fc.string({ maxLength: 60 }).map((s) => s.replace(/[^\x20-\x7e\t]/g, '?').trim()),
   fc.constant('x'.repeat(8000)),
 );
 const headerName = fc.oneof(
-  fc.constantFrom('accept', 'accept-encoding', 'content-encoding', 'expect', 'connection', 'origin', 'cookie', 'range', 'if-none-match', 'if-modified-since', 'x-http-method-override', 'forwarded', 'x-forwarded-proto', 'x-forwarded-host', 'x-real-ip', 'upgrade', 'te', 'host', '__proto__', 'constructor', 'x-request-id'),
+  fc.constantFrom('accept', 'accept-encoding', 'content-encoding', 'expect', 'connection', 'origin', 'cookie', 'range', 'if-none-match', 'if-modified-since', 'x-http-method-override', 'forwarded', 'x-forwarded-proto', 'x-forwarded-host', 'x-real-ip', 'upgrade', 'sec-websocket-key', 'sec-websocket-version', 'te', 'host', '__proto__', 'constructor', 'x-request-id'),
   fc.stringMatching(/^[a-z0-9!#$%&'*+.^_`|~-]{1,30}$/),
 );
 /** Up to five extra headers: well-known ones with odd values, and made-up ones. */
@@ -139,6 +144,8 @@ export function requestArb(tokens: readonly string[]): fc.Arbitrary<RawRequest> 
       forwarded: fc.option(fc.constantFrom('8.8.8.8', '1.2.3.4, 10.0.0.1', 'garbage', '::1'), { nil: undefined }),
       requestId: fc.option(fc.string({ maxLength: 200 }).map((s) => s.replace(/[^\x21-\x7e]/g, 'x')), { nil: undefined }),
       body: bodyArb,
+      // Upgrade requests leave Node's HTTP parser: the app must still answer them (the node channel).
+      upgrade: fc.option(fc.constantFrom('websocket', 'WebSocket', 'h2c', 'websocket, h2c'), { nil: undefined, freq: 8 }),
       extra: extraHeaders,
     })
     .map((r) => ({
@@ -150,6 +157,7 @@ export function requestArb(tokens: readonly string[]): fc.Arbitrary<RawRequest> 
         ...(r.authorization ? { authorization: r.authorization } : {}),
         ...(r.forwarded ? { 'x-forwarded-for': r.forwarded } : {}),
         ...(r.requestId ? { 'x-request-id': r.requestId } : {}),
+        ...(r.upgrade ? { connection: 'Upgrade', upgrade: r.upgrade } : {}),
       },
       ...(r.body !== undefined ? { body: r.body } : {}),
     }));
