@@ -47,6 +47,7 @@ export const CLOSE = { normal: 1000, goingAway: 1001, policy: 1008 } as const;
 const MAX_QUEUED = 16;
 
 const KEY = /^[+/0-9A-Za-z]{22}==$/;
+const TOKEN_LIST = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]*,[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/;
 
 export class NodeChannels {
   private readonly wss: WebSocketServer;
@@ -79,8 +80,12 @@ export class NodeChannels {
     }
     const key = req.headers['sec-websocket-key'];
     const version = req.headers['sec-websocket-version'];
-    // Checked here so that a bad handshake gets a problem, not the library's bare 400.
-    if (typeof key !== 'string' || !KEY.test(key.trim())) throw new Problem(400, 'BAD_REQUEST', 'Sec-WebSocket-Key must be 16 bytes in base64 (RFC 6455 §4.1)');
+    const protocols = req.headers['sec-websocket-protocol'];
+    // Checked here, as the library would, so that a bad handshake gets a problem, not its bare 400.
+    if (typeof key !== 'string' || !KEY.test(key)) throw new Problem(400, 'BAD_REQUEST', 'Sec-WebSocket-Key must be 16 bytes in base64 (RFC 6455 §4.1)');
+    if (protocols !== undefined && (!TOKEN_LIST.test(protocols) || new Set(protocols.split(/[ \t]*,[ \t]*/)).size !== protocols.split(',').length)) {
+      throw new Problem(400, 'BAD_REQUEST', 'Sec-WebSocket-Protocol must be a comma-separated list of distinct tokens');
+    }
     if (version !== '13' && version !== '8') throw new Problem(426, 'UPGRADE_REQUIRED', 'only WebSocket version 13 is supported', { headers: { 'Sec-WebSocket-Version': '13' } });
     if (this.o.stopping.aborted) throw problems.notReady();
     // The response object Koa was given will never be written: the socket is the channel's now.

@@ -116,7 +116,7 @@ const headerValue = fc.oneof(
   fc.constant('x'.repeat(8000)),
 );
 const headerName = fc.oneof(
-  fc.constantFrom('accept', 'accept-encoding', 'content-encoding', 'expect', 'connection', 'origin', 'cookie', 'range', 'if-none-match', 'if-modified-since', 'x-http-method-override', 'forwarded', 'x-forwarded-proto', 'x-forwarded-host', 'x-real-ip', 'upgrade', 'sec-websocket-key', 'sec-websocket-version', 'te', 'host', '__proto__', 'constructor', 'x-request-id'),
+  fc.constantFrom('accept', 'accept-encoding', 'content-encoding', 'expect', 'connection', 'origin', 'cookie', 'range', 'if-none-match', 'if-modified-since', 'x-http-method-override', 'forwarded', 'x-forwarded-proto', 'x-forwarded-host', 'x-real-ip', 'upgrade', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-protocol', 'te', 'host', '__proto__', 'constructor', 'x-request-id'),
   fc.stringMatching(/^[a-z0-9!#$%&'*+.^_`|~-]{1,30}$/),
 );
 /** Up to five extra headers: well-known ones with odd values, and made-up ones. */

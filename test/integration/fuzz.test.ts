@@ -1,5 +1,6 @@
 // Random requests against the live server: never a 5xx (but the documented 503s), never a hang,
-// always problem+json for errors, and the server still answers afterwards. `npm run fuzz` runs
+// always problem+json for errors, and the server still answers afterwards; random WebSocket
+// handshakes either open a node channel or get a problem. `npm run fuzz` runs
 // the long form (FUZZ_RUNS, default 100k here).
 import test from 'ava';
 import fc from 'fast-check';
@@ -31,4 +32,40 @@ test('no request a client can send gets a 5xx, a hang or a non-problem error', a
   t.log(`${RUNS} requests in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   t.is((await request(svc.url, 'GET', '/as/v1/healthz')).status, 200, 'still answering');
   t.is((await svc.get('/as/v1/streams')).status, 200);
+});
+
+test('WebSocket handshakes with random headers open a node channel or get a problem, never a bare answer', async (t) => {
+  const svc = await startTestService({ groups: [staticGroup()] });
+  t.teardown(() => svc.close());
+  const o1 = svc.signer.nodeToken('g', 'o1', 86_400_000);
+  const header = fc.oneof(fc.constantFrom('', ' ', 'a', 'a,b', 'a, a', 'chat, superchat', '13', '8', '7', '0', 'x'.repeat(300)), fc.string({ maxLength: 40 }).map((s) => s.replace(/[^\x20-\x7e\t]/g, '?').trim()));
+  const key = fc.oneof(fc.constant('dGhlIHNhbXBsZSBub25jZQ=='), fc.uint8Array({ minLength: 0, maxLength: 20 }).map((b) => Buffer.from(b).toString('base64')), header);
+  const handshake = fc.record({
+    // Weighted toward a whole handshake, so that some of them open a channel.
+    nodeId: fc.oneof({ arbitrary: fc.constant('o1'), weight: 3 }, fc.constantFrom('o2', 'ghost', 'bad%20id')),
+    token: fc.oneof({ arbitrary: fc.constant(o1), weight: 3 }, fc.constantFrom(svc.adminToken, 'nope', undefined)),
+    key: fc.option(fc.oneof({ arbitrary: fc.constant('dGhlIHNhbXBsZSBub25jZQ=='), weight: 2 }, key), { nil: undefined, freq: 8 }),
+    version: fc.option(fc.oneof({ arbitrary: fc.constant('13'), weight: 2 }, header), { nil: undefined, freq: 8 }),
+    protocol: fc.option(header, { nil: undefined }),
+    upgrade: fc.oneof({ arbitrary: fc.constant('websocket'), weight: 3 }, fc.constantFrom('WebSocket', 'h2c', '')),
+  });
+  let opened = 0;
+  await fc.assert(
+    fc.asyncProperty(handshake, async (h) => {
+      const headers: Record<string, string> = { connection: 'Upgrade', upgrade: h.upgrade };
+      if (h.token) headers.authorization = `Bearer ${h.token}`;
+      if (h.key !== undefined) headers['sec-websocket-key'] = h.key;
+      if (h.version !== undefined) headers['sec-websocket-version'] = h.version;
+      if (h.protocol !== undefined) headers['sec-websocket-protocol'] = h.protocol;
+      const req = { method: 'GET', path: `/as/v1/nodes/${h.nodeId}/events`, headers };
+      const reply = await send(svc.url, req);
+      if (reply.status === 101) return void opened++;
+      const problem = checkReply(req, reply) ?? (reply.status < 400 ? `a ${reply.status} to a handshake` : null);
+      if (problem) throw new Error(problem);
+    }),
+    { numRuns: 500 },
+  );
+  t.log(`${opened} of 500 handshakes opened a channel`);
+  t.true(opened > 0, 'whole handshakes were among them');
+  t.is((await request(svc.url, 'GET', '/as/v1/healthz')).status, 200, 'still answering');
 });

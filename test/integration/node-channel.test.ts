@@ -78,6 +78,8 @@ test('the upgrade is refused with the POST\'s problems', async (t) => {
   isProblem(t, await refusedUpgrade(svc.url, path('o1'), { authorization: `Bearer ${svc.signer.nodeToken('gone', 'o1', 86_400_000)}` }), 404, 'NODE_NOT_FOUND');
   isProblem(t, await refusedUpgrade(svc.url, path('bad%20id'), { authorization: `Bearer ${o1}` }), 400, 'VALIDATION_FAILED');
   isProblem(t, await refusedUpgrade(svc.url, path('o1'), { authorization: `Bearer ${o1}`, 'sec-websocket-key': 'short' }), 400, 'BAD_REQUEST');
+  isProblem(t, await refusedUpgrade(svc.url, path('o1'), { authorization: `Bearer ${o1}`, 'sec-websocket-protocol': 'a,,b' }), 400, 'BAD_REQUEST');
+  isProblem(t, await refusedUpgrade(svc.url, path('o1'), { authorization: `Bearer ${o1}`, 'sec-websocket-protocol': 'a, a' }), 400, 'BAD_REQUEST');
   const version = await refusedUpgrade(svc.url, path('o1'), { authorization: `Bearer ${o1}`, 'sec-websocket-version': '7' });
   isProblem(t, version, 426, 'UPGRADE_REQUIRED');
   t.is(version.headers.get('sec-websocket-version'), '13');
