@@ -128,7 +128,9 @@ export class ChannelHeartbeats implements Heartbeats {
           ws.terminate();
           const status = res.statusCode ?? 0;
           const refused = status === 401 || status === 403 || (status === 404 && body.includes('"NODE_NOT_FOUND"'));
-          if (refused) return resolve({ ok: false, status, body });
+          // A refusal of this node, or a control plane that cannot serve now (503 while it
+          // stops): answered as the POST would be, and the channel asked for again next time.
+          if (refused || status >= 500) return resolve({ ok: false, status, body });
           // Not offered here (an older control plane, a proxy that does not pass upgrades).
           this.declinedUntil = this.now() + DECLINED_RETRY_MS;
           resolve('declined');

@@ -1,8 +1,7 @@
 // The node agent (CONTRACT §6): runs beside a media server (the simulated one, or a real nginx
 // with the RTMP module), sends its events to the control plane every heartbeatMs (over a node
 // channel, or one POST each: heartbeats.ts), and does what the reply says (parent, drain,
-// transcode jobs). Started by the local platform, or by an
-// operator on a static or cloud node.
+// transcode jobs). Started by the local platform, or by an operator on a static or cloud node.
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -110,6 +109,7 @@ async function main(): Promise<void> {
   await backend.start();
   log('started', { nodeId: config.nodeId, backend: config.backend, address: backend.address });
 
+  const beats = heartbeats(config.transport, config.url, config.nodeId);
   let stopping = false;
   const stop = async (why: string, code = 0) => {
     if (stopping) return;
@@ -122,7 +122,6 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 
-  const beats = heartbeats(config.transport, config.url, config.nodeId);
   let token = config.token;
   let heartbeatMs = 2000;
   let lastOk = Date.now();
