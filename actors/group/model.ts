@@ -16,6 +16,7 @@ import { pickTwo, twoChoices } from '../../src/selection/two-choices.js';
 import { regionsFrom } from '../../src/selection/regions.js';
 import { compiled, metricOf, nodeScope, ruleScope } from '../../src/expressions/scope.js';
 import type { Expression } from '../../src/expressions/compile.js';
+import { pageKeys } from '../../src/domain/paging.js';
 
 /** The listener answered when neither the node nor its role names one. */
 const DEFAULT_LISTENER: Listener = { protocol: 'rtmp', port: 1935 };
@@ -1144,8 +1145,7 @@ export class GroupModel {
   }
 
   nodeViews(after: string | undefined, limit: number): NodeView[] {
-    const ids = [...this.nodes.keys()].filter((id) => after === undefined || id > after).sort();
-    return ids.slice(0, limit).map((id) => this.nodeView(this.nodes.get(id)!));
+    return pageKeys(this.nodes.keys(), after, limit).map((id) => this.nodeView(this.nodes.get(id)!));
   }
 
   nodeCount(): number {
@@ -1200,8 +1200,7 @@ export class GroupModel {
   }
 
   streams(after: string | undefined, limit: number): StreamView[] {
-    const names = [...this.bindings.keys()].filter((s) => after === undefined || s > after).sort();
-    return names.slice(0, limit).map((s) => this.streamView(this.bindings.get(s)!));
+    return pageKeys(this.bindings.keys(), after, limit).map((s) => this.streamView(this.bindings.get(s)!));
   }
 
   binding(stream: string): BindingRecord | undefined {
@@ -1210,8 +1209,7 @@ export class GroupModel {
   }
 
   provisionList(after: string | undefined, limit: number): Provision[] {
-    const names = [...this.provisions.keys()].filter((s) => after === undefined || s > after).sort();
-    return names.slice(0, limit).map((s) => this.provisions.get(s)!);
+    return pageKeys(this.provisions.keys(), after, limit).map((s) => this.provisions.get(s)!);
   }
 
   // ---- effects ------------------------------------------------------------------------------
