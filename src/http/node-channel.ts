@@ -52,7 +52,6 @@ const TOKEN_LIST = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]*,[ \t]*[!#$%&'*+.^_`|~0
 export class NodeChannels {
   private readonly wss: WebSocketServer;
   private readonly now: () => number;
-  private opened = 0;
 
   constructor(private readonly o: ChannelOptions) {
     this.now = o.now ?? Date.now;
@@ -65,16 +64,11 @@ export class NodeChannels {
     return this.wss.clients.size;
   }
 
-  /** Channels opened since start. */
-  get total(): number {
-    return this.opened;
-  }
-
   /**
    * Takes over an authorised upgrade request. Throws the problem to answer instead when the
    * request is not a WebSocket handshake this server can complete.
    */
-  accept(req: IncomingMessage, upgrade: Upgrade | undefined, claims: Claims): void {
+  accept(req: IncomingMessage, upgrade: Upgrade | undefined, claims: Claims, requestId: string): void {
     if (!upgrade || req.headers.upgrade?.toLowerCase() !== 'websocket') {
       throw new Problem(426, 'UPGRADE_REQUIRED', 'this resource is a WebSocket: send the request with "Upgrade: websocket" (or POST one event)', { headers: { Upgrade: 'websocket', Connection: 'Upgrade' } });
     }
@@ -90,11 +84,11 @@ export class NodeChannels {
     if (this.o.stopping.aborted) throw problems.notReady();
     // The response object Koa was given will never be written: the socket is the channel's now.
     upgrade.res.detachSocket(upgrade.socket as never);
-    this.wss.handleUpgrade(req, upgrade.socket, upgrade.head, (ws) => this.serve(ws, claims));
+    this.wss.handleUpgrade(req, upgrade.socket, upgrade.head, (ws) => this.serve(ws, claims, requestId));
   }
 
-  private serve(ws: WebSocket, claims: Claims): void {
-    this.opened++;
+  /** `requestId` is the upgrade's: a 5xx answer carries it, as every 5xx does (CONTRACT §3). */
+  private serve(ws: WebSocket, claims: Claims, requestId: string): void {
     let exp = claims.exp;
     let queued = 0;
     let tail: Promise<void> = Promise.resolve();
@@ -105,7 +99,7 @@ export class NodeChannels {
       idle.refresh();
       if (++queued >= MAX_QUEUED) ws.pause();
       tail = tail
-        .then(() => this.answer(data, isBinary, { ...claims, exp }))
+        .then(() => this.answer(data, isBinary, { ...claims, exp }, requestId))
         .then(({ text, close, renewed }) => {
           if (renewed !== undefined) exp = renewed;
           if (ws.readyState !== ws.OPEN) return;
@@ -118,7 +112,7 @@ export class NodeChannels {
     });
   }
 
-  private async answer(data: RawData, isBinary: boolean, claims: Claims): Promise<{ text: string; close?: string; renewed?: number }> {
+  private async answer(data: RawData, isBinary: boolean, claims: Claims, requestId: string): Promise<{ text: string; close?: string; renewed?: number }> {
     try {
       if (claims.exp * 1000 <= this.now()) throw problems.badToken('the token has expired; open the channel again with the token from the last reply', 'TOKEN_EXPIRED');
       if (isBinary) throw new Problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'a node channel message must be text: one JSON event');
@@ -131,10 +125,10 @@ export class NodeChannels {
     } catch (err) {
       const problem = toProblem(err);
       this.o.observe(problem.code);
-      if (problem.code === 'INTERNAL') this.o.log.error({ err, nodeId: claims.nodeId }, 'node channel event failed');
+      if (problem.code === 'INTERNAL') this.o.log.error({ err, reqId: requestId, nodeId: claims.nodeId }, 'node channel event failed');
       // A node the group no longer knows, or a token past its life, has no use for the channel.
       const close = problem.status === 401 || problem.code === 'NODE_NOT_FOUND' ? problem.code : undefined;
-      return { text: JSON.stringify(problemBody(problem)), ...(close ? { close } : {}) };
+      return { text: JSON.stringify(problemBody(problem, problem.status >= 500 ? requestId : undefined)), ...(close ? { close } : {}) };
     }
   }
 

@@ -3,6 +3,7 @@
 // it had acknowledged, and events name the crash and the recovery. The supervisor goes on.
 import test from 'ava';
 import { isProblem } from '../helpers/assert.js';
+import { openChannel } from '../helpers/channel.js';
 import { waitForEvents } from '../helpers/events.js';
 import { allInService } from '../helpers/fake-node.js';
 import { body } from '../helpers/http.js';
@@ -13,12 +14,17 @@ test('a crashed group actor answers 503 NOT_READY meanwhile and comes back with 
   t.teardown(() => svc.close());
   const nodes = await allInService(svc, 'g', ['o1', 'o2', 'o3', 'e1', 'e2', 'e3']);
   const bound = body<{ nodeId: string }>(await svc.get('/as/v1/streams/live/cam/publish'));
+  const channel = await openChannel(svc.url, 'e3', nodes.get('e3')!.token);
+  t.teardown(() => channel.ws.terminate());
 
   await svc.service.actors.group('g')!.crash();
   const lookup = isProblem(t, await svc.get('/as/v1/streams/live/cam/subscribe'), 503, 'NOT_READY');
   t.regex(lookup.detail, /restarting/);
   isProblem(t, await svc.get('/as/v1/streams/live/other/publish'), 503, 'NOT_READY');
   isProblem(t, await svc.send('POST', '/as/v1/nodes/o1/events', { ready: true, metrics: {} }, nodes.get('o1')!.token), 503, 'NOT_READY');
+  // Over a node channel, the same answer as a message; the channel stays open for the next beat.
+  channel.send({ ready: true, metrics: {} });
+  t.like(await channel.next(), { status: 503, code: 'NOT_READY' });
   const r = await svc.get('/as/v1/streams/live/cam/publish');
   t.is(r.status, 503);
   t.is(r.headers.get('retry-after'), '1');
@@ -27,6 +33,8 @@ test('a crashed group actor answers 503 NOT_READY meanwhile and comes back with 
   t.regex((seen.find((e) => e.type === 'actor.crashed') as { reason: string }).reason, /exited with code 1; restarting from the store/);
   // Back, from LMDB: the acknowledged binding is the same; nodes come back with their next heartbeat.
   for (const n of nodes.values()) await n.beat();
+  channel.send({ ready: true, metrics: {} });
+  t.like(await channel.next(), { heartbeatMs: 200, drain: false });
   t.is(body<{ nodeId: string }>(await svc.get('/as/v1/streams/live/cam/publish')).nodeId, bound.nodeId);
   t.is((await svc.get('/as/v1/streams/live/cam/subscribe')).status, 200);
 

@@ -95,7 +95,7 @@ export function nodeRoutes(s: Services): RouteDef[] {
         const claims = ctx.state.user!;
         ownNode(claims, params.nodeId);
         if (!s.actors.group(claims.nodeGroup!)) throw notFound(claims);
-        channels.accept(ctx.req, upgradeOf(ctx.req), claims);
+        channels.accept(ctx.req, upgradeOf(ctx.req), claims, ctx.requestId);
         ctx.status = 101;
         ctx.respond = false;
       },
