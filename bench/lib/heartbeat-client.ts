@@ -5,6 +5,7 @@
 // does. Prints one JSON line with its results.
 import autocannon from 'autocannon';
 import WebSocket from 'ws';
+import { channelUrl } from '../../src/agent/heartbeats.js';
 import { TokenSigner } from '../../src/auth/tokens.js';
 import { Histogram } from './histogram.js';
 import { BENCH_NODE_TOKEN_TTL, BENCH_SECRET } from './servers.js';
@@ -39,7 +40,6 @@ async function overHttp(): Promise<Result> {
 }
 
 async function overChannels(): Promise<Result> {
-  const base = url.replace(/^http/, 'ws');
   const latency = new Histogram();
   let answered = 0;
   let errors = 0;
@@ -49,7 +49,7 @@ async function overChannels(): Promise<Result> {
   const channels = await Promise.all(
     Array.from({ length: nodes }, (_, i) =>
       new Promise<WebSocket>((resolve, reject) => {
-        const ws = new WebSocket(`${base}/as/v1/nodes/e${i}/events`, { headers: { authorization: `Bearer ${token(i)}` }, perMessageDeflate: false });
+        const ws = new WebSocket(channelUrl(url, `e${i}`), { headers: { authorization: `Bearer ${token(i)}` }, perMessageDeflate: false });
         ws.once('open', () => resolve(ws));
         ws.once('error', reject);
       }),

@@ -30,6 +30,9 @@ export function heartbeats(name: TransportName, url: string, nodeId: string): He
 
 const eventsPath = (nodeId: string) => `/as/v1/nodes/${encodeURIComponent(nodeId)}/events`;
 
+/** Where a node's channel opens: its events resource, over ws: or wss:. */
+export const channelUrl = (base: string, nodeId: string): string => base.replace(/^http/, 'ws') + eventsPath(nodeId);
+
 export class PostHeartbeats implements Heartbeats {
   readonly name = 'post';
 
@@ -102,8 +105,7 @@ export class ChannelHeartbeats implements Heartbeats {
 
   /** 'open', 'declined' (use POSTs for now), or the refusal of this node's token or id. */
   private open(token: string, timeoutMs: number): Promise<'open' | 'declined' | Outcome> {
-    const target = `${this.url.replace(/^http/, 'ws')}${eventsPath(this.nodeId)}`;
-    const ws = new WebSocket(target, { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false, handshakeTimeout: timeoutMs });
+    const ws = new WebSocket(channelUrl(this.url, this.nodeId), { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false, handshakeTimeout: timeoutMs });
     return new Promise((resolve, reject) => {
       ws.once('open', () => {
         this.ws = ws;

@@ -1,9 +1,9 @@
 // A node channel (a WebSocket, src/http/node-channel.ts) for tests: messages as a queue to await,
 // and upgrade attempts whose refusals are read as ordinary HTTP answers.
-import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import type { Reply } from './http.js';
+import { channelUrl } from '../../src/agent/heartbeats.js';
+import { rawRequest, replyOf, type Reply } from './http.js';
 
 export interface Channel {
   ws: WebSocket;
@@ -13,8 +13,6 @@ export interface Channel {
   /** Resolves when the channel closes, with the code and reason the server gave. */
   closed: Promise<{ code: number; reason: string }>;
 }
-
-export const channelUrl = (base: string, nodeId: string) => `${base.replace(/^http/, 'ws')}/as/v1/nodes/${encodeURIComponent(nodeId)}/events`;
 
 export function openChannel(base: string, nodeId: string, token: string): Promise<Channel> {
   const ws = new WebSocket(channelUrl(base, nodeId), { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false, handshakeTimeout: 10_000 });
@@ -52,33 +50,11 @@ export function openChannel(base: string, nodeId: string, token: string): Promis
  * An upgrade request that the server is expected to refuse: its answer as a Reply. Fails if the
  * server switches protocols instead.
  */
-export function refusedUpgrade(base: string, path: string, headers: Record<string, string> = {}): Promise<Reply> {
-  const u = new URL(path, base);
+export async function refusedUpgrade(base: string, path: string, headers: Record<string, string> = {}): Promise<Reply> {
   const all = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-key': randomBytes(16).toString('base64'), 'sec-websocket-version': '13', ...headers };
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: 'GET', headers: all, timeout: 10_000 });
-    req.once('upgrade', (_res, socket) => {
-      socket.destroy();
-      reject(new Error('the server switched protocols'));
-    });
-    req.once('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.once('end', () => {
-        const h = new Headers();
-        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode!, headers: h, text, json });
-      });
-    });
-    req.once('timeout', () => req.destroy(new Error('no answer to the upgrade')));
-    req.once('error', reject);
-    req.end();
-  });
+  const r = await rawRequest(base, { method: 'GET', path, headers: all });
+  if (r.status === 101) throw new Error('the server switched protocols');
+  const h = new Headers();
+  for (const [k, v] of Object.entries(r.headers)) if (typeof v === 'string') h.set(k, v);
+  return replyOf(r.status, h, r.text);
 }

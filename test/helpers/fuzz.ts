@@ -1,44 +1,7 @@
-// Random HTTP requests for fuzzing a live server, sent with node:http so that paths, methods and
-// headers reach the server exactly as generated (fetch would normalise or refuse some).
-import { request as httpRequest } from 'node:http';
+// Random HTTP requests for fuzzing a live server, sent with rawRequest (http.ts) so that paths,
+// methods and headers reach the server exactly as generated.
 import fc from 'fast-check';
-
-export interface RawRequest {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
-}
-
-export interface RawReply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
-
-export function send(base: string, r: RawRequest, timeoutMs = 10_000): Promise<RawReply> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: url.hostname, port: url.port, method: r.method, path: r.path, headers: { ...r.headers, ...(r.body !== undefined ? { 'content-length': String(Buffer.byteLength(r.body)) } : {}) }, agent: false },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-        res.on('error', reject);
-      },
-    );
-    // A request that happens to be a whole WebSocket handshake may open a node channel.
-    req.on('upgrade', (res, socket) => {
-      socket.destroy();
-      resolve({ status: res.statusCode ?? 101, headers: res.headers, text: '' });
-    });
-    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms: ${r.method} ${r.path}`)));
-    req.on('error', reject);
-    req.end(r.body);
-  });
-}
+import type { RawReply, RawRequest } from './http.js';
 
 /** A path segment: names that fit, unicode, traversal, percent-escapes good and broken. */
 const segment = fc.oneof(

@@ -5,9 +5,9 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { allInService } from '../helpers/fake-node.js';
-import { checkReply, requestArb, send } from '../helpers/fuzz.js';
+import { checkReply, requestArb } from '../helpers/fuzz.js';
 import { hash } from '../../src/auth/scrypt-task.js';
-import { request } from '../helpers/http.js';
+import { rawRequest, request } from '../helpers/http.js';
 import { staticGroup, startTestService } from '../helpers/service.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 5000);
@@ -23,7 +23,7 @@ test('no request a client can send gets a 5xx, a hang or a non-problem error', a
   const tokens = [svc.adminToken, app, nodes.get('o1')!.token, nodes.get('e1')!.token];
   await fc.assert(
     fc.asyncProperty(requestArb(tokens), async (req) => {
-      const reply = await send(svc.url, req);
+      const reply = await rawRequest(svc.url, req);
       const problem = checkReply(req, reply);
       if (problem) throw new Error(problem);
     }),
@@ -58,7 +58,7 @@ test('WebSocket handshakes with random headers open a node channel or get a prob
       if (h.version !== undefined) headers['sec-websocket-version'] = h.version;
       if (h.protocol !== undefined) headers['sec-websocket-protocol'] = h.protocol;
       const req = { method: 'GET', path: `/as/v1/nodes/${h.nodeId}/events`, headers };
-      const reply = await send(svc.url, req);
+      const reply = await rawRequest(svc.url, req);
       if (reply.status === 101) return void opened++;
       const problem = checkReply(req, reply) ?? (reply.status < 400 ? `a ${reply.status} to a handshake` : null);
       if (problem) throw new Error(problem);

@@ -19,15 +19,20 @@ test.after.always(async (t) => {
 
 const event = (extra: Record<string, unknown> = {}) => ({ ready: true, metrics: { 'connections.subscriber': 0 }, ...extra });
 const path = (id: string) => `/as/v1/nodes/${id}/events`;
+/** A node token of the default life (24 h): not renewed in answers. */
+const tokenOf = (svc: TestService, id: string) => svc.signer.nodeToken('g', id, 86_400_000);
+/** Requests to no route so far: an upgrade where the channel is not offered is one. */
+const unmatched = async (svc: TestService) =>
+  Number((await svc.get('/as/v1/metrics')).text.match(/^switchyard_http_requests_total\{method="GET",route="unmatched",status="404"\} (\d+)$/m)?.[1] ?? 0);
 
 test('heartbeats over a channel bring nodes into service; each answer is the node\'s orders', async (t) => {
   const { svc } = t.context;
-  const o1 = await openChannel(svc.url, 'o1', svc.signer.nodeToken('g', 'o1', 86_400_000));
+  const o1 = await openChannel(svc.url, 'o1', tokenOf(svc, 'o1'));
   t.teardown(() => o1.ws.terminate());
   o1.send(event());
   const first = await o1.next();
   t.like(first, { heartbeatMs: 200, parent: null, drain: false });
-  const e1 = await openChannel(svc.url, 'e1', svc.signer.nodeToken('g', 'e1', 86_400_000));
+  const e1 = await openChannel(svc.url, 'e1', tokenOf(svc, 'e1'));
   t.teardown(() => e1.ws.terminate());
   e1.send(event());
   const parent = (await e1.next()).parent as { nodeId: string };
@@ -49,7 +54,7 @@ test('heartbeats over a channel bring nodes into service; each answer is the nod
 
 test('a refused event gets a problem and the channel goes on', async (t) => {
   const { svc } = t.context;
-  const ch = await openChannel(svc.url, 'o2', svc.signer.nodeToken('g', 'o2', 86_400_000));
+  const ch = await openChannel(svc.url, 'o2', tokenOf(svc, 'o2'));
   t.teardown(() => ch.ws.terminate());
   ch.send('{"ready": tru');
   t.like(await ch.next(), { status: 400, code: 'BAD_JSON', type: 'about:blank' });
@@ -70,7 +75,7 @@ test('a refused event gets a problem and the channel goes on', async (t) => {
 
 test('the upgrade is refused with the POST\'s problems', async (t) => {
   const { svc } = t.context;
-  const o1 = svc.signer.nodeToken('g', 'o1', 86_400_000);
+  const o1 = tokenOf(svc, 'o1');
   isProblem(t, await refusedUpgrade(svc.url, path('o1')), 401, 'UNAUTHORIZED');
   isProblem(t, await refusedUpgrade(svc.url, path('o1'), { authorization: 'Bearer nope' }), 401, 'UNAUTHORIZED');
   isProblem(t, await refusedUpgrade(svc.url, path('o2'), { authorization: `Bearer ${o1}` }), 403, 'FORBIDDEN');
@@ -98,7 +103,7 @@ test('the upgrade is refused with the POST\'s problems', async (t) => {
 
 test('a node the group does not know is told so, and its channel closes with 1008', async (t) => {
   const { svc } = t.context;
-  const ch = await openChannel(svc.url, 'ghost', svc.signer.nodeToken('g', 'ghost', 86_400_000));
+  const ch = await openChannel(svc.url, 'ghost', tokenOf(svc, 'ghost'));
   t.teardown(() => ch.ws.terminate());
   ch.send(event());
   t.like(await ch.next(), { status: 404, code: 'NODE_NOT_FOUND' });
@@ -133,7 +138,7 @@ test('a channel whose token expires is told TOKEN_EXPIRED and closed', async (t)
 
 test('a stopping service closes its channels with 1001 and exits', async (t) => {
   const svc = await startTestService({ groups: [staticGroup()] });
-  const ch = await openChannel(svc.url, 'o1', svc.signer.nodeToken('g', 'o1', 86_400_000));
+  const ch = await openChannel(svc.url, 'o1', tokenOf(svc, 'o1'));
   ch.send(event());
   t.like(await ch.next(), { heartbeatMs: 200 });
   await svc.close();
@@ -146,11 +151,11 @@ test('the agent sends over the channel, and takes a refusal of its node as the P
   const { svc } = t.context;
   const beats = new ChannelHeartbeats(svc.url, 'e2', new PostHeartbeats(svc.url, 'e2'));
   t.teardown(() => beats.close());
-  const ok = await beats.send(event(), svc.signer.nodeToken('g', 'e2', 86_400_000), 5000);
+  const ok = await beats.send(event(), tokenOf(svc, 'e2'), 5000);
   t.true(ok.ok);
   t.is(beats.name, 'channel');
   const other = new ChannelHeartbeats(svc.url, 'e3', new PostHeartbeats(svc.url, 'e3'));
-  const refused = await other.send(event(), svc.signer.nodeToken('g', 'e2', 86_400_000), 5000);
+  const refused = await other.send(event(), tokenOf(svc, 'e2'), 5000);
   t.like(refused, { ok: false, status: 403 });
   t.is(other.name, 'post', 'no channel was opened');
 });
@@ -162,16 +167,14 @@ test.serial('where the control plane does not offer the channel, the agent POSTs
   // The channel is asked for where no route answers (as an older control plane would).
   const beats = new ChannelHeartbeats(`${svc.url}/older`, 't1', new PostHeartbeats(svc.url, 't1'), () => now);
   t.teardown(() => beats.close());
-  const token = svc.signer.nodeToken('g', 't1', 86_400_000);
+  const token = tokenOf(svc, 't1');
   const first = await beats.send(event(), token, 5000);
   t.true(first.ok, 'delivered by POST');
   t.is(beats.name, 'post');
-  const metricsBefore = (await svc.get('/as/v1/metrics')).text.match(/^switchyard_http_requests_total\{method="GET",route="unmatched",status="404"\} (\d+)$/m)?.[1];
+  const before = await unmatched(svc);
   t.true((await beats.send(event(), token, 5000)).ok);
-  const metricsAfter = (await svc.get('/as/v1/metrics')).text.match(/^switchyard_http_requests_total\{method="GET",route="unmatched",status="404"\} (\d+)$/m)?.[1];
-  t.is(metricsAfter, metricsBefore, 'no second upgrade attempt within the minute');
+  t.is(await unmatched(svc), before, 'no second upgrade attempt within the minute');
   now += 61_000;
   t.true((await beats.send(event(), token, 5000)).ok);
-  const metricsLater = (await svc.get('/as/v1/metrics')).text.match(/^switchyard_http_requests_total\{method="GET",route="unmatched",status="404"\} (\d+)$/m)?.[1];
-  t.is(Number(metricsLater), Number(metricsAfter) + 1, 'the channel is asked for again after a minute');
+  t.is(await unmatched(svc), before + 1, 'the channel is asked for again after a minute');
 });
