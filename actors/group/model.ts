@@ -371,7 +371,7 @@ export class GroupModel {
     }
     const autoReinstate = this.config.timing.autoReinstate || record.platform.type === 'static';
     // A first heartbeat that is ready makes two moves (CREATED → STARTED → INSERVICE), each an event.
-    const event = { type: 'heartbeat' as const, ready: hb.ready, autoReinstate };
+    const event = { type: 'heartbeat' as const, ready: hb.ready, autoReinstate, ...(record.faultedFrom ? { resume: record.faultedFrom } : {}) };
     let moved = false;
     for (let i = 0; i < 2; i++) {
       const t = transition(record.state, event);
@@ -442,6 +442,8 @@ export class GroupModel {
     node.record.stateSince = now;
     if (to === 'FAULT') node.record.faultReason = reason;
     else delete node.record.faultReason;
+    if (to === 'FAULT' && (from === 'SOFT_SUNSET' || from === 'HARD_SUNSET')) node.record.faultedFrom = from;
+    else if (to !== 'FAULT') delete node.record.faultedFrom;
     this.write('node', node.id, node.record);
     this.emit({ type: 'node.state', group: this.name, nodeId: node.id, role: node.record.role, region: node.record.region, from, to, reason });
     this.refreshSubtree(node);

@@ -32,6 +32,8 @@ export interface NodeRecord {
   parent?: string | null;
   platform: PlatformData;
   faultReason?: string;
+  /** The draining state a FAULT node left: reinstated, it drains on rather than serving again. */
+  faultedFrom?: 'SOFT_SUNSET' | 'HARD_SUNSET';
 }
 
 export interface BindingRecord {

@@ -7,8 +7,11 @@ export type NodeEvent =
   | { type: 'provision' }
   /** The platform reports the node exists. */
   | { type: 'created' }
-  /** The node agent posted an event; `ready` is its own readiness flag. */
-  | { type: 'heartbeat'; ready: boolean; autoReinstate: boolean }
+  /**
+   * The node agent posted an event; `ready` is its own readiness flag. `resume` is the draining
+   * state a FAULT node was in when it went silent: a drain (scale-in or an admin's) survives the fault.
+   */
+  | { type: 'heartbeat'; ready: boolean; autoReinstate: boolean; resume?: 'SOFT_SUNSET' | 'HARD_SUNSET' }
   /** No heartbeat for nodeTimeout, or a state overstayed its timeout, or the platform failed. */
   | { type: 'fault'; reason: string }
   /** Stop new assignments and retire when empty (scale-in or an admin's drain). */
@@ -58,6 +61,7 @@ export function transition(state: NodeState, event: NodeEvent): Transition {
       if (state === 'INSERVICE') return to(event.ready ? 'INSERVICE' : 'STARTED');
       if (state === 'FAULT') {
         if (!event.autoReinstate) return to('FAULT');
+        if (event.resume) return to(event.resume);
         return to(event.ready ? 'INSERVICE' : 'STARTED');
       }
       // Draining, doomed and departing nodes keep their state; the reply tells them to drain.

@@ -423,3 +423,28 @@ test('every answer names a listener: the node\'s own, else its role\'s, else RTM
   model.heartbeat('o1', { ready: true, metrics: {}, listeners: { publish: { protocol: 'srt', port: 9000 } } }, 3);
   t.like(model.publish('cam', ['r1'], 4), { ok: true, node: { nodeId: 'o1', listener: { protocol: 'srt', port: 9000 } } });
 });
+
+test('a drained node that went silent drains on when it comes back: no new viewers, and its reply says drain', (t) => {
+  const model = new GroupModel(group());
+  addNodes(model, [
+    { id: '1', role: 'origin', region: 'r1' },
+    { id: '2', role: 'edge', region: 'r1' },
+    { id: '3', role: 'edge', region: 'r1' },
+  ]);
+  t.true(model.applyNodeEvent('2', { type: 'drain' }, 1).ok);
+  t.true(model.applyNodeEvent('2', { type: 'fault', reason: 'silent' }, 2).ok);
+  t.is(model.nodeRecord('2')?.state, 'FAULT');
+  const reply = model.heartbeat('2', { ready: true, metrics: { 'connections.subscriber': 1 } }, 3);
+  t.is(model.nodeRecord('2')?.state, 'SOFT_SUNSET');
+  t.true(reply?.drain);
+  t.true(model.publish('s', ['r1'], 4).ok);
+  for (let i = 0; i < LIMIT; i++) {
+    const r = model.subscribe('s', ['r1'], 5);
+    t.true(r.ok && r.node.nodeId === '3');
+  }
+  // A node that faulted in service comes back into service, as before.
+  t.true(model.applyNodeEvent('3', { type: 'fault', reason: 'silent' }, 6).ok);
+  model.heartbeat('3', { ready: true, metrics: {} }, 7);
+  t.is(model.nodeRecord('3')?.state, 'INSERVICE');
+  t.is(model.nodeRecord('3')?.faultedFrom, undefined);
+});

@@ -6,7 +6,10 @@ import { NODE_STATES, type NodeState } from '../../src/domain/vocabulary.js';
 const event: fc.Arbitrary<NodeEvent> = fc.oneof(
   fc.constant({ type: 'provision' as const }),
   fc.constant({ type: 'created' as const }),
-  fc.record({ type: fc.constant('heartbeat' as const), ready: fc.boolean(), autoReinstate: fc.boolean() }),
+  fc.record(
+    { type: fc.constant('heartbeat' as const), ready: fc.boolean(), autoReinstate: fc.boolean(), resume: fc.constantFrom('SOFT_SUNSET' as const, 'HARD_SUNSET' as const) },
+    { requiredKeys: ['type', 'ready', 'autoReinstate'] },
+  ),
   fc.record({ type: fc.constant('fault' as const), reason: fc.constant('test') }),
   fc.constant({ type: 'drain' as const }),
   fc.constant({ type: 'drained' as const }),
@@ -55,7 +58,7 @@ test('only a ready heartbeat brings a node into service', (t) => {
   fc.assert(
     fc.property(fc.constantFrom(...NODE_STATES.filter((s) => s !== 'INSERVICE')), event, (state, e) => {
       const r = transition(state, e);
-      return !(r.ok && r.state === 'INSERVICE') || (e.type === 'heartbeat' && e.ready);
+      return !(r.ok && r.state === 'INSERVICE') || (e.type === 'heartbeat' && e.ready && !e.resume);
     }),
   );
   t.pass();
@@ -75,6 +78,15 @@ test('a faulty node comes back only when autoReinstate is on', (t) => {
   t.deepEqual(transition('FAULT', { type: 'heartbeat', ready: true, autoReinstate: false }), { ok: true, state: 'FAULT' });
   t.deepEqual(transition('FAULT', { type: 'heartbeat', ready: true, autoReinstate: true }), { ok: true, state: 'INSERVICE' });
   t.deepEqual(transition('FAULT', { type: 'heartbeat', ready: false, autoReinstate: true }), { ok: true, state: 'STARTED' });
+});
+
+test('a node that faulted while draining drains on when its heartbeats come back, never serving again', (t) => {
+  for (const resume of ['SOFT_SUNSET', 'HARD_SUNSET'] as const) {
+    for (const ready of [true, false]) {
+      t.deepEqual(transition('FAULT', { type: 'heartbeat', ready, autoReinstate: true, resume }), { ok: true, state: resume });
+      t.deepEqual(transition('FAULT', { type: 'heartbeat', ready, autoReinstate: false, resume }), { ok: true, state: 'FAULT' });
+    }
+  }
 });
 
 test('random event sequences never leave the machine in an unknown state', (t) => {
