@@ -17,6 +17,7 @@ import { regionsFrom } from '../../src/selection/regions.js';
 import { compiled, metricOf, nodeScope, ruleScope } from '../../src/expressions/scope.js';
 import type { Expression } from '../../src/expressions/compile.js';
 import { pageKeys } from '../../src/domain/paging.js';
+import { ExpiryBuckets } from './expiry.js';
 
 /** The listener answered when neither the node nor its role names one. */
 const DEFAULT_LISTENER: Listener = { protocol: 'rtmp', port: 1935 };
@@ -184,6 +185,8 @@ class LiveBinding {
     public since: number,
     public lastListed: number,
     public subscribers: number,
+    /** The second it is filed under in the model's expiry buckets. */
+    public dueS = -1,
   ) {}
 }
 
@@ -208,6 +211,10 @@ export class GroupModel {
   private readonly bindings = new Map<string, LiveBinding>();
   /** Streams by the node they are bound to (as origin or as transcoder). */
   private readonly boundTo = new Map<string, Set<string>>();
+  /** LIVE bindings per origin: scale-in takes origins with live publishers last. */
+  private readonly liveAt = new Map<string, number>();
+  /** Bindings by the second they could time out (PENDING: publishTimeout; LIVE: streamTimeout). */
+  private readonly expiring = new ExpiryBuckets<LiveBinding>();
   /** Edges that carry a stream (reported) or were just handed its viewers, by stream: a few at most, so an array. */
   private readonly servedBy = new Map<string, LiveNode[]>();
   private readonly provisions = new Map<string, Provision>();
@@ -284,7 +291,11 @@ export class GroupModel {
   }
 
   reconfigure(config: NodeGroup, now: number): void {
+    const timeouts = ({ streamTimeout, publishTimeout }: NodeGroup['timing']) => `${streamTimeout}|${publishTimeout}`;
+    const refile = timeouts(config.timing) !== timeouts(this.config.timing);
     this.config = config;
+    // Shorter timeouts bring deadlines forward: file every binding again (the old entries go stale).
+    if (refile) for (const b of this.bindings.values()) this.fileExpiry(b);
     this.indexRules();
     this.selector = this.selectorFor(config);
     this.limits.clear();
@@ -913,6 +924,8 @@ export class GroupModel {
 
   private indexBinding(b: LiveBinding): void {
     this.bindings.set(b.stream, b);
+    if (b.state === 'LIVE') this.liveAt.set(b.origin, (this.liveAt.get(b.origin) ?? 0) + 1);
+    this.fileExpiry(b);
     this.boundToAdd(b.origin, b.stream);
     if (b.transcoder) this.boundToAdd(b.transcoder, b.stream);
   }
@@ -923,8 +936,23 @@ export class GroupModel {
     set.add(stream);
   }
 
+  /** The last second a binding is kept without news: a timeout is never early, at most a second late. */
+  private expiresAt(b: LiveBinding): number {
+    const { streamTimeout, publishTimeout } = this.config.timing;
+    return b.state === 'LIVE' ? b.lastListed + Math.ceil(streamTimeout / 1000) : b.since + Math.ceil(publishTimeout / 1000);
+  }
+
+  private fileExpiry(b: LiveBinding): void {
+    this.expiring.file(b, this.expiresAt(b) + 1);
+  }
+
   private unindexBinding(b: LiveBinding): void {
     this.bindings.delete(b.stream);
+    if (b.state === 'LIVE') {
+      const live = (this.liveAt.get(b.origin) ?? 1) - 1;
+      if (live > 0) this.liveAt.set(b.origin, live);
+      else this.liveAt.delete(b.origin);
+    }
     for (const id of b.transcoder ? [b.origin, b.transcoder] : [b.origin]) {
       const set = this.boundTo.get(id);
       set?.delete(b.stream);
@@ -996,9 +1024,12 @@ export class GroupModel {
   }
 
   private markLive(b: LiveBinding, now: number): void {
+    if (b.state !== 'LIVE') this.liveAt.set(b.origin, (this.liveAt.get(b.origin) ?? 0) + 1);
     b.state = 'LIVE';
     b.since = toS(now);
     b.lastListed = b.since;
+    // Its deadline is now streamTimeout's, which can come before publishTimeout's.
+    this.fileExpiry(b);
     this.write('binding', b.stream, this.bindingRecord(b));
     this.emit({ type: 'stream.live', group: this.name, stream: b.stream, origin: b.origin });
   }
@@ -1078,11 +1109,12 @@ export class GroupModel {
   tick(now: number): void {
     const { streamTimeout, publishTimeout } = this.config.timing;
     const nowS = toS(now);
-    const streamS = Math.ceil(streamTimeout / 1000);
-    const publishS = Math.ceil(publishTimeout / 1000);
-    for (const b of [...this.bindings.values()]) {
-      if (b.state === 'LIVE' && nowS - b.lastListed > streamS) this.unbind(b, `not published for ${streamTimeout} ms`);
-      else if (b.state === 'PENDING' && nowS - b.since > publishS) this.unbind(b, `never published within ${publishTimeout} ms`);
+    for (const b of this.expiring.due(nowS)) {
+      if (this.bindings.get(b.stream) !== b) continue; // unbound or bound anew since it was filed
+      const expires = this.expiresAt(b);
+      if (nowS <= expires) this.expiring.file(b, expires + 1);
+      else if (b.state === 'LIVE') this.unbind(b, `not published for ${streamTimeout} ms`);
+      else this.unbind(b, `never published within ${publishTimeout} ms`);
     }
     // Renditions of a deleted provision stop resolving once its stream has ended.
     for (const [rendition, stream] of [...this.renditions]) {
@@ -1100,8 +1132,6 @@ export class GroupModel {
 
   facts(): NodeFacts[] {
     const out: NodeFacts[] = [];
-    const live = new Set<string>();
-    for (const b of this.bindings.values()) if (b.state === 'LIVE') live.add(b.origin);
     for (const n of this.nodes.values()) {
       out.push({
         id: n.id,
@@ -1115,7 +1145,7 @@ export class GroupModel {
         rank: n.heapKey,
         metrics: n.metrics,
         platform: n.record.platform,
-        hasLiveStreams: live.has(n.id),
+        hasLiveStreams: this.liveAt.has(n.id),
       });
     }
     return out;

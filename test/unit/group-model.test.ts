@@ -424,6 +424,60 @@ test('every answer names a listener: the node\'s own, else its role\'s, else RTM
   t.like(model.publish('cam', ['r1'], 4), { ok: true, node: { nodeId: 'o1', listener: { protocol: 'srt', port: 9000 } } });
 });
 
+test('bindings time out exactly as a scan of every binding at each tick would have it (expiry buckets), and origins know whether they carry live streams', (t) => {
+  const ops = fc.array(
+    fc.oneof(
+      fc.record({ op: fc.constant('publish' as const), stream: fc.integer({ min: 0, max: 5 }) }),
+      fc.record({ op: fc.constant('list' as const), streams: fc.uniqueArray(fc.integer({ min: 0, max: 5 }), { maxLength: 3 }) }),
+      fc.record({ op: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 12_000 }) }),
+      fc.record({ op: fc.constant('timeouts' as const), streamS: fc.integer({ min: 1, max: 15 }), publishS: fc.integer({ min: 1, max: 15 }) }),
+    ),
+    { maxLength: 60 },
+  );
+  const timed = (streamS: number, publishS: number) => group({ timing: { streamTimeout: `${streamS}s`, publishTimeout: `${publishS}s` } });
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 15 }), fc.integer({ min: 1, max: 15 }), ops, (streamS, publishS, list) => {
+      const model = new GroupModel(timed(streamS, publishS));
+      addNodes(model, [{ id: 'o1', role: 'origin', region: 'r1' }]);
+      // The reference: every binding, its state and times in whole seconds, scanned at each tick.
+      const ref = new Map<string, { live: boolean; since: number; listed: number }>();
+      let now = 0;
+      const sec = () => Math.floor(now / 1000);
+      for (const o of list) {
+        if (o.op === 'publish') {
+          const stream = `s${o.stream}`;
+          // A full origin (more lookups than its limit since its last heartbeat) binds nothing.
+          if (!model.publish(stream, ['r1'], now).ok) continue;
+          if (!ref.has(stream)) ref.set(stream, { live: false, since: sec(), listed: sec() });
+        } else if (o.op === 'list') {
+          const streams = o.streams.map((i) => `s${i}`);
+          model.heartbeat('o1', { ready: true, metrics: {}, streams: streams.map((name) => ({ name, publishing: true })) }, now);
+          for (const stream of streams) {
+            const b = ref.get(stream);
+            if (b?.live) b.listed = sec();
+            else ref.set(stream, { live: true, since: sec(), listed: sec() });
+          }
+        } else if (o.op === 'timeouts') {
+          // An operator's new timing applies to the bindings already there.
+          model.reconfigure(timed(o.streamS, o.publishS), now);
+          streamS = o.streamS;
+          publishS = o.publishS;
+        } else {
+          now += o.ms;
+          model.tick(now);
+          for (const [stream, b] of ref) if (b.live ? sec() - b.listed > streamS : sec() - b.since > publishS) ref.delete(stream);
+          const held = ['s0', 's1', 's2', 's3', 's4', 's5'].filter((s) => model.binding(s) !== undefined);
+          if (JSON.stringify(held) !== JSON.stringify([...ref.keys()].sort())) return false;
+          // Scale-in takes origins with live publishers last: the count behind that follows too.
+          if (model.facts()[0]!.hasLiveStreams !== [...ref.values()].some((b) => b.live)) return false;
+        }
+      }
+      return true;
+    }),
+  );
+  t.pass();
+});
+
 test('a drained node that went silent drains on when it comes back: no new viewers, and its reply says drain', (t) => {
   const model = new GroupModel(group());
   addNodes(model, [
