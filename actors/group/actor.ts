@@ -14,6 +14,7 @@ import type { Database } from 'lmdb';
 import { groupRange, openStore, type GroupKey, type Store } from '../../src/store/store.js';
 import { stored, surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
+import { planGroup, type GroupPlan, type PlanInput } from '../supervisor/plan.js';
 import { GroupModel, type Failure, type HeartbeatInput, type HeartbeatReply, type LookupOutcome, type NodeFacts, type NodeView, type StreamView, type Effects } from './model.js';
 
 export type LookupKind = 'publish' | 'transcode' | 'subscribe';
@@ -286,6 +287,16 @@ class GroupActor {
 
   facts(): NodeFacts[] {
     return this.model.facts();
+  }
+
+  /**
+   * The supervisor's plan for this group, made here where the facts are (see planGroup). It waits
+   * for the events of earlier changes to be out, so that what the supervisor reports of the plan
+   * (a scaling decision, a blocked rule) follows them in the event log.
+   */
+  async plan(input: Omit<PlanInput, 'group' | 'nodes'> & { retiring: boolean }): Promise<GroupPlan> {
+    await this.posted;
+    return planGroup({ ...input, group: this.model.group, nodes: this.model.facts() });
   }
 
   async tick(now: number): Promise<void> {

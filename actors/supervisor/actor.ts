@@ -1,6 +1,8 @@
-// Worker-thread entry of the supervisor actor: every tick it asks each node-group actor for the
-// facts of its nodes, plans (./plan.ts, pure) and carries the plan out through the platform
-// drivers: faults, drains, node creation to keep every rule at its min, destruction.
+// Worker-thread entry of the supervisor actor: every tick it asks each node-group actor for its
+// plan (./plan.ts, pure, run beside the group's nodes so that only actions cross the thread) and
+// carries it out through the platform drivers: faults, drains, node creation to keep every rule
+// at its min, destruction. The cooldowns, the platform operations under way and the capacity
+// lookups asked for are the supervisor's, and go with each request for a plan.
 import { randomBytes } from 'node:crypto';
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,7 +22,7 @@ import { nodeEndpoint } from '../comlink.js';
 import { surviveCommitFailures } from '../../src/store/failures.js';
 import type { GroupApi } from '../group/actor.js';
 import type { NodeFacts } from '../group/model.js';
-import { HEARTBEATING, plan, ruleKey, type Action, type CapacityRequest } from './plan.js';
+import { ruleKey, type Action, type CapacityRequest } from './plan.js';
 
 /** How long an operation waits for a crashed group actor's successor (its restart backs off to 5 s). */
 const ACTOR_RETURN_MS = 15_000;
@@ -321,16 +323,15 @@ class Supervisor {
       }
     }
     await g.api.tick(now);
-    const nodes = await g.api.facts();
     const requests = g.requests.splice(0);
-    if (g.retiring && nodes.length === 0) {
+    const evaluate = now - g.lastEvaluated >= g.group.timing.evaluationInterval;
+    if (evaluate) g.lastEvaluated = now;
+    const { actions, nodes, destroying, deadline } = await g.api.plan({ now, busy: this.busy, requests, lastScaled: g.lastScaled, evaluate, retiring: g.retiring });
+    if (g.retiring && nodes === 0) {
       this.detachGroup(g.group.name);
       this.emit([{ type: 'nodegroup.changed', group: g.group.name, change: 'drained' }]);
       return Infinity;
     }
-    const evaluate = now - g.lastEvaluated >= g.group.timing.evaluationInterval;
-    if (evaluate) g.lastEvaluated = now;
-    const actions = plan({ group: g.group, nodes, now, busy: this.busy, requests, lastScaled: g.lastScaled, evaluate, retiring: g.retiring });
     const blockedNow = new Set<string>();
     for (const action of actions) {
       if (action.type === 'blocked') {
@@ -339,12 +340,9 @@ class Supervisor {
         if (!g.blocked.has(key)) this.emit([{ type: 'scaling.blocked', group: g.group.name, role: action.role, region: action.region, reason: action.reason }]);
         continue;
       }
-      await this.act(g, action, nodes, now);
+      await this.act(g, action, destroying, now);
     }
     g.blocked = blockedNow;
-    // Wake when the first node would overstay its silence, not a whole tick later.
-    let deadline = Infinity;
-    for (const n of nodes) if (n.lastSeen !== null && HEARTBEATING.has(n.state)) deadline = Math.min(deadline, n.lastSeen + g.group.timing.nodeTimeout + 1);
     return deadline;
   }
 

@@ -102,6 +102,17 @@ function byScaleInOrder(a: NodeFacts, b: NodeFacts): number {
   return Number(a.hasLiveStreams) - Number(b.hasLiveStreams) || a.rank - b.rank || (a.id < b.id ? -1 : 1);
 }
 
+/** A rule's nodes as capacity sees them. */
+interface Tally {
+  /** Nodes in service or on their way there (toward min and max). */
+  counted: number;
+  draining: number;
+  faults: number;
+  /** Whether a node is being created (a scale-out waits for it). */
+  pending: boolean;
+  inService: NodeFacts[];
+}
+
 function limitOf(rule: RuleConfig, inService: readonly NodeFacts[]): number {
   return typeof rule.limit === 'number' ? rule.limit : compiled(rule.limit, 'limit').evaluate(ruleScope(inService, 0));
 }
@@ -119,25 +130,31 @@ export function planCapacity({ group, nodes, now, requests, lastScaled = new Map
   for (const r of requests) asked.set(ruleKey(r), r);
   const ruled = new Set(group.rules.filter((r) => group.roles[r.role]).map(ruleKey));
 
-  // Nodes whose region or role is no longer configured are drained (and so retired).
+  // Each rule's tally, in one pass over the nodes (a fleet of 100k nodes under a dozen rules).
+  const tallies = new Map<string, Tally>();
   for (const n of nodes) {
-    if (n.state === 'INSERVICE' && !ruled.has(ruleKey(n))) {
-      actions.push({ type: 'drain', nodeId: n.id, role: n.role, region: n.region, trigger: 'unconfigured', reason: `no rule for ${n.role} in ${n.region}` });
+    const key = ruleKey(n);
+    let tally = tallies.get(key);
+    if (!tally) tallies.set(key, (tally = { counted: 0, draining: 0, faults: 0, pending: false, inService: [] }));
+    if (countsTowardCapacity(n.state)) tally.counted++;
+    if (DRAINING.has(n.state)) tally.draining++;
+    if (n.state === 'FAULT') tally.faults++;
+    if (BEING_CREATED.has(n.state)) tally.pending = true;
+    if (n.state === 'INSERVICE') {
+      tally.inService.push(n);
+      // Nodes whose region or role is no longer configured are drained (and so retired).
+      if (!ruled.has(key)) actions.push({ type: 'drain', nodeId: n.id, role: n.role, region: n.region, trigger: 'unconfigured', reason: `no rule for ${n.role} in ${n.region}` });
     }
   }
 
   for (const rule of group.rules) {
     if (!group.roles[rule.role]) continue;
     const key = ruleKey(rule);
-    const here = nodes.filter((n) => n.region === rule.region && n.role === rule.role);
     // Toward min: what serves or will (a draining node is on its way out). Toward max: every node
     // that runs, draining ones included (CONTRACT §7: only FAULT nodes do not count).
-    const counted = here.filter((n) => countsTowardCapacity(n.state)).length;
-    const running = counted + here.filter((n) => DRAINING.has(n.state)).length;
-    const inService = here.filter((n) => n.state === 'INSERVICE');
-    const pending = here.some((n) => BEING_CREATED.has(n.state));
-    const draining = here.some((n) => DRAINING.has(n.state));
-    const faults = here.filter((n) => n.state === 'FAULT').length;
+    const { counted, faults, pending, inService, draining: drainingCount } = tallies.get(key) ?? { counted: 0, draining: 0, faults: 0, pending: false, inService: [] };
+    const running = counted + drainingCount;
+    const draining = drainingCount > 0;
     const blocked = faults > group.timing.faultThreshold;
     const create = (count: number, trigger: Trigger, reason: string, values?: Record<string, number>) => {
       if (count <= 0) return;
@@ -204,4 +221,29 @@ export function planRetirement({ nodes, busy }: PlanInput): Action[] {
 
 export function plan(input: PlanInput & { retiring?: boolean }): Action[] {
   return [...planHealth(input), ...(input.retiring ? planRetirement(input) : planCapacity(input))];
+}
+
+/** What the supervisor needs back from a group's plan: no more than it acts on. */
+export interface GroupPlan {
+  actions: Action[];
+  /** How many nodes the group has (a group being deleted is done when none are left). */
+  nodes: number;
+  /** The facts of the nodes that `destroy` actions name: their platform needs the details. */
+  destroying: NodeFacts[];
+  /** The earliest time a node could overstay its silence: the supervisor wakes then, not a tick later. */
+  deadline: number;
+}
+
+/**
+ * The plan with what carrying it out takes. The group's actor runs this beside its nodes, so that
+ * the actions cross the thread and not a snapshot of every node (100k nodes took 0.4 s to clone).
+ */
+export function planGroup(input: PlanInput & { retiring?: boolean }): GroupPlan {
+  const actions = plan(input);
+  const destroyed = new Set(actions.flatMap((a) => (a.type === 'destroy' ? [a.nodeId] : [])));
+  let deadline = Infinity;
+  for (const n of input.nodes) {
+    if (n.lastSeen !== null && HEARTBEATING.has(n.state)) deadline = Math.min(deadline, n.lastSeen + input.group.timing.nodeTimeout + 1);
+  }
+  return { actions, nodes: input.nodes.length, destroying: input.nodes.filter((n) => destroyed.has(n.id)), deadline };
 }
