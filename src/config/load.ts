@@ -121,6 +121,9 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     if (usernames.has(u.username)) problems.push(`auth.users[${i}].username = ${show(u.username)}: another user has this name`);
     usernames.add(u.username);
   });
+  if (durationMs(input.server.channelIdleTimeout) < 1000) {
+    problems.push(`server.channelIdleTimeout = ${show(input.server.channelIdleTimeout)}: must be at least 1s`);
+  }
   if (problems.length > 0) throw new ConfigError(source, problems);
 
   const s = input.server;
@@ -137,6 +140,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       requestTimeout: durationMs(s.requestTimeout),
       headersTimeout: durationMs(s.headersTimeout),
       shutdownTimeout: durationMs(s.shutdownTimeout),
+      channelIdleTimeout: durationMs(s.channelIdleTimeout),
       ...(s.publicUrl ? { publicUrl: s.publicUrl.replace(/\/+$/, '') } : {}),
     },
     dataDir: resolve(input.dataDir),

@@ -207,6 +207,8 @@ export const ConfigSchema = Type.Object(
         requestTimeout: Duration('30s'),
         headersTimeout: Duration('10s'),
         shutdownTimeout: Duration('10s'),
+        /** A node channel with no message this long is closed (at least three of its group's heartbeat periods). */
+        channelIdleTimeout: Duration('5m'),
         /** How nodes and clients reach this service, when not at its listening address. */
         publicUrl: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
       },

@@ -103,6 +103,7 @@ export interface Config {
     requestTimeout: number;
     headersTimeout: number;
     shutdownTimeout: number;
+    channelIdleTimeout: number;
     publicUrl?: string;
   };
   dataDir: string;

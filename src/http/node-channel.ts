@@ -30,7 +30,7 @@ export interface ChannelOptions {
   /** The largest message, as the HTTP body limit. */
   maxPayload: number;
   /** A channel with no message for this long is closed (its node went FAULT long before). */
-  idleMs: number;
+  idleMs(claims: Claims): number;
   /** Aborted when the service stops: every channel closes with 1001 (going away). */
   stopping: AbortSignal;
   /** How long a closing channel waits for its peer's close frame before dropping the socket. */
@@ -92,7 +92,7 @@ export class NodeChannels {
     let exp = claims.exp;
     let queued = 0;
     let tail: Promise<void> = Promise.resolve();
-    const idle = setTimeout(() => ws.close(CLOSE.normal, 'IDLE'), this.o.idleMs);
+    const idle = setTimeout(() => ws.close(CLOSE.normal, 'IDLE'), this.o.idleMs(claims));
     ws.on('close', () => clearTimeout(idle));
     ws.on('error', (err) => this.o.log.debug({ err, nodeId: claims.nodeId }, 'node channel error'));
     ws.on('message', (data, isBinary) => {

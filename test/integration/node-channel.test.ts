@@ -1,5 +1,7 @@
 // The node channel: heartbeats over one WebSocket per node, against a real service over real
 // sockets. Its refusals are the POST's problems; each event gets its answer, in order.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import anyTest, { type TestFn } from 'ava';
 import { ChannelHeartbeats, PostHeartbeats } from '../../src/agent/heartbeats.js';
 import { isProblem } from '../helpers/assert.js';
@@ -145,6 +147,15 @@ test('a stopping service closes its channels with 1001 and exits', async (t) => 
   t.deepEqual(await ch.closed, { code: 1001, reason: 'STOPPING' });
 });
 
+test('a quiet channel is closed after server.channelIdleTimeout with 1000 IDLE', async (t) => {
+  const svc = await startTestService({ groups: [staticGroup()], config: { server: { host: '127.0.0.1', port: 0, channelIdleTimeout: '1s' } } });
+  t.teardown(() => svc.close());
+  const ch = await openChannel(svc.url, 'o1', tokenOf(svc, 'o1'));
+  ch.send(event());
+  t.like(await ch.next(), { heartbeatMs: 200 });
+  t.deepEqual(await ch.closed, { code: 1000, reason: 'IDLE' });
+});
+
 // ---- the agent's side ---------------------------------------------------------------------------
 
 test('the agent sends over the channel, and takes a refusal of its node as the POST\'s', async (t) => {
@@ -177,4 +188,32 @@ test.serial('where the control plane does not offer the channel, the agent POSTs
   now += 61_000;
   t.true((await beats.send(event(), token, 5000)).ok);
   t.is(await unmatched(svc), before + 1, 'the channel is asked for again after a minute');
+});
+
+test('a control plane that answers the upgrade with a 5xx (one stopping) gets a failed heartbeat, not a minute of POSTs', async (t) => {
+  // A stand-in for a control plane in the middle of stopping: its upgrades get 503 NOT_READY.
+  let upgrades = 0;
+  let posts = 0;
+  const server = createServer((req, res) => {
+    posts++;
+    req.resume();
+    res.writeHead(503, { 'content-type': 'application/problem+json' }).end('{"status":503,"code":"NOT_READY"}');
+  });
+  server.on('upgrade', (_req, socket) => {
+    upgrades++;
+    const problem = '{"type":"about:blank","title":"Service Unavailable","status":503,"code":"NOT_READY","detail":"stopping"}';
+    socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/problem+json\r\ncontent-length: ${problem.length}\r\nconnection: close\r\n\r\n${problem}`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => server.close());
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const beats = new ChannelHeartbeats(url, 'n1', new PostHeartbeats(url, 'n1'), () => 0);
+  t.teardown(() => beats.close());
+  const outcome = await beats.send(event(), 'token', 5000);
+  t.like(outcome, { ok: false, status: 503 });
+  t.regex(outcome.ok ? '' : outcome.body, /NOT_READY/);
+  t.is(posts, 0, 'not delivered by POST instead');
+  await beats.send(event(), 'token', 5000);
+  t.is(upgrades, 2, 'the channel is asked for again at the next event, at the same clock');
+  t.is(posts, 0);
 });

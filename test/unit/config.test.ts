@@ -69,6 +69,9 @@ test('an invalid value is named with the field, the value and what was expected'
   const [unknownField] = problemsOf({ ...minimal(), colour: 'blue' });
   t.is(unknownField, 'colour = "blue": is not an allowed field');
   t.regex(problemsOf({ nodeGroups: [{ ...staticGroup(), timing: { nodeTimeout: 'soon' } }] })[0]!, /nodeGroups\[0\]\.timing\.nodeTimeout = "soon": must be milliseconds, or a string such as "10s"/);
+  t.deepEqual(problemsOf({ ...minimal(), server: { channelIdleTimeout: '10ms' } }), ['server.channelIdleTimeout = "10ms": must be at least 1s']);
+  t.is(parseConfig({ ...minimal(), server: { channelIdleTimeout: '2m' } }, 'test').server.channelIdleTimeout, 120_000);
+  t.is(parseConfig(minimal(), 'test').server.channelIdleTimeout, 300_000);
 });
 
 test('cross-references are checked: regions, roles, min and max, parents', (t) => {

@@ -36,8 +36,9 @@ export function nodeRoutes(s: Services): RouteDef[] {
     beat,
     event: compile<NodeEvent>(NodeEventBody),
     maxPayload: s.config.server.bodyLimit,
-    // Well past FAULT (nodeTimeout is at most minutes): a channel that quiet has a frozen peer.
-    idleMs: 5 * 60_000,
+    // A channel that quiet has a frozen peer, whose node went FAULT long before; a group that
+    // heartbeats more slowly than the setting still keeps its channels between heartbeats.
+    idleMs: (claims) => Math.max(s.config.server.channelIdleTimeout, 3 * (s.actors.group(claims.nodeGroup!)?.group.timing.heartbeatMs ?? 0)),
     stopping: s.stopping,
     closeGraceMs: Math.min(2000, s.config.server.shutdownTimeout),
     log: s.log,
