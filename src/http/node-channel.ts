@@ -89,7 +89,9 @@ export class NodeChannels {
 
   /** `requestId` is the upgrade's: a 5xx answer carries it, as every 5xx does (CONTRACT §3). */
   private serve(ws: WebSocket, claims: Claims, requestId: string): void {
-    let exp = claims.exp;
+    // The claims the next event is checked against: replaced (not copied per message) when an
+    // answer renews the node's token.
+    let current = claims;
     let queued = 0;
     let tail: Promise<void> = Promise.resolve();
     const idle = setTimeout(() => ws.close(CLOSE.normal, 'IDLE'), this.o.idleMs(claims));
@@ -99,9 +101,9 @@ export class NodeChannels {
       idle.refresh();
       if (++queued >= MAX_QUEUED) ws.pause();
       tail = tail
-        .then(() => this.answer(data, isBinary, { ...claims, exp }, requestId))
+        .then(() => this.answer(data, isBinary, current, requestId))
         .then(({ text, close, renewed }) => {
-          if (renewed !== undefined) exp = renewed;
+          if (renewed !== undefined) current = { ...claims, exp: renewed };
           if (ws.readyState !== ws.OPEN) return;
           ws.send(text);
           if (close) ws.close(CLOSE.policy, close);
