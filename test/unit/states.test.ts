@@ -58,7 +58,8 @@ test('only a ready heartbeat brings a node into service', (t) => {
   fc.assert(
     fc.property(fc.constantFrom(...NODE_STATES.filter((s) => s !== 'INSERVICE')), event, (state, e) => {
       const r = transition(state, e);
-      return !(r.ok && r.state === 'INSERVICE') || (e.type === 'heartbeat' && e.ready && !e.resume);
+      // A FAULT node that was draining goes back to its drain, ready or not.
+      return !(r.ok && r.state === 'INSERVICE') || (e.type === 'heartbeat' && e.ready && !(state === 'FAULT' && e.resume));
     }),
   );
   t.pass();
