@@ -35,6 +35,8 @@ export interface ServiceOptions {
   locator?: Locator;
   /** Local node agents exit after this long without reaching the service (default 5 min). */
   orphanTimeoutMs?: number;
+  /** The scrypt pool's threads and queue (default 1 and 64): small in tests of a login storm. */
+  passwordPool?: { threads?: number; maxQueue?: number };
 }
 
 export interface Service {
@@ -93,7 +95,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await store.durable();
     }
   }
-  const hasher = new PasswordHasher();
+  const hasher = new PasswordHasher(options.passwordPool);
   const users = await Users.open(store, config, hasher, log);
   const signer = new TokenSigner(secret);
   const events = new EventLog(store);

@@ -36,7 +36,8 @@ export class PasswordHasher {
     try {
       return await this.pool.run(task);
     } catch (err) {
-      if (/queue is full/i.test((err as Error).message)) throw new PoolBusy();
+      // Piscina 5 says "Task queue is at limit" (older versions, "queue is full").
+      if (/queue is (?:at limit|full)/i.test((err as Error).message)) throw new PoolBusy();
       throw err;
     }
   }

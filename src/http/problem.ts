@@ -28,6 +28,8 @@ export const problems = {
   /** A token that is malformed, forged, expired or revoked. */
   badToken: (detail: string, code: 'UNAUTHORIZED' | 'TOKEN_EXPIRED' = 'UNAUTHORIZED') =>
     new Problem(401, code, detail, { headers: { 'WWW-Authenticate': `Bearer realm="switchyard", error="invalid_token", error_description="${detail.replace(/["\\]/g, '')}"` } }),
+  /** A wrong user name or password: the challenge says how to get a token (CONTRACT §3). */
+  badCredentials: (detail: string) => new Problem(401, 'INVALID_CREDENTIALS', detail, { headers: { 'WWW-Authenticate': 'Bearer realm="switchyard"' } }),
   forbidden: (detail: string, code = 'FORBIDDEN') => new Problem(403, code, detail),
   notFound: (code: string, detail: string) => new Problem(404, code, detail),
   notReady: (detail = 'the service is starting or stopping', retryAfter = 1) => new Problem(503, 'NOT_READY', detail, { retryAfter }),

@@ -23,6 +23,23 @@ test('failed logins are throttled per user name and per address, with Retry-Afte
   isProblem(t, await login(svc.url, 'someone-else', 'x'), 429, 'RATE_LIMITED');
 });
 
+test('a storm of password checks past the scrypt queue gets 429 with Retry-After, not 500 (piscina 5 words a full queue differently); a wrong current password is challenged', async (t) => {
+  const svc = await startTestService({ passwordPool: { threads: 1, maxQueue: 1 } });
+  t.teardown(() => svc.close());
+  const wrong = await svc.send('POST', '/as/v1/auth/password', { currentPassword: 'not-the-password', newPassword: 'another-password-1' });
+  isProblem(t, wrong, 401, 'INVALID_CREDENTIALS');
+  t.regex(wrong.headers.get('www-authenticate') ?? '', /^Bearer realm="switchyard"/);
+  // Ten at once: one runs, one waits, the rest find the queue full.
+  const storm = await Promise.all(Array.from({ length: 10 }, () => svc.send('POST', '/as/v1/auth/password', { currentPassword: 'not-the-password', newPassword: 'another-password-1' })));
+  const statuses = storm.map((r) => r.status);
+  t.true(statuses.includes(429), statuses.join(','));
+  t.true(statuses.every((s) => s === 401 || s === 429), statuses.join(','));
+  for (const r of storm.filter((x) => x.status === 429)) {
+    isProblem(t, r, 429, 'RATE_LIMITED');
+    t.is(r.headers.get('retry-after'), '1');
+  }
+});
+
 test('a brute force spread over many addresses is still throttled per user; X-Forwarded-For counts only when trusted', async (t) => {
   const from = (ip: string) => ({ 'x-forwarded-for': ip });
   const trusted = await startTestService({ config: { server: { host: '127.0.0.1', port: 0, trustProxy: true }, auth: { loginThrottle: { maxFailures: 3, baseDelay: '30s' } } } });

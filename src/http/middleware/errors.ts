@@ -5,6 +5,7 @@ import type { Ctx } from '../context.js';
 import { Problem, problemBody } from '../problem.js';
 import { ActorUnavailable } from '../../../actors/host.js';
 import { StoreUnavailable } from '../../store/failures.js';
+import { PoolBusy } from '../../auth/passwords.js';
 
 const CODES: Record<number, string> = {
   400: 'BAD_REQUEST',
@@ -27,6 +28,8 @@ export function toProblem(err: unknown): Problem {
   if (err instanceof StoreUnavailable) return new Problem(503, 'STORE_UNAVAILABLE', `${err.message}; nothing was changed, reads go on`, { retryAfter: 5 });
   // Any call to a group actor that is (re)starting: not ready, never 500.
   if (err instanceof ActorUnavailable) return new Problem(503, 'NOT_READY', `node group '${err.group}' is restarting; retry shortly`, { retryAfter: 1 });
+  // scrypt's bounded queue is full (a login storm): a login or a password change waits its turn.
+  if (err instanceof PoolBusy) return new Problem(429, 'RATE_LIMITED', 'too many password checks at once; retry shortly', { retryAfter: 1 });
   const e = err as { status?: number; statusCode?: number; expose?: boolean; message?: string; headers?: Record<string, string>; code?: string; detail?: string };
   if (e && typeof e.status === 'number' && typeof e.code === 'string' && typeof e.detail === 'string') return new Problem(e.status, e.code, e.detail);
   const status = e?.status ?? e?.statusCode;

@@ -1,8 +1,7 @@
 // Endpoint 1 (login) and the added password change (CONTRACT §2, §5).
 import { LoginBody, LoginResponse, PasswordBody } from '../../schemas/api.js';
-import { PoolBusy } from '../../auth/passwords.js';
 import { clientAddress } from '../client-address.js';
-import { Problem } from '../problem.js';
+import { Problem, problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import type { Services } from '../services.js';
 
@@ -33,17 +32,11 @@ export function authRoutes(s: Services): RouteDef[] {
         const keys = [`ip:${clientAddress(ctx, s.config.server.trustProxy)}`, `user:${body.username}`];
         const wait = s.throttle.wait(keys);
         if (wait > 0) throw throttled(wait);
-        let user;
-        try {
-          user = await s.users.check(body.username, body.password);
-        } catch (err) {
-          if (err instanceof PoolBusy) throw new Problem(429, 'RATE_LIMITED', 'too many logins at once; retry shortly', { retryAfter: 1 });
-          throw err;
-        }
+        const user = await s.users.check(body.username, body.password);
         if (!user) {
           s.throttle.fail(keys);
           ctx.log.warn({ user: body.username }, 'login failed');
-          throw new Problem(401, 'INVALID_CREDENTIALS', 'wrong user name or password');
+          throw problems.badCredentials('wrong user name or password');
         }
         s.throttle.succeed(keys);
         const ttl = s.config.auth.tokenTtl;
@@ -68,7 +61,7 @@ export function authRoutes(s: Services): RouteDef[] {
         const user = await s.users.check(username, body.currentPassword);
         if (!user) {
           s.throttle.fail(keys);
-          throw new Problem(401, 'INVALID_CREDENTIALS', 'the current password is wrong');
+          throw problems.badCredentials('the current password is wrong');
         }
         if (body.newPassword === body.currentPassword) {
           throw new Problem(400, 'VALIDATION_FAILED', 'body.newPassword must differ from the current password', { errors: [{ path: 'body.newPassword', message: 'must differ from the current password' }] });
