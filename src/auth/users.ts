@@ -88,6 +88,9 @@ export class Users {
       }
       this.set(next ?? current!);
     }
+    // A generated password that the environment or the config has since replaced: its file would
+    // only mislead whoever reads it (the tour and the demo do).
+    if (!this.pending) rmSync(join(this.dataDir, INITIAL_PASSWORD_FILE), { force: true });
   }
 
   get(username: string): UserRecord | undefined {

@@ -137,11 +137,18 @@ test('on a non-loopback bind the generated initial password only allows changing
   t.not((await svc.get('/as/v1/streams/live/cam/publish', app)).status, 403, 'the app token works once the admin password is changed');
 });
 
-test('on loopback the initial password works as is', async (t) => {
-  const svc = await startTestService({ env: { SWITCHYARD_ADMIN_PASSWORD: '' }, noLogin: true });
-  t.teardown(() => svc.close());
-  const initial = readFileSync(join(svc.dataDir, 'initial-admin-password'), 'utf8').trim();
+test('on loopback the initial password works as is; a password set later by the environment removes its file', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  let svc = await startTestService({ dataDir, env: { SWITCHYARD_ADMIN_PASSWORD: '', SWITCHYARD_JWT_SECRET: '' }, noLogin: true });
+  const file = join(svc.dataDir, 'initial-admin-password');
+  const initial = readFileSync(file, 'utf8').trim();
   t.is((await svc.get('/as/v1/nodegroups', tokenOf(await login(svc.url, 'admin', initial)))).status, 200);
+  await svc.close();
+  svc = await startTestService({ dataDir, env: { SWITCHYARD_JWT_SECRET: '' }, noLogin: true });
+  t.teardown(() => svc.close());
+  t.is((await login(svc.url, 'admin', ADMIN_PASSWORD)).status, 200);
+  t.false(existsSync(file), 'the file no longer names a password that works');
 });
 
 test('the generated signing secret and a changed password survive a restart; a new env password wins', async (t) => {
