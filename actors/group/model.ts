@@ -196,7 +196,12 @@ const SERVING = SERVING_STATES;
 const DRAINING: ReadonlySet<NodeState> = new Set(['SOFT_SUNSET', 'HARD_SUNSET', 'DOOMED', 'DESTRUCTION_REQUESTED', 'DESTROYING']);
 const RETRY_AFTER_S = 2;
 
-const nodeAddress = (n: NodeRecord): string | null => n.address?.public ?? n.address?.private ?? n.platform.address ?? null;
+/**
+ * The host clients are sent to: the public address the node declared, else the one its platform
+ * knows (Terraform's output, the static config, the local loopback address), else the private
+ * one it reported. A node's own view of itself is often a private or bind address.
+ */
+const nodeAddress = (n: NodeRecord): string | null => n.address?.public ?? n.platform.address ?? n.address?.private ?? null;
 
 export class GroupModel {
   private readonly nodes = new Map<string, LiveNode>();
@@ -372,8 +377,10 @@ export class GroupModel {
     node.problem = hb.ready ? null : (hb.problem ?? null);
     const record = node.record;
     let dirty = false;
-    if (hb.address && (hb.address.public !== record.address?.public || hb.address.private !== record.address?.private)) {
-      record.address = hb.address;
+    // What the node reports adds to what its platform gave (a Terraform output's public address
+    // stays unless the node declares another).
+    if (hb.address && ((hb.address.public !== undefined && hb.address.public !== record.address?.public) || (hb.address.private !== undefined && hb.address.private !== record.address?.private))) {
+      record.address = { ...record.address, ...hb.address };
       dirty = true;
     }
     if (hb.listeners && JSON.stringify(hb.listeners) !== JSON.stringify(record.listeners ?? {})) {

@@ -18,6 +18,8 @@ interface AgentConfig {
   role: Role;
   scope: string;
   address: string;
+  /** The address clients reach the node at, when it is not the bind address (NAT, a cloud's public IP). */
+  publicAddress: string | undefined;
   port: number;
   backend: BackendName;
   /** How events reach the control plane: a node channel (default) or one POST each. */
@@ -60,6 +62,7 @@ function readConfig(env: NodeJS.ProcessEnv): AgentConfig {
     role,
     scope: env.SWITCHYARD_NODE_SCOPE || 'live',
     address: env.SWITCHYARD_NODE_ADDRESS || '127.0.0.1',
+    publicAddress: env.SWITCHYARD_NODE_PUBLIC_ADDRESS || undefined,
     port: Number(env.SWITCHYARD_NODE_PORT || 0),
     backend,
     dir: backend === 'nginx-rtmp' ? need('SWITCHYARD_NODE_DIR') : env.SWITCHYARD_NODE_DIR || process.cwd(),
@@ -122,6 +125,12 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 
+  // The agent's bind address is the node's private one; only an operator (or cloud-init) knows the
+  // public one clients reach, and the control plane prefers its platform's record to a guess.
+  const reported = {
+    ...(config.publicAddress ? { public: config.publicAddress } : {}),
+    ...(backend.address !== '0.0.0.0' && backend.address !== '::' ? { private: backend.address } : {}),
+  };
   let token = config.token;
   let heartbeatMs = 2000;
   let lastOk = Date.now();
@@ -135,7 +144,7 @@ async function main(): Promise<void> {
   while (!stopping) {
     const report = await backend.report();
     try {
-      const event = { ...report, ...(report.problem ? { problem: report.problem.slice(0, 500) } : {}), address: { public: backend.address, private: backend.address } };
+      const event = { ...report, ...(report.problem ? { problem: report.problem.slice(0, 500) } : {}), address: reported };
       const result = await beats.send(event, token, Math.max(1000, heartbeatMs));
       if (result.ok) {
         const reply = result.reply;

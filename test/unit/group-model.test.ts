@@ -502,3 +502,20 @@ test('a drained node that went silent drains on when it comes back: no new viewe
   t.is(model.nodeRecord('3')?.state, 'INSERVICE');
   t.is(model.nodeRecord('3')?.faultedFrom, undefined);
 });
+
+test('clients are sent to the public address a node declares, else the one its platform knows, never a private one it reports', (t) => {
+  const model = new GroupModel(group());
+  addNodes(model, [{ id: '1', role: 'origin', region: 'r1' }]);
+  const served = () => {
+    const r = model.publish(`s${Math.random()}`, ['r1'], 1);
+    return r.ok ? r.node.serverAddress : null;
+  };
+  t.is(served(), '10.0.0.1');
+  model.heartbeat('1', { ready: true, metrics: {}, address: { private: '192.168.7.1' } }, 2);
+  t.is(served(), '10.0.0.1', 'the platform\'s address, not the agent\'s bind address');
+  model.heartbeat('1', { ready: true, metrics: {}, address: { public: '203.0.113.7', private: '192.168.7.1' } }, 3);
+  t.is(served(), '203.0.113.7');
+  model.heartbeat('1', { ready: true, metrics: {}, address: { private: '192.168.7.2' } }, 4);
+  t.is(served(), '203.0.113.7', 'a later report of only the private address keeps the public one');
+  t.deepEqual(model.nodeRecord('1')?.address, { public: '203.0.113.7', private: '192.168.7.2' });
+});
