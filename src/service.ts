@@ -177,6 +177,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   await actors.startSupervisor({
     dataDir: config.dataDir,
     serviceUrl: url,
+    ...(config.server.publicUrl ? { publicUrl: config.server.publicUrl } : {}),
     jwtSecret: secret,
     nodeTokenTtl: config.auth.nodeTokenTtl,
     tickMs: config.supervisorTick,

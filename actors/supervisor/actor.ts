@@ -29,7 +29,10 @@ const ACTOR_RETURN_MS = 15_000;
 
 export interface SupervisorInit {
   dataDir: string;
+  /** Where agents on this machine reach the service (the local platform's nodes). */
   serviceUrl: string;
+  /** Where other machines reach it (`server.publicUrl`): Terraform-made nodes, unless their group says otherwise. */
+  publicUrl?: string;
   jwtSecret: Uint8Array;
   nodeTokenTtl: number;
   tickMs: number;
@@ -215,7 +218,7 @@ class Supervisor {
       tp = new TerraformPlatform({
         dataDir: this.init.dataDir,
         group: g.group,
-        serviceUrl: this.init.serviceUrl,
+        serviceUrl: this.init.publicUrl ?? this.init.serviceUrl,
         nodeToken: (group, nodeId) => this.signer.nodeToken(group, nodeId, this.init.nodeTokenTtl),
         onProgress: (group, event) => this.emit([terraformEvent(group, event)]),
       });

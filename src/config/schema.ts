@@ -209,7 +209,7 @@ export const ConfigSchema = Type.Object(
         shutdownTimeout: Duration('10s'),
         /** A node channel with no message this long is closed (at least three of its group's heartbeat periods). */
         channelIdleTimeout: Duration('5m'),
-        /** How nodes and clients reach this service, when not at its listening address. */
+        /** How other machines reach this service: the SWITCHYARD_URL of Terraform-made nodes (unless their group's platform.terraform.serviceUrl says otherwise). */
         publicUrl: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
       },
       { additionalProperties: false, default: {} },
