@@ -978,10 +978,13 @@ export class GroupModel {
     // Viewers are counted where they are served: on edges, or on origins in a group without
     // edges. An origin's subscribers are otherwise the edges and relays pulling from it.
     const servesViewers = node.record.role === 'edge' || (node.record.role === 'origin' && !this.config.roles.edge);
+    // CONTRACT §4: a binding turns LIVE when the origin lists the stream. An agent that leaves the
+    // flag out is read by its role: what an origin or a transcoder lists is being published there.
+    const ingests = node.record.role === 'origin' || node.record.role === 'transcoder';
     for (const s of streams) {
       const stream = this.renditions.get(s.name) ?? s.name;
       seen.set(stream, (seen.get(stream) ?? 0) + (servesViewers ? (s.subscribers ?? 0) : 0));
-      if (s.publishing) this.published(stream, node, now);
+      if (s.publishing ?? ingests) this.published(stream, node, now);
     }
     // Keep each binding's subscriber count as the sum over the nodes that report it.
     for (const [stream, before] of node.streams) {

@@ -191,7 +191,11 @@ export const NodeEventBody = Type.Object(
     streams: Type.Optional(
       Type.Array(
         Type.Object(
-          { name: StreamName, publishing: Type.Optional(Type.Boolean()), subscribers: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })) },
+          {
+            name: StreamName,
+            publishing: Type.Optional(Type.Boolean({ description: 'a publisher feeds the stream here; omitted, true on origins and transcoders (where a listed stream is a published one), false elsewhere' })),
+            subscribers: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })),
+          },
           { additionalProperties: true },
         ),
         { maxItems: 20_000 },

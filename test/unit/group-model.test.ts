@@ -519,3 +519,19 @@ test('clients are sent to the public address a node declares, else the one its p
   t.is(served(), '203.0.113.7', 'a later report of only the private address keeps the public one');
   t.deepEqual(model.nodeRecord('1')?.address, { public: '203.0.113.7', private: '192.168.7.2' });
 });
+
+test('an origin that lists a stream without the publishing flag publishes it (CONTRACT §4); an edge that does, does not', (t) => {
+  const model = new GroupModel(group());
+  addNodes(model, [
+    { id: 'o1', role: 'origin', region: 'r1' },
+    { id: 'e1', role: 'edge', region: 'r1' },
+  ]);
+  t.true(model.publish('cam', ['r1'], 0).ok);
+  model.heartbeat('e1', { ready: true, metrics: {}, streams: [{ name: 'cam', subscribers: 2 }] }, 1_000);
+  t.like(model.binding('cam'), { state: 'PENDING' });
+  model.heartbeat('o1', { ready: true, metrics: {}, streams: [{ name: 'cam' }] }, 2_000);
+  t.like(model.binding('cam'), { state: 'LIVE' });
+  // An explicit false on an origin is believed: it carries the stream, no publisher feeds it.
+  model.heartbeat('o1', { ready: true, metrics: {}, streams: [{ name: 'other', publishing: false }] }, 3_000);
+  t.is(model.binding('other'), undefined);
+});
