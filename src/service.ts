@@ -1,7 +1,7 @@
 // Starts and stops the whole service. Start order: data directory and store → credentials and
 // signing key → node-group actors (loaded from LMDB) → HTTP → supervisor (it needs the URL the
 // node agents will post to). Stop order is the reverse; a clean stop also stops local nodes.
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +12,7 @@ import { ConfigError } from './config/load.js';
 import type { Config } from './config/types.js';
 import { PasswordHasher } from './auth/passwords.js';
 import { Throttle } from './auth/throttle.js';
-import { TokenSigner } from './auth/tokens.js';
+import { pkcs8Der, TokenSigner, type SigningKey } from './auth/tokens.js';
 import { Users } from './auth/users.js';
 import type { EventRecord } from './domain/events.js';
 import { EventLog } from './events/log.js';
@@ -27,7 +27,7 @@ import { Metrics } from './observability/metrics.js';
 import { projectPath } from './paths.js';
 import { lockDataDir } from './store/lock.js';
 import { surviveCommitFailures } from './store/failures.js';
-import { openStore } from './store/store.js';
+import { openStore, type Store } from './store/store.js';
 import { NodeGroupRegistry } from './nodegroups/registry.js';
 
 export interface ServiceOptions {
@@ -85,19 +85,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const unlock = lockDataDir(config.dataDir);
   const store = openStore(config.dataDir, config.durability, config.minFreeBytes);
 
-  let secret: Buffer;
-  if (config.auth.jwtSecret) secret = Buffer.from(config.auth.jwtSecret);
-  else {
-    const kept = store.meta.get('jwt-secret') as Uint8Array | undefined;
-    secret = kept ? Buffer.from(kept) : randomBytes(32);
-    if (!kept) {
-      await store.meta.put('jwt-secret', secret);
-      await store.durable();
-    }
-  }
+  const signingKey = await signingKeyOf(config, store);
   const hasher = new PasswordHasher(options.passwordPool);
   const users = await Users.open(store, config, hasher, log);
-  const signer = new TokenSigner(secret);
+  const signer = new TokenSigner(signingKey);
   const events = new EventLog(store);
 
   let actors!: ActorHost;
@@ -178,7 +169,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     dataDir: config.dataDir,
     serviceUrl: url,
     ...(config.server.publicUrl ? { publicUrl: config.server.publicUrl } : {}),
-    jwtSecret: secret,
+    jwtKey: signingKey,
     nodeTokenTtl: config.auth.nodeTokenTtl,
     tickMs: config.supervisorTick,
     ...(options.orphanTimeoutMs !== undefined ? { orphanTimeoutMs: options.orphanTimeoutMs } : {}),
@@ -212,4 +203,22 @@ export async function startService(config: Config, options: ServiceOptions = {})
     })());
 
   return { url, port, ...(tlsPort !== undefined ? { tlsPort } : {}), services, actors, close };
+}
+
+/**
+ * The key tokens are signed with: from the environment, else generated once and kept in LMDB, so
+ * that tokens outlive a restart. ES256 keys are kept apart from the HS256 secret: switching the
+ * algorithm back and forth does not mint a new key each time.
+ */
+async function signingKeyOf(config: Config, store: Store): Promise<SigningKey> {
+  const { jwtAlgorithm: algorithm, jwtSecret, jwtPrivateKey } = config.auth;
+  if (algorithm === 'HS256' && jwtSecret) return { algorithm, material: Buffer.from(jwtSecret) };
+  if (algorithm === 'ES256' && jwtPrivateKey) return { algorithm, material: pkcs8Der(jwtPrivateKey) };
+  const name = algorithm === 'HS256' ? 'jwt-secret' : 'jwt-es256-key';
+  const kept = store.meta.get(name) as Uint8Array | undefined;
+  if (kept) return { algorithm, material: Buffer.from(kept) };
+  const material = algorithm === 'HS256' ? randomBytes(32) : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'der', type: 'pkcs8' });
+  await store.meta.put(name, material);
+  await store.durable();
+  return { algorithm, material };
 }

@@ -12,7 +12,7 @@ import type { EventBody } from '../../src/domain/events.js';
 import type { PlatformData } from '../../src/domain/records.js';
 import type { NodeEvent } from '../../src/domain/states.js';
 import type { Role } from '../../src/domain/vocabulary.js';
-import { TokenSigner } from '../../src/auth/tokens.js';
+import { TokenSigner, type SigningKey } from '../../src/auth/tokens.js';
 import { LocalPlatform } from '../../src/platforms/local.js';
 import { StaticPlatform } from '../../src/platforms/static.js';
 import type { Platform } from '../../src/platforms/platform.js';
@@ -33,7 +33,8 @@ export interface SupervisorInit {
   serviceUrl: string;
   /** Where other machines reach it (`server.publicUrl`): Terraform-made nodes, unless their group says otherwise. */
   publicUrl?: string;
-  jwtSecret: Uint8Array;
+  /** Node tokens are signed here: the same key as the front end's. */
+  jwtKey: SigningKey;
   nodeTokenTtl: number;
   tickMs: number;
   events: MessagePort;
@@ -115,7 +116,7 @@ class Supervisor {
 
   start(init: SupervisorInit): void {
     this.init = init;
-    this.signer = new TokenSigner(init.jwtSecret);
+    this.signer = new TokenSigner(init.jwtKey);
     this.platforms = {
       local: new LocalPlatform({
         serviceUrl: init.serviceUrl,

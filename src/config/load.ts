@@ -10,6 +10,7 @@ import { compile, valueAt, type FieldError } from '../schemas/validate.js';
 import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC, STATES_WITH_TIMEOUT, type Role, type TimedState } from '../domain/vocabulary.js';
 import { projectPath } from '../paths.js';
 import { compileExpression, ExpressionError, type Kind } from '../expressions/compile.js';
+import { es256KeyProblem } from '../auth/tokens.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -116,6 +117,12 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
     problems.push('SWITCHYARD_JWT_SECRET = (hidden): must be at least 32 bytes');
   }
+  const jwtPrivateKey = env.SWITCHYARD_JWT_PRIVATE_KEY || undefined;
+  if (jwtPrivateKey !== undefined) {
+    const problem = es256KeyProblem(jwtPrivateKey);
+    if (problem) problems.push(`SWITCHYARD_JWT_PRIVATE_KEY = (hidden): ${problem}`);
+    else if (input.auth.jwtAlgorithm !== 'ES256') problems.push(`SWITCHYARD_JWT_PRIVATE_KEY = (hidden): is for ES256; set auth.jwtAlgorithm to "ES256" (it is ${JSON.stringify(input.auth.jwtAlgorithm)})`);
+  }
   const usernames = new Set([input.auth.adminUser]);
   input.auth.users.forEach((u, i) => {
     if (usernames.has(u.username)) problems.push(`auth.users[${i}].username = ${show(u.username)}: another user has this name`);
@@ -151,6 +158,8 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       ...(adminPassword !== undefined ? { adminPassword } : {}),
       ...(a.adminPasswordHash !== undefined ? { adminPasswordHash: a.adminPasswordHash } : {}),
       ...(jwtSecret !== undefined ? { jwtSecret } : {}),
+      jwtAlgorithm: a.jwtAlgorithm,
+      ...(jwtPrivateKey !== undefined ? { jwtPrivateKey } : {}),
       tokenTtl: durationMs(a.tokenTtl),
       nodeTokenTtl: durationMs(a.nodeTokenTtl),
       users: a.users,

@@ -226,6 +226,8 @@ export const ConfigSchema = Type.Object(
         adminPasswordHash: Type.Optional(Type.String({ pattern: '^scrypt\\$' })),
         tokenTtl: Duration('1h'),
         nodeTokenTtl: Duration('24h'),
+        /** HS256 (a shared secret) or ES256 (a key pair; the public key is published at /as/v1/auth/jwks). */
+        jwtAlgorithm: Type.Union([Type.Literal('HS256'), Type.Literal('ES256')], { default: 'HS256' }),
         users: Type.Array(User, { maxItems: 1000, default: [] }),
         loginThrottle: Type.Object(
           {

@@ -116,6 +116,9 @@ export interface Config {
     adminPasswordHash?: string;
     /** From SWITCHYARD_JWT_SECRET. */
     jwtSecret?: string;
+    jwtAlgorithm: 'HS256' | 'ES256';
+    /** From SWITCHYARD_JWT_PRIVATE_KEY (PEM, EC P-256): the ES256 signing key. */
+    jwtPrivateKey?: string;
     tokenTtl: number;
     nodeTokenTtl: number;
     users: UserConfig[];

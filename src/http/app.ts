@@ -39,7 +39,8 @@ export function createApp(s: Services, routes: readonly RouteDef[]): Koa<AppStat
   app.silent = true;
   const router = new Router<AppState, AppContextExtras>();
   const guard = createGuard({
-    key: s.signer.key,
+    key: s.signer.verifyKey,
+    algorithm: s.signer.algorithm,
     users: s.users,
     loopbackOnly: isLoopbackHost(s.config.server.host),
     metricsAuth: s.config.server.metricsAuth,

@@ -21,6 +21,15 @@ export const LoginResponse = Type.Object({
   tokenType: Type.Literal('Bearer'),
   expiresIn: Type.Integer({ description: 'seconds until the token expires' }),
 });
+export const Jwks = Type.Object(
+  {
+    keys: Type.Array(
+      Type.Object({ kty: Type.Literal('EC'), crv: Type.Literal('P-256'), x: Type.String(), y: Type.String(), use: Type.Literal('sig'), alg: Type.Literal('ES256'), kid: Type.String() }),
+      { description: 'the key that signs tokens under ES256; empty under HS256, whose secret is never published' },
+    ),
+  },
+  { description: 'a JSON Web Key Set (RFC 7517)' },
+);
 export const PasswordBody = Type.Object(
   {
     currentPassword: Type.String({ minLength: 1, maxLength: 1024 }),

@@ -8,7 +8,7 @@ import { ActorHost } from '../../actors/host.js';
 import type { EventBody } from '../../src/domain/events.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config, NodeGroup } from '../../src/config/types.js';
-import { TokenSigner } from '../../src/auth/tokens.js';
+import type { TokenSigner } from '../../src/auth/tokens.js';
 import { createLogger } from '../../src/observability/log.js';
 import { startService, type Service, type ServiceOptions } from '../../src/service.js';
 import { request, type Reply } from './http.js';
@@ -100,7 +100,8 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     config,
     service,
     adminToken,
-    signer: new TokenSigner(Buffer.from(env.SWITCHYARD_JWT_SECRET ?? JWT_SECRET)),
+    // The service's own: node tokens are right whatever key or algorithm the test configured.
+    signer: service.services.signer,
     get: (path, token, headers) => request(url, 'GET', path, undefined, authed(token, headers)),
     send: (method, path, body, token, headers) => request(url, method, path, body, authed(token, headers)),
     async close(closeOptions) {

@@ -1,5 +1,5 @@
 // CONTRACT §5 over real HTTP.
-import { createSecretKey, generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, createSecretKey, generateKeyPairSync } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
@@ -7,7 +7,8 @@ import jwt from 'jsonwebtoken';
 import { hash } from '../../src/auth/scrypt-task.js';
 import { isProblem } from '../helpers/assert.js';
 import { body, request } from '../helpers/http.js';
-import { ADMIN_PASSWORD, JWT_SECRET, startTestService, tempDir } from '../helpers/service.js';
+import { ADMIN_PASSWORD, JWT_SECRET, staticGroup, startTestService, tempDir } from '../helpers/service.js';
+import { ConfigError, parseConfig } from '../../src/config/load.js';
 
 const login = (url: string, username: string, password: string) => request(url, 'POST', '/as/v1/auth/login', { username, password });
 const tokenOf = (r: { json: unknown }) => (r.json as { accessToken: string }).accessToken;
@@ -113,6 +114,56 @@ test('forged, expired, early, tampered and foreign tokens are refused', async (t
   isProblem(t, await svc.get('/as/v1/nodegroups', jwt.sign({ sub: 'ghost', role: 'admin', ver: 1 }, key, { algorithm: 'HS256', expiresIn: 600 })), 401, 'UNAUTHORIZED');
   isProblem(t, await svc.get('/as/v1/nodegroups', jwt.sign({ ...claims, ver: 0 }, key, { algorithm: 'HS256', expiresIn: 600 })), 401, 'UNAUTHORIZED');
   t.is((await svc.get('/as/v1/nodegroups', good)).status, 200);
+});
+
+test('ES256: tokens are signed with a key pair whose public half is published as a JWKS; HS256 tokens and the public key as an HMAC secret are refused', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  let svc = await startTestService({ dataDir, config: { auth: { jwtAlgorithm: 'ES256' } } });
+  const jwks = await svc.get('/as/v1/auth/jwks', null);
+  t.is(jwks.status, 200);
+  t.regex(jwks.headers.get('content-type') ?? '', /^application\/jwk-set\+json/);
+  const [jwk] = body<{ keys: Array<import('node:crypto').JsonWebKey & { kid: string }> }>(jwks).keys;
+  const token = svc.adminToken;
+  const header = JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { alg: string; kid: string };
+  t.deepEqual(header, { alg: 'ES256', typ: 'JWT', kid: jwk!.kid });
+  // Anyone holding the published key can check a token, as another service would.
+  const publicKey = createPublicKey({ key: jwk!, format: 'jwk' });
+  t.like(jwt.verify(token, publicKey, { algorithms: ['ES256'] }), { sub: 'admin', role: 'admin' });
+  t.is((await svc.get('/as/v1/nodegroups', token)).status, 200);
+  // Node tokens (signed by the supervisor's thread for local nodes, here by the same key) work too.
+  const node = await svc.send('POST', '/as/v1/nodes/o1/events', { ready: true, metrics: {} }, svc.signer.nodeToken('g', 'o1', 60_000));
+  t.is(node.status, 200);
+  const claims = { sub: 'admin', role: 'admin', ver: 1 };
+  isProblem(t, await svc.get('/as/v1/nodegroups', jwt.sign(claims, createSecretKey(Buffer.from(JWT_SECRET)), { algorithm: 'HS256', expiresIn: 600 })), 401, 'UNAUTHORIZED');
+  const pem = publicKey.export({ type: 'spki', format: 'pem' });
+  isProblem(t, await svc.get('/as/v1/nodegroups', jwt.sign(claims, pem, { algorithm: 'HS256', expiresIn: 600 })), 401, 'UNAUTHORIZED');
+  await svc.close();
+  // The generated key pair is kept: tokens outlive a restart.
+  svc = await startTestService({ dataDir, config: { auth: { jwtAlgorithm: 'ES256' } }, noLogin: true });
+  t.teardown(() => svc.close());
+  t.is((await svc.get('/as/v1/nodegroups', token)).status, 200);
+  t.deepEqual(body<{ keys: unknown[] }>(await svc.get('/as/v1/auth/jwks', null)).keys, [jwk]);
+});
+
+test('under HS256 the key set is empty, and a key for ES256 is refused with the setting to change', async (t) => {
+  const svc = await startTestService();
+  t.teardown(() => svc.close());
+  t.deepEqual(body(await svc.get('/as/v1/auth/jwks', null)), { keys: [] });
+  const pem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  const problemsOf = (env: Record<string, string>, auth: object = {}) => {
+    try {
+      parseConfig({ nodeGroups: [staticGroup()], auth }, 'test', env);
+      return [];
+    } catch (err) {
+      return (err as ConfigError).problems;
+    }
+  };
+  t.deepEqual(problemsOf({ SWITCHYARD_JWT_PRIVATE_KEY: pem }), ['SWITCHYARD_JWT_PRIVATE_KEY = (hidden): is for ES256; set auth.jwtAlgorithm to "ES256" (it is "HS256")']);
+  t.deepEqual(problemsOf({ SWITCHYARD_JWT_PRIVATE_KEY: 'not a key' }, { jwtAlgorithm: 'ES256' }), ['SWITCHYARD_JWT_PRIVATE_KEY = (hidden): must be a private key in PEM']);
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  t.deepEqual(problemsOf({ SWITCHYARD_JWT_PRIVATE_KEY: rsa }, { jwtAlgorithm: 'ES256' }), ['SWITCHYARD_JWT_PRIVATE_KEY = (hidden): must be an EC private key on the P-256 curve (ES256)']);
+  t.deepEqual(problemsOf({ SWITCHYARD_JWT_PRIVATE_KEY: pem }, { jwtAlgorithm: 'ES256' }), []);
 });
 
 test('on a non-loopback bind the generated initial password only allows changing it, and every user token waits for that', async (t) => {

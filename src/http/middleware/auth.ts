@@ -1,4 +1,5 @@
-// Who may call what (CONTRACT §5). koa-jwt verifies tokens (HS256 only, against a KeyObject);
+// Who may call what (CONTRACT §5). koa-jwt verifies tokens (the one configured algorithm, HS256
+// or ES256, against a KeyObject);
 // a verified token is cached until it expires, so the lookup path pays for one signature check
 // per token, not per request. The user's credential version is checked on every request, so a
 // password change retires old tokens at once, cached or not.
@@ -6,7 +7,7 @@ import type { KeyObject } from 'node:crypto';
 import koaJwt from 'koa-jwt';
 import type { Next } from 'koa';
 import type { Claims } from '../../auth/tokens.js';
-import { ALGORITHM } from '../../auth/tokens.js';
+import type { JwtAlgorithm } from '../../auth/tokens.js';
 import type { Users } from '../../auth/users.js';
 import type { TokenRole } from '../../domain/vocabulary.js';
 import type { Ctx } from '../context.js';
@@ -14,7 +15,9 @@ import { problems, type Problem } from '../problem.js';
 import type { Access } from '../route.js';
 
 export interface GuardOptions {
+  /** The key that verifies: the HS256 secret or the ES256 public key. */
   key: KeyObject;
+  algorithm: JwtAlgorithm;
   users: Users;
   /** Whether the server listens on loopback only (the initial-password rule then does not bite). */
   loopbackOnly: boolean;
@@ -56,7 +59,8 @@ export function createGuard(options: GuardOptions): (access: Access) => (ctx: Ct
   const verifier = koaJwt({
     // koa-jwt's types predate KeyObjects; jsonwebtoken accepts them and skips re-parsing the key.
     secret: options.key as unknown as Buffer,
-    algorithms: [ALGORITHM],
+    // One algorithm, the configured one: no token of another is ever checked (no alg confusion).
+    algorithms: [options.algorithm],
     passthrough: true,
     key: 'user',
     isRevoked: async (_ctx: unknown, payload: object) => !wellFormed(payload) || revoked(payload),

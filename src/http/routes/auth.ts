@@ -1,5 +1,5 @@
 // Endpoint 1 (login) and the added password change (CONTRACT §2, §5).
-import { LoginBody, LoginResponse, PasswordBody } from '../../schemas/api.js';
+import { Jwks, LoginBody, LoginResponse, PasswordBody } from '../../schemas/api.js';
 import { clientAddress } from '../client-address.js';
 import { Problem, problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
@@ -69,6 +69,20 @@ export function authRoutes(s: Services): RouteDef[] {
         await s.users.changePassword(user, body.newPassword);
         ctx.log.info({ user: username }, 'password changed');
         ctx.status = 204;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/as/v1/auth/jwks',
+      operationId: 'jwks',
+      summary: 'The public key that verifies tokens (ES256), for services that check Switchyard\'s tokens themselves',
+      description: 'Under auth.jwtAlgorithm ES256 the signing key\'s public half, with the kid that tokens name in their header; under HS256 an empty set.',
+      tag: 'auth',
+      access: 'public',
+      responses: { 200: { description: 'a JSON Web Key Set', schema: Jwks } },
+      handle(ctx) {
+        ctx.type = 'application/jwk-set+json';
+        ctx.body = { keys: s.signer.jwk ? [s.signer.jwk] : [] };
       },
     }),
   ];
