@@ -1,5 +1,6 @@
 // Compiled checks skip filling defaults where a schema declares none: safe only if filling would
 // have changed nothing. Properties over the API's own schemas and random values say so.
+import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
 import Type, { type TSchema } from 'typebox';
@@ -21,14 +22,19 @@ test('a default anywhere is found; a property named "default" is not one', (t) =
 test('for every API schema without defaults, filling them changes no value', (t) => {
   const plain = schemas.filter(([, s]) => !declaresDefaults(s));
   t.true(plain.length > 0);
+  t.true(plain.some(([name]) => name === 'NodeEventBody'));
   for (const [name, schema] of plain) {
     const full = Compile(schema);
     const ours = compile(schema);
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 4 }), (value) => {
-        const a = structuredClone(value);
-        const b = structuredClone(value);
-        t.deepEqual(ours.withDefaults(a), full.Default(b), name);
+        const mine = ours.withDefaults(structuredClone(value));
+        const theirs = full.Default(structuredClone(value));
+        // The same value, or one that fails the check either way (TypeBox's walk copies an
+        // array's inherited keys method onto it for an object schema with a "keys" field).
+        if (isDeepStrictEqual(mine, theirs)) return true;
+        if (ours.check(mine) || full.Check(theirs)) throw new Error(`${name}: ${JSON.stringify(mine)} against ${JSON.stringify(theirs)}`);
+        return true;
       }),
       { numRuns: 200 },
     );
