@@ -54,7 +54,9 @@ function scenario(): Scenario {
 }
 
 function log(entry: Record<string, unknown>): void {
-  appendFileSync(`${cwd}/fake-terraform.log`, `${JSON.stringify({ at: Date.now(), args, ...entry })}\n`);
+  // The names (never the values) of the control plane's secrets this process was handed: none, it should be.
+  const secrets = Object.keys(process.env).filter((n) => /^SWITCHYARD_(?:JWT_|ADMIN_PASSWORD)/.test(n));
+  appendFileSync(`${cwd}/fake-terraform.log`, `${JSON.stringify({ at: Date.now(), args, secrets, ...entry })}\n`);
 }
 
 function message(type: string, text: string, extra: Record<string, unknown> = {}, level = 'info'): void {

@@ -37,13 +37,14 @@ function setup(t: { teardown(fn: () => void): void }, terraform: object = {}) {
         progress.push(p);
         for (const w of watchers.splice(0)) (w.when(p) ? w.then : () => watchers.push(w))();
       },
-      env: { FAKE_TERRAFORM_SCENARIO: scenarioFile },
+      // The control plane's secrets, as its own environment would hold them: Terraform must not get them.
+      env: { FAKE_TERRAFORM_SCENARIO: scenarioFile, SWITCHYARD_JWT_SECRET: 'x'.repeat(32), SWITCHYARD_JWT_PRIVATE_KEY: 'pem', SWITCHYARD_ADMIN_PASSWORD: 'y'.repeat(12) },
     });
   const log = () =>
     readFileSync(join(dir, 'work', 'fake-terraform.log'), 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { args: string[]; result: string; created?: string[]; destroyed?: string[] })
+      .map((l) => JSON.parse(l) as { args: string[]; result: string; secrets: string[]; created?: string[]; destroyed?: string[] })
       .filter((e) => e.args[0] === 'apply');
   const scenario = (s: object) => writeFileSync(scenarioFile, JSON.stringify(s));
   return { dir, group, progress, make, log, scenario, on };
@@ -56,6 +57,7 @@ test('creates and destroys nodes; concurrent requests share one apply', async (t
   t.regex(a.public ?? '', /^198\.51\.100\.\d+$/);
   t.truthy(b.private);
   t.is(log().length, 1, 'one apply for both');
+  t.deepEqual(log()[0]!.secrets, [], 'the control plane\'s secrets stay out of Terraform (and what its local-exec starts)');
   t.deepEqual(log()[0]!.created, ['a', 'b']);
   const vars = JSON.parse(readFileSync(join(dir, 'work', 'terraform.tfvars.json'), 'utf8')) as { nodes: Record<string, unknown>; tokens: Record<string, string> };
   t.deepEqual(vars.nodes, { a: { role: 'origin', region: 'r1' }, b: { role: 'edge', region: 'r2' } });

@@ -156,7 +156,7 @@ export class TerraformRunner {
     return new Promise((resolve) => {
       const child = spawn(this.binary, args, {
         cwd: this.o.dir,
-        env: { ...process.env, ...this.o.env, TF_IN_AUTOMATION: '1', TF_INPUT: '0', CHECKPOINT_DISABLE: '1' },
+        env: { ...withoutSecrets({ ...process.env, ...this.o.env }), TF_IN_AUTOMATION: '1', TF_INPUT: '0', CHECKPOINT_DISABLE: '1' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
@@ -305,4 +305,15 @@ export class TerraformRunner {
 function tail(text: string | undefined): string {
   const lines = (text ?? '').trim().split('\n').filter((l) => l.trim() !== '');
   return lines.slice(-3).join(' | ').slice(0, 500);
+}
+
+/**
+ * The environment Terraform runs in, less the control plane's own secrets: the CLI, its provider
+ * plugins and whatever a module's local-exec starts (the local module's agents, their nginx and
+ * ffmpeg) have no use for a key that mints admin tokens. Cloud credentials pass, as they must.
+ */
+export function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) if (!/^SWITCHYARD_(?:JWT_|ADMIN_PASSWORD)/.test(name)) out[name] = value;
+  return out;
 }
