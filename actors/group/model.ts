@@ -203,6 +203,17 @@ const RETRY_AFTER_S = 2;
  */
 const nodeAddress = (n: NodeRecord): string | null => n.address?.public ?? n.platform.address ?? n.address?.private ?? null;
 
+/**
+ * Where one node reaches another (an edge its parent, a transcoder its origin): inside a region
+ * the private address, so that pulls stay in the network (and within security groups that only
+ * open media ports there); across regions the address clients are given.
+ */
+const peerAddress = (from: NodeRecord, to: NodeRecord): string | null => {
+  if (from.region !== to.region) return nodeAddress(to);
+  const platformPrivate = to.platform.type === 'terraform' ? to.platform.privateAddress : undefined;
+  return to.address?.private ?? platformPrivate ?? nodeAddress(to);
+};
+
 export class GroupModel {
   private readonly nodes = new Map<string, LiveNode>();
   private readonly byRole = new Map<Role, Set<LiveNode>>();
@@ -377,10 +388,10 @@ export class GroupModel {
     node.problem = hb.ready ? null : (hb.problem ?? null);
     const record = node.record;
     let dirty = false;
-    // What the node reports adds to what its platform gave (a Terraform output's public address
-    // stays unless the node declares another).
-    if (hb.address && ((hb.address.public !== undefined && hb.address.public !== record.address?.public) || (hb.address.private !== undefined && hb.address.private !== record.address?.private))) {
-      record.address = { ...record.address, ...hb.address };
+    // The node's report is its whole view of itself: a public address it no longer declares goes
+    // (the platform's own record of the node's addresses is kept apart, in record.platform).
+    if (hb.address && (hb.address.public !== record.address?.public || hb.address.private !== record.address?.private)) {
+      record.address = hb.address;
       dirty = true;
     }
     if (hb.listeners && JSON.stringify(hb.listeners) !== JSON.stringify(record.listeners ?? {})) {
@@ -405,7 +416,7 @@ export class GroupModel {
     const parent = record.parent ? this.nodes.get(record.parent) : undefined;
     return {
       heartbeatMs: this.config.timing.heartbeatMs,
-      parent: parent ? { nodeId: parent.id, address: nodeAddress(parent.record) ?? '', ...(parent.record.listeners?.subscribe ?? {}) } : null,
+      parent: parent ? { nodeId: parent.id, address: peerAddress(record, parent.record) ?? '', ...(parent.record.listeners?.subscribe ?? {}) } : null,
       drain: DRAINING.has(record.state),
       ...(record.role === 'transcoder' ? { transcode: this.jobsOf(node) } : {}),
     };
@@ -419,7 +430,7 @@ export class GroupModel {
       const provision = this.provisions.get(stream);
       if (!b || b.transcoder !== transcoder.id || !origin || !provision) continue;
       const a = this.assignment(origin);
-      jobs.push({ stream, origin: { nodeId: origin.id, address: a.serverAddress, port: a.listener.port, protocol: a.listener.protocol }, renditions: provision.streams });
+      jobs.push({ stream, origin: { nodeId: origin.id, address: peerAddress(transcoder.record, origin.record) ?? '', port: a.listener.port, protocol: a.listener.protocol }, renditions: provision.streams });
     }
     return jobs;
   }

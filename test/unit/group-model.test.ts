@@ -503,7 +503,7 @@ test('a drained node that went silent drains on when it comes back: no new viewe
   t.is(model.nodeRecord('3')?.faultedFrom, undefined);
 });
 
-test('clients are sent to the public address a node declares, else the one its platform knows, never a private one it reports', (t) => {
+test('clients are sent to the public address a node declares, else the one its platform knows, never a private one it reports; peers in its region pull from the private one', (t) => {
   const model = new GroupModel(group());
   addNodes(model, [{ id: '1', role: 'origin', region: 'r1' }]);
   const served = () => {
@@ -515,9 +515,18 @@ test('clients are sent to the public address a node declares, else the one its p
   t.is(served(), '10.0.0.1', 'the platform\'s address, not the agent\'s bind address');
   model.heartbeat('1', { ready: true, metrics: {}, address: { public: '203.0.113.7', private: '192.168.7.1' } }, 3);
   t.is(served(), '203.0.113.7');
-  model.heartbeat('1', { ready: true, metrics: {}, address: { private: '192.168.7.2' } }, 4);
-  t.is(served(), '203.0.113.7', 'a later report of only the private address keeps the public one');
-  t.deepEqual(model.nodeRecord('1')?.address, { public: '203.0.113.7', private: '192.168.7.2' });
+  // An edge beside it pulls over the private network; one in another region over the public one.
+  addNodes(model, [
+    { id: '2', role: 'edge', region: 'r1' },
+    { id: '3', role: 'edge', region: 'r2' },
+  ]);
+  const parentOf = (id: string) => model.heartbeat(id, { ready: true, metrics: {} }, 4)?.parent;
+  t.like(parentOf('2'), { nodeId: '1', address: '192.168.7.1' });
+  t.like(parentOf('3'), { nodeId: '1', address: '203.0.113.7' });
+  // The node's report is its whole view: a public address it stops declaring is forgotten.
+  model.heartbeat('1', { ready: true, metrics: {}, address: { private: '192.168.7.2' } }, 5);
+  t.is(served(), '10.0.0.1', 'back to the platform\'s address');
+  t.deepEqual(model.nodeRecord('1')?.address, { private: '192.168.7.2' });
 });
 
 test('an origin that lists a stream without the publishing flag publishes it (CONTRACT §4); an edge that does, does not', (t) => {
