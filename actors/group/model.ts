@@ -400,7 +400,7 @@ export class GroupModel {
     }
     const autoReinstate = this.config.timing.autoReinstate || record.platform.type === 'static';
     // A first heartbeat that is ready makes two moves (CREATED → STARTED → INSERVICE), each an event.
-    const event = { type: 'heartbeat' as const, ready: hb.ready, autoReinstate, ...(record.faultedFrom ? { resume: record.faultedFrom } : {}) };
+    const event = { type: 'heartbeat' as const, ready: hb.ready, autoReinstate, ...(record.faultedFrom ? { resume: record.faultedFrom.state } : {}) };
     let moved = false;
     for (let i = 0; i < 2; i++) {
       const t = transition(record.state, event);
@@ -467,12 +467,14 @@ export class GroupModel {
 
   private setState(node: LiveNode, to: NodeState, now: number, reason: string): void {
     const from = node.record.state;
-    node.record.state = to;
-    node.record.stateSince = now;
-    if (to === 'FAULT') node.record.faultReason = reason;
-    else delete node.record.faultReason;
-    if (to === 'FAULT' && (from === 'SOFT_SUNSET' || from === 'HARD_SUNSET')) node.record.faultedFrom = from;
-    else if (to !== 'FAULT') delete node.record.faultedFrom;
+    const r = node.record;
+    if (to === 'FAULT' && (from === 'SOFT_SUNSET' || from === 'HARD_SUNSET')) r.faultedFrom = { state: from, since: r.stateSince };
+    // A drain resumed after a fault keeps its clock: drainTimeout counts from when it began.
+    r.stateSince = from === 'FAULT' && r.faultedFrom?.state === to ? r.faultedFrom.since : now;
+    r.state = to;
+    if (to === 'FAULT') r.faultReason = reason;
+    else delete r.faultReason;
+    if (to !== 'FAULT') delete r.faultedFrom;
     this.write('node', node.id, node.record);
     this.emit({ type: 'node.state', group: this.name, nodeId: node.id, role: node.record.role, region: node.record.region, from, to, reason });
     this.refreshSubtree(node);

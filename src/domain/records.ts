@@ -32,8 +32,11 @@ export interface NodeRecord {
   parent?: string | null;
   platform: PlatformData;
   faultReason?: string;
-  /** The draining state a FAULT node left: reinstated, it drains on rather than serving again. */
-  faultedFrom?: 'SOFT_SUNSET' | 'HARD_SUNSET';
+  /**
+   * The draining state a FAULT node left, and since when it was in it: reinstated, it drains on
+   * rather than serving again, on the drain's own clock (a node that blips must still finish).
+   */
+  faultedFrom?: { state: 'SOFT_SUNSET' | 'HARD_SUNSET'; since: number };
 }
 
 export interface BindingRecord {

@@ -490,6 +490,7 @@ test('a drained node that went silent drains on when it comes back: no new viewe
   t.is(model.nodeRecord('2')?.state, 'FAULT');
   const reply = model.heartbeat('2', { ready: true, metrics: { 'connections.subscriber': 1 } }, 3);
   t.is(model.nodeRecord('2')?.state, 'SOFT_SUNSET');
+  t.is(model.nodeRecord('2')?.stateSince, 1, 'on the drain\'s own clock: a node that blips still reaches drainTimeout');
   t.true(reply?.drain);
   t.true(model.publish('s', ['r1'], 4).ok);
   for (let i = 0; i < LIMIT; i++) {
