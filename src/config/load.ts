@@ -185,6 +185,8 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
  * Validates one node group (from the config file or the admin API) and fills its defaults.
  * Errors carry paths relative to the group.
  */
+const TERRAFORM_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
 export function normalizeNodeGroup(raw: unknown): { group: NodeGroup } | { errors: FieldError[] } {
   const input = structuredClone(raw);
   groupChecker.withDefaults(input);
@@ -197,6 +199,10 @@ export function normalizeNodeGroup(raw: unknown): { group: NodeGroup } | { error
   input.regions.forEach((r, i) => {
     if (regions.has(r.name)) err(`/regions/${i}/name`, 'another region has this name');
     regions.add(r.name);
+    // Each region becomes a Terraform module (nodes_<region>) and a provider alias (<region>).
+    if (input.platform.type === 'terraform' && !TERRAFORM_IDENTIFIER.test(r.name)) {
+      err(`/regions/${i}/name`, 'on the terraform platform, must be a Terraform identifier: letters, digits, _ and -, starting with a letter or _');
+    }
   });
 
   const roles = input.roles as Partial<Record<Role, { parentRole?: Role }>>;

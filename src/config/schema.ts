@@ -103,6 +103,8 @@ export const TerraformSettings = Type.Object(
     module: Type.String({ minLength: 1, default: 'local' }),
     /** The provider the module needs one configuration of per region (e.g. aws), if any. */
     provider: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' })),
+    /** Where Terraform finds that provider, e.g. "digitalocean/digitalocean"; default hashicorp/<provider> (digitalocean/digitalocean for digitalocean). */
+    providerSource: Type.Optional(Type.String({ pattern: '^([a-z0-9.-]+/)?[a-z0-9_-]+/[a-z0-9_-]+$' })),
     /** Provider settings per Switchyard region, e.g. {"us-east": {"region": "us-east-1"}}. */
     providerSettings: Type.Record(Type.String(), Settings, { default: {} }),
     /** Module variables for every region, and per region on top. */

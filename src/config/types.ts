@@ -55,6 +55,7 @@ export interface TerraformConfig {
   binary: string;
   module: string;
   provider?: string;
+  providerSource?: string;
   providerSettings: Record<string, Record<string, unknown>>;
   variables: Record<string, unknown>;
   regionVariables: Record<string, Record<string, unknown>>;

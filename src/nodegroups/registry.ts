@@ -36,7 +36,11 @@ export class NodeGroupRegistry {
       if (!stored) {
         await this.store.groups.put(g.name, { spec: g, source: 'config', configHash: hash, updatedAt: now });
       } else if (stored.configHash !== hash) {
-        if (stored.source === 'config') {
+        const held = this.droppedRegionsInUse(g.name, g);
+        if (stored.source === 'config' && held.length > 0) {
+          // Kept as it was (the file's hash is not recorded, so the next start tries again).
+          this.log.error({ group: g.name }, `node group not updated from the config file: ${droppedRegionsDetail(g.name, held)}`);
+        } else if (stored.source === 'config') {
           await this.store.groups.put(g.name, { ...stored, spec: g, configHash: hash, updatedAt: now });
           this.log.info({ group: g.name }, 'node group updated from the config file');
         } else {
@@ -106,10 +110,27 @@ export class NodeGroupRegistry {
     if (group.platform.type !== handle.group.platform.type && (await handle.call('counts')).nodes.length > 0) {
       return { ok: false, status: 409, code: 'NODE_GROUP_CONFLICT', detail: `the platform of node group '${name}' cannot change while it has nodes; delete the group or drain its nodes first` };
     }
+    const held = this.droppedRegionsInUse(name, group);
+    if (held.length > 0) return { ok: false, status: 409, code: 'NODE_GROUP_CONFLICT', detail: droppedRegionsDetail(name, held) };
     await this.persist(name, { ...stored, spec: group, source: 'api', updatedAt: Date.now() });
     await handle.reconfigure(group);
     this.emit([{ type: 'nodegroup.changed', group: name, change: 'replaced' }]);
     return { ok: true, group };
+  }
+
+  /**
+   * The regions a new Terraform spec drops while nodes still run there, with their counts: their
+   * resources can only be destroyed through the region's module and provider configuration, which
+   * the next apply would no longer have ("Provider configuration not present").
+   */
+  private droppedRegionsInUse(name: string, next: NodeGroup): Array<[string, number]> {
+    if (next.platform.type !== 'terraform') return [];
+    const kept = new Set(next.regions.map((r) => r.name));
+    const held = new Map<string, number>();
+    for (const { value } of this.store.nodes.getRange({ start: [name, ''], end: [`${name}\u0000`, ''] })) {
+      if (!kept.has(value.region)) held.set(value.region, (held.get(value.region) ?? 0) + 1);
+    }
+    return [...held];
   }
 
   /** Starts retiring a group: 202. Its nodes drain; `finish` removes it once they are gone. */
@@ -143,6 +164,11 @@ export class NodeGroupRegistry {
     await stored(this.store.durable());
     this.emit([{ type: 'nodegroup.changed', group: name, change: 'deleted' }]);
   }
+}
+
+function droppedRegionsDetail(name: string, held: ReadonlyArray<[string, number]>): string {
+  const list = held.map(([region, n]) => `'${region}' (${n} node${n === 1 ? '' : 's'})`).join(', ');
+  return `node group '${name}' still has nodes in ${list}, whose Terraform resources need the region's provider settings to be destroyed: set its rules' max to 0, wait for its nodes to go, then remove the region`;
 }
 
 function invalid(errors: FieldError[]): Change {

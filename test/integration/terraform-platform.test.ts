@@ -36,6 +36,11 @@ test.serial('nodes come from applies, with their addresses; restart reconciles; 
   for (const id of ids) await new FakeNode(svc, 'tf', id).beat();
   const origin = body<{ serverAddress: string; nodeId: string }>(await svc.get('/as/v1/streams/live/cam/publish?nodeGroup=tf'));
   t.regex(origin.serverAddress, /^198\.51\.100\.\d+$/, 'the address from `terraform output`');
+  // A region whose nodes still run cannot go: their resources need its module and provider to be destroyed.
+  const moved = { ...tfGroup('tf'), ...staticGroup({ name: 'tf', regions: ['r2'], rules: [{ region: 'r2', role: 'origin', min: 2, max: 4, limit: 10 }], timing: { faultThreshold: 1 } }) };
+  const refused = await svc.send('PUT', '/as/v1/nodegroups/tf', { ...moved, platform: tfGroup('tf').platform });
+  isProblem(t, refused, 409, 'NODE_GROUP_CONFLICT');
+  t.regex(body<{ detail: string }>(refused).detail, /still has nodes in 'r1' \(2 nodes\)/);
   await svc.close({ stopNodes: false });
 
   // While the service is down, an orphan appears in the state (say, a create that finished late).

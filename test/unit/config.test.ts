@@ -90,6 +90,12 @@ test('cross-references are checked: regions, roles, min and max, parents', (t) =
   t.true(problems.some((p) => p.startsWith('nodeGroups[0].rules[0].region = "r9": must name one of the group\'s regions')), problems.join('\n'));
   t.true(problems.some((p) => p.startsWith('nodeGroups[0].rules[1].min = 3: must not be above max (2)')), problems.join('\n'));
   t.true(problems.some((p) => p.startsWith("nodeGroups[0].rules[2].role = \"relay\": role 'relay' is not configured")), problems.join('\n'));
+  // Region names become Terraform module and provider names on that platform.
+  const tf = (name: string) => problemsOf({ nodeGroups: [{ ...staticGroup({ regions: [name] }), platform: { type: 'terraform' } }] });
+  t.deepEqual(tf('eu.west'), ['nodeGroups[0].regions[0].name = "eu.west": on the terraform platform, must be a Terraform identifier: letters, digits, _ and -, starting with a letter or _']);
+  t.regex(tf('1a')[0] ?? '', /regions\[0\]\.name = "1a": on the terraform platform/);
+  t.deepEqual(tf('us-east_1'), []);
+  t.deepEqual(problemsOf({ nodeGroups: [staticGroup({ regions: ['eu.west'], nodes: [{ id: 'o1', role: 'origin', region: 'eu.west' }] })] }), [], 'other platforms keep the wider names');
 });
 
 test('secrets from the environment are checked without being shown', (t) => {

@@ -22,6 +22,15 @@ test('the root module has one module per region, its provider alias, the nodes o
   t.is(root.output.nodes.value, '${merge(module.nodes_us-east.nodes, module.nodes_eu-west.nodes)}');
   t.true(root.variable.tokens!.sensitive);
   t.falsy(root.variable.nodes!.sensitive, 'for_each cannot run over a sensitive map');
+  t.deepEqual((root as unknown as { terraform: unknown }).terraform, { required_version: '>= 1.5.0', required_providers: { aws: { source: 'hashicorp/aws' } } });
+});
+
+test('the root names its provider\'s source: Terraform would look for any provider in the hashicorp namespace', (t) => {
+  const source = (terraform: object) => (renderRoot(group(terraform), './m') as { terraform: { required_providers?: Record<string, { source: string }> } }).terraform.required_providers;
+  const settings = { 'us-east': { region: 'nyc3' }, 'eu-west': { region: 'fra1' } };
+  t.deepEqual(source({ provider: 'digitalocean', providerSettings: settings }), { digitalocean: { source: 'digitalocean/digitalocean' } });
+  t.deepEqual(source({ provider: 'linode', providerSource: 'linode/linode', providerSettings: settings }), { linode: { source: 'linode/linode' } });
+  t.is(source({ module: 'local' }), undefined, 'a module without a per-region provider declares its own');
 });
 
 test('operator strings are literals, never templates', (t) => {
@@ -61,6 +70,28 @@ test('the apply stream is read per node: progress, errors with their diagnostics
   t.deepEqual(r.text, ['Error: something before the JSON started']);
   t.is(nodeIdOf('module.nodes_r1.x.y["has \\"quote\\""]'), 'has "quote"');
   t.is(nodeIdOf('aws_security_group.media'), undefined);
+  t.is(nodeIdOf('aws_security_group.role["edge"]'), undefined, 'a resource of the operator\'s own root configuration is not a node');
+});
+
+test('the apply stream as real Terraform writes it: the plan\'s summary first, every diagnostic at the end, some with no address', (t) => {
+  const s = new ApplyStream();
+  const line = (type: string, extra: object) => JSON.stringify({ '@level': 'info', '@message': type, '@module': 'terraform.ui', type, ...extra });
+  const addr = (id: string) => `module.nodes_r1.terraform_data.node["${id}"]`;
+  s.push(line('change_summary', { changes: { add: 3, change: 0, import: 0, remove: 0, operation: 'plan' } }));
+  s.push(line('apply_start', { hook: { resource: { addr: addr('a') }, action: 'create' } }));
+  s.push(line('apply_complete', { hook: { resource: { addr: addr('a') }, action: 'create' } }));
+  s.push(line('apply_errored', { hook: { resource: { addr: addr('b') }, action: 'create' } }));
+  s.push(line('apply_errored', { hook: { resource: { addr: addr('c') }, action: 'create' } }));
+  s.push(line('diagnostic', { diagnostic: { severity: 'error', summary: 'local-exec provisioner error', detail: 'exit status 1', address: addr('b') } }));
+  s.push(line('diagnostic', { diagnostic: { severity: 'error', summary: 'execution halted' } }));
+  s.push(line('diagnostic', { diagnostic: { severity: 'error', summary: 'execution halted' } }));
+  const r = s.result();
+  t.is(r.summary, undefined, 'a failed apply writes no summary of its own; the plan\'s is not what was done');
+  t.is(r.errored.get('b'), 'local-exec provisioner error: exit status 1', 'not overwritten by the addressless diagnostics after it');
+  t.is(r.errored.get('c'), 'create of module.nodes_r1.terraform_data.node["c"] failed');
+  t.deepEqual(r.diagnostics.filter((d) => !d.nodeId).map((d) => d.summary), ['execution halted', 'execution halted']);
+  s.push(line('change_summary', { changes: { add: 1, change: 0, import: 0, remove: 0, operation: 'apply' } }));
+  t.deepEqual(s.result().summary, { add: 1, change: 0, remove: 0 });
 });
 
 test('outputs and state are read into node addresses and ids', (t) => {
@@ -70,5 +101,7 @@ test('outputs and state are read into node addresses and ids', (t) => {
   ]);
   const show = { values: { root_module: { child_modules: [{ resources: [{ address: 'module.nodes_r1.terraform_data.node["x"]', mode: 'managed' }, { address: 'module.nodes_r1.data.aws_ami.media["y"]', mode: 'data' }] }] } } };
   t.deepEqual([...nodesInState(show)], ['x']);
+  const tainted = { values: { root_module: { child_modules: [{ resources: [{ address: 'module.nodes_r1.terraform_data.node["x"]', mode: 'managed', tainted: true }] }] } } };
+  t.deepEqual([...nodesInState(tainted)], [], 'a tainted resource is one Terraform will replace: its node is not there');
   t.deepEqual([...nodesInState({ format_version: '1.0' })], []);
 });

@@ -29,9 +29,14 @@ export interface ApplyReport {
   text: string[];
 }
 
-/** The node a resource belongs to: the for_each key of its address, `…node["us-east-edge-1a2b3c"]`. */
+/**
+ * The node a resource belongs to: the for_each key of its address inside one of the region
+ * modules Switchyard renders, `module.nodes_us-east.aws_instance.node["us-east-edge-1a2b3c"]`. The
+ * module contract keys every string-keyed resource by node id; resources of the operator's own
+ * root configuration are not nodes.
+ */
 export function nodeIdOf(address: string | undefined): string | undefined {
-  if (!address) return undefined;
+  if (!address?.startsWith('module.nodes_')) return undefined;
   const keys = [...address.matchAll(/\["((?:[^"\\]|\\.)*)"\]/g)];
   return keys.length > 0 ? JSON.parse(`"${keys.at(-1)![1]}"`) : undefined;
 }
@@ -44,7 +49,6 @@ interface Hook {
 
 export class ApplyStream {
   private readonly report: ApplyReport = { completed: new Map(), errored: new Map(), diagnostics: [], text: [] };
-  private lastErrored: string | undefined;
 
   /** Reads one line; returns what it says for progress reporting, if anything. */
   push(line: string): Progress | null {
@@ -75,14 +79,13 @@ export class ApplyStream {
       }
       case 'apply_errored':
       case 'provision_errored':
-        if (nodeId) {
-          this.report.errored.set(nodeId, this.report.errored.get(nodeId) ?? `${action || 'apply'} of ${resource} failed`);
-          this.lastErrored = nodeId;
-        }
+        if (nodeId) this.report.errored.set(nodeId, this.report.errored.get(nodeId) ?? `${action || 'apply'} of ${resource} failed`);
         return { phase: 'errored', resource, action, ...(nodeId ? { nodeId } : {}) };
       case 'diagnostic': {
         const d = (msg.diagnostic ?? {}) as { severity?: string; summary?: string; detail?: string; address?: string };
-        const id = nodeIdOf(d.address) ?? (d.severity === 'error' ? this.lastErrored : undefined);
+        // Only a diagnostic's own address names its node: Terraform prints every diagnostic at the
+        // end of the run, and those without one ("execution halted") belong to no node.
+        const id = nodeIdOf(d.address);
         const diagnostic: Diagnostic = {
           severity: d.severity === 'warning' ? 'warning' : 'error',
           summary: d.summary ?? String(msg['@message'] ?? 'unknown error'),
@@ -95,7 +98,9 @@ export class ApplyStream {
         return { phase: 'diagnostic', diagnostic };
       }
       case 'change_summary': {
-        const c = (msg.changes ?? {}) as { add?: number; change?: number; remove?: number };
+        const c = (msg.changes ?? {}) as { add?: number; change?: number; remove?: number; operation?: string };
+        // apply -json first summarises its plan: only the apply's own summary says what was done.
+        if (c.operation !== undefined && c.operation !== 'apply') return null;
         this.report.summary = { add: c.add ?? 0, change: c.change ?? 0, remove: c.remove ?? 0 };
         return { phase: 'summary', ...this.report.summary };
       }
@@ -136,9 +141,10 @@ export function nodeAddresses(outputJson: unknown, name = 'nodes'): Map<string, 
 export function nodesInState(showJson: unknown): Set<string> {
   const ids = new Set<string>();
   const walk = (module: unknown) => {
-    const m = (module ?? {}) as { resources?: Array<{ address?: string; mode?: string }>; child_modules?: unknown[] };
+    const m = (module ?? {}) as { resources?: Array<{ address?: string; mode?: string; tainted?: boolean }>; child_modules?: unknown[] };
     for (const r of m.resources ?? []) {
-      if (r.mode !== 'data') {
+      // A tainted resource failed part way: Terraform will replace it, so the node is not there.
+      if (r.mode !== 'data' && r.tainted !== true) {
         const id = nodeIdOf(r.address);
         if (id) ids.add(id);
       }

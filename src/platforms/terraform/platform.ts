@@ -81,7 +81,11 @@ export class TerraformPlatform implements Platform {
     const missing: string[] = [];
     for (const n of nodes) {
       if (state.has(n.id)) this.runner.adopt(n);
-      else missing.push(n.id);
+      else {
+        // Faulted and replaced by the supervisor: an apply must not bring it back beside its replacement.
+        this.runner.forget(n.id);
+        missing.push(n.id);
+      }
     }
     const orphans = [...state].filter((id) => !known.has(id));
     return { missing, orphans };

@@ -110,6 +110,11 @@ export class TerraformRunner {
     if (!this.desired.has(node.id)) this.desired.set(node.id, { role: node.role, region: node.region, token: this.o.nodeToken(node.id) });
   }
 
+  /** Drops a node from the desired set without an apply (one the state has lost: it is replaced, not made again). */
+  forget(id: string): void {
+    this.desired.delete(id);
+  }
+
   /** Destroys the node's resources; resolves once an apply removed them. */
   remove(id: string): Promise<void> {
     if (!this.desired.has(id) && !this.inState.has(id)) return Promise.resolve();
@@ -288,7 +293,12 @@ export class TerraformRunner {
         await sleep(inMs);
       } else break;
     }
-    for (const [id, w] of due()) this.settle(id, w, () => w.reject(new TerraformError(`${nodeErrors.get(id) ?? lastError} (after ${retries + 1} attempts)`)));
+    for (const [id, w] of due()) {
+      // A create given up on leaves the desired set: later applies (for other nodes) must not try
+      // it again, and the next one removes whatever part of it Terraform made.
+      if (w.kind === 'create') this.desired.delete(id);
+      this.settle(id, w, () => w.reject(new TerraformError(`${nodeErrors.get(id) ?? lastError} (after ${retries + 1} attempts)`)));
+    }
   }
 
   private settle(id: string, w: Waiter, fn: () => void): void {
