@@ -45,6 +45,8 @@ export const CLOSE = { normal: 1000, goingAway: 1001, policy: 1008 } as const;
 
 /** Events answered at most this far behind; past it the channel stops reading until it catches up. */
 const MAX_QUEUED = 16;
+/** Answers a peer has left unread past this: it is not reading, and its channel is dropped. */
+const MAX_UNREAD_BYTES = 1 << 20;
 
 const KEY = /^[+/0-9A-Za-z]{22}==$/;
 const TOKEN_LIST = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]*,[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/;
@@ -52,16 +54,32 @@ const TOKEN_LIST = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]*,[ \t]*[!#$%&'*+.^_`|~0
 export class NodeChannels {
   private readonly wss: WebSocketServer;
   private readonly now: () => number;
+  /** Each node's channel: one per node, a newer one replaces the older. */
+  private readonly byNode = new Map<string, WebSocket>();
+  private highWater = 0;
 
   constructor(private readonly o: ChannelOptions) {
     this.now = o.now ?? Date.now;
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: o.maxPayload, perMessageDeflate: false, clientTracking: true });
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: o.maxPayload,
+      perMessageDeflate: false,
+      clientTracking: true,
+      // One message per turn of the event loop, so that pause() stops a flood at MAX_QUEUED: by
+      // default ws emits every frame of a chunk at once (thousands from one 64 KiB read).
+      allowSynchronousEvents: false,
+    });
     o.stopping.addEventListener('abort', () => this.closeAll(), { once: true });
   }
 
   /** Open channels. */
   get size(): number {
     return this.wss.clients.size;
+  }
+
+  /** The most events any channel has had read and not yet answered (bounded by MAX_QUEUED). */
+  get backlogHighWater(): number {
+    return this.highWater;
   }
 
   /**
@@ -81,6 +99,8 @@ export class NodeChannels {
       throw new Problem(400, 'BAD_REQUEST', 'Sec-WebSocket-Protocol must be a comma-separated list of distinct tokens');
     }
     if (version !== '13' && version !== '8') throw new Problem(426, 'UPGRADE_REQUIRED', 'only WebSocket version 13 is supported', { headers: { 'Sec-WebSocket-Version': '13' } });
+    // RFC 6455 §4.1: the opening handshake is a GET (ws would answer anything else with its own HTML).
+    if (req.method !== 'GET') throw new Problem(405, 'METHOD_NOT_ALLOWED', `a node channel opens with GET, not ${String(req.method).slice(0, 20)}`, { headers: { Allow: 'GET, POST' } });
     if (this.o.stopping.aborted) throw problems.notReady();
     // The response object Koa was given will never be written: the socket is the channel's now.
     upgrade.res.detachSocket(upgrade.socket as never);
@@ -94,17 +114,30 @@ export class NodeChannels {
     let current = claims;
     let queued = 0;
     let tail: Promise<void> = Promise.resolve();
+    const node = `${claims.nodeGroup}/${claims.nodeId}`;
+    // One agent per node: a reconnect (or a copy of the node running twice) takes the channel over.
+    this.byNode.get(node)?.close(CLOSE.policy, 'REPLACED');
+    this.byNode.set(node, ws);
     const idle = setTimeout(() => ws.close(CLOSE.normal, 'IDLE'), this.o.idleMs(claims));
-    ws.on('close', () => clearTimeout(idle));
+    ws.on('close', () => {
+      clearTimeout(idle);
+      if (this.byNode.get(node) === ws) this.byNode.delete(node);
+    });
     ws.on('error', (err) => this.o.log.debug({ err, nodeId: claims.nodeId }, 'node channel error'));
     ws.on('message', (data, isBinary) => {
       idle.refresh();
       if (++queued >= MAX_QUEUED) ws.pause();
+      if (queued > this.highWater) this.highWater = queued;
       tail = tail
         .then(() => this.answer(data, isBinary, current, requestId))
         .then(({ text, close, renewed }) => {
           if (renewed !== undefined) current = { ...claims, exp: renewed };
           if (ws.readyState !== ws.OPEN) return;
+          if (ws.bufferedAmount > MAX_UNREAD_BYTES) {
+            this.o.log.warn({ nodeId: claims.nodeId, unread: ws.bufferedAmount }, 'node channel dropped: its peer does not read its answers');
+            ws.terminate();
+            return;
+          }
           ws.send(text);
           if (close) ws.close(CLOSE.policy, close);
         })

@@ -25,6 +25,7 @@ export class Metrics {
   readonly actorCall: (labels: { method: string }) => { observe(v: number): void };
   readonly channelMessage: (labels: { result: string }) => { inc(): void };
   private openChannels: () => number = () => 0;
+  private channelBacklog: () => number = () => 0;
 
   constructor(counts: () => Promise<GroupCounts[]>, actorStats: () => Promise<Array<{ group: string; heapUsed: number; busySeconds: number }>> = async () => []) {
     const registers = [this.registry];
@@ -62,6 +63,15 @@ export class Metrics {
       registers,
       collect() {
         this.set(channels());
+      },
+    });
+    const backlog = () => this.channelBacklog();
+    new Gauge({
+      name: 'switchyard_node_channel_backlog_max',
+      help: 'The most events one node channel has had read and not yet answered since the start (reading stops at 16)',
+      registers,
+      collect() {
+        this.set(backlog());
       },
     });
     new Gauge({
@@ -107,7 +117,8 @@ export class Metrics {
   }
 
   /** Where the open node channels are counted (the node routes own them). */
-  trackChannels(count: () => number): void {
+  trackChannels(count: () => number, backlog: () => number): void {
     this.openChannels = count;
+    this.channelBacklog = backlog;
   }
 }

@@ -6,7 +6,7 @@ import anyTest, { type TestFn } from 'ava';
 import { ChannelHeartbeats, PostHeartbeats } from '../../src/agent/heartbeats.js';
 import { isProblem } from '../helpers/assert.js';
 import { openChannel, refusedUpgrade } from '../helpers/channel.js';
-import { body } from '../helpers/http.js';
+import { body, rawRequest } from '../helpers/http.js';
 import { staticGroup, startTestService, type TestService } from '../helpers/service.js';
 
 const test = anyTest as TestFn<{ svc: TestService }>;
@@ -154,6 +154,46 @@ test('a quiet channel is closed after server.channelIdleTimeout with 1000 IDLE',
   ch.send(event());
   t.like(await ch.next(), { heartbeatMs: 200 });
   t.deepEqual(await ch.closed, { code: 1000, reason: 'IDLE' });
+});
+
+test('a flood of messages is read sixteen at a time and answered in order; the service goes on', async (t) => {
+  // A service of its own: the backlog it reports is its channels' alone.
+  const svc = await startTestService({ groups: [staticGroup()] });
+  t.teardown(() => svc.close());
+  const ch = await openChannel(svc.url, 'o2', tokenOf(svc, 'o2'));
+  t.teardown(() => ch.ws.close());
+  // Thousands of frames in a few socket reads: by default ws would emit them all at once.
+  for (let i = 0; i < 3000; i++) ch.ws.send('x');
+  ch.send(event());
+  for (let i = 0; i < 3000; i++) t.like(await ch.next(), { code: 'BAD_JSON' });
+  t.like(await ch.next(), { heartbeatMs: 200 });
+  const metrics = (await svc.get('/as/v1/metrics')).text;
+  const backlog = Number(/^switchyard_node_channel_backlog_max (\d+)$/m.exec(metrics)?.[1]);
+  t.true(backlog >= 1 && backlog <= 16, `at most 16 read ahead of the answers (was ${backlog})`);
+  t.is((await svc.get('/as/v1/healthz', null)).status, 200);
+});
+
+test('a node has one channel: a second replaces the first, which is told so', async (t) => {
+  // A service of its own: the other tests' channels for the same nodes would be replaced.
+  const svc = await startTestService({ groups: [staticGroup()] });
+  t.teardown(() => svc.close());
+  const first = await openChannel(svc.url, 'e1', tokenOf(svc, 'e1'));
+  const second = await openChannel(svc.url, 'e1', tokenOf(svc, 'e1'));
+  t.teardown(() => second.ws.close());
+  t.deepEqual(await first.closed, { code: 1008, reason: 'REPLACED' });
+  second.send(event());
+  t.like(await second.next(), { heartbeatMs: 200 });
+});
+
+test('an opening handshake that is not a GET gets a problem, not the library\'s HTML', async (t) => {
+  const { svc } = t.context;
+  const r = await rawRequest(svc.url, {
+    method: 'HEAD',
+    path: path('o1'),
+    headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-version': '13', authorization: `Bearer ${tokenOf(svc, 'o1')}` },
+  });
+  t.is(r.status, 405);
+  t.regex(String(r.headers['content-type']), /^application\/problem\+json/);
 });
 
 // ---- the agent's side ---------------------------------------------------------------------------

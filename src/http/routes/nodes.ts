@@ -44,7 +44,7 @@ export function nodeRoutes(s: Services): RouteDef[] {
     log: s.log,
     observe: (result) => s.metrics.channelMessage({ result }).inc(),
   });
-  s.metrics.trackChannels(() => channels.size);
+  s.metrics.trackChannels(() => channels.size, () => channels.backlogHighWater);
 
   const nodeParams = Type.Object({ nodeId: NodeIdParam });
   const refusals = {
