@@ -26,6 +26,7 @@ export class Metrics {
   readonly channelMessage: (labels: { result: string }) => { inc(): void };
   private openChannels: () => number = () => 0;
   private channelBacklog: () => number = () => 0;
+  private eventStreams: () => number = () => 0;
 
   constructor(counts: () => Promise<GroupCounts[]>, actorStats: () => Promise<Array<{ group: string; heapUsed: number; busySeconds: number }>> = async () => []) {
     const registers = [this.registry];
@@ -66,6 +67,15 @@ export class Metrics {
       },
     });
     const backlog = () => this.channelBacklog();
+    const streams = () => this.eventStreams();
+    new Gauge({
+      name: 'switchyard_event_streams',
+      help: 'Server-Sent Event streams open (GET /as/v1/events)',
+      registers,
+      collect() {
+        this.set(streams());
+      },
+    });
     new Gauge({
       name: 'switchyard_node_channel_backlog_max',
       help: 'The most events one node channel has had read and not yet answered since the start (reading stops at 16)',
@@ -117,6 +127,10 @@ export class Metrics {
   }
 
   /** Where the open node channels are counted (the node routes own them). */
+  trackEventStreams(count: () => number): void {
+    this.eventStreams = count;
+  }
+
   trackChannels(count: () => number, backlog: () => number): void {
     this.openChannels = count;
     this.channelBacklog = backlog;

@@ -2,7 +2,7 @@
 import { PassThrough } from 'node:stream';
 import Type from 'typebox';
 import type { EventRecord } from '../../domain/events.js';
-import { problems } from '../problem.js';
+import { Problem, problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import type { Services } from '../services.js';
 
@@ -14,7 +14,14 @@ const EventsQuery = Type.Object(
   { additionalProperties: true },
 );
 
+/** Event streams open at once: each holds a socket, a subscription and its unread events. */
+export const MAX_EVENT_STREAMS = 64;
+/** Events a stream's client has left unread past this: it is not reading, and is let go. */
+const MAX_UNREAD_BYTES = 1 << 20;
+
 export function systemRoutes(s: Services): RouteDef[] {
+  let open = 0;
+  s.metrics.trackEventStreams(() => open);
   return [
     route({
       method: 'GET',
@@ -81,14 +88,33 @@ export function systemRoutes(s: Services): RouteDef[] {
       query: EventsQuery,
       responses: { 200: { description: 'an event stream', schema: Type.String(), contentType: 'text/event-stream' }, 401: problemResponse('UNAUTHORIZED'), 403: problemResponse('FORBIDDEN') },
       handle(ctx, { query }) {
+        if (open >= MAX_EVENT_STREAMS) throw new Problem(429, 'RATE_LIMITED', `${MAX_EVENT_STREAMS} event streams are open; close one, or retry later`, { retryAfter: 5 });
         const lastId = Number(ctx.get('last-event-id'));
         const since = query.since ?? (Number.isSafeInteger(lastId) && lastId >= 0 && ctx.get('last-event-id') !== '' ? lastId : undefined);
         const prefixes = query.types?.split(',');
         const wanted = (e: EventRecord) => !prefixes || prefixes.some((p) => e.type.startsWith(p));
         const stream = new PassThrough();
-        const send = (e: EventRecord) => {
-          if (wanted(e)) stream.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+        let ended = false;
+        let unsubscribe = () => {};
+        let keepAlive: NodeJS.Timeout | undefined;
+        const end = (): void => {
+          if (ended) return;
+          ended = true;
+          open--;
+          unsubscribe();
+          clearInterval(keepAlive);
+          s.stopping.removeEventListener('abort', end);
+          ctx.req.socket.off('end', end).off('close', end);
+          stream.end();
         };
+        const send = (e: EventRecord) => {
+          if (ended || !wanted(e)) return;
+          stream.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+          // A client that does not read is let go rather than buffered for: it reconnects with
+          // Last-Event-ID and the log replays what it missed.
+          if (stream.writableLength > MAX_UNREAD_BYTES) end();
+        };
+        open++;
         ctx.req.socket.setNoDelay(true);
         ctx.status = 200;
         ctx.type = 'text/event-stream';
@@ -96,15 +122,15 @@ export function systemRoutes(s: Services): RouteDef[] {
         ctx.body = stream;
         stream.write(`: switchyard events, last id ${s.events.last}\n\n`);
         if (since !== undefined) for (const e of s.events.since(since)) send(e);
-        const unsubscribe = s.events.subscribe(send);
-        const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
-        const end = () => {
-          unsubscribe();
-          clearInterval(keepAlive);
-          s.stopping.removeEventListener('abort', end);
-          stream.end();
-        };
-        ctx.req.once('close', end);
+        unsubscribe = s.events.subscribe(send);
+        keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
+        // The response's close, and the socket's end: a request that came as an upgrade (any
+        // Upgrade header) has left Node's HTTP parser, which would otherwise notice the client go,
+        // and its subscription would outlive the client until a write failed.
+        ctx.res.once('close', end);
+        ctx.req.socket.once('end', end);
+        ctx.req.socket.once('close', end);
+        stream.once('close', end);
         s.stopping.addEventListener('abort', end, { once: true });
       },
     }),
