@@ -183,6 +183,9 @@ class GroupActor {
 
   private failed(err: unknown, group: string): false {
     this.refusal = (err as Error).message;
+    // The answer and the event say why in general terms; the log keeps the store's own words
+    // (once per outage, as the event).
+    if (!this.failing) console.error(`node group '${group}': a data store write failed:`, (err as { cause?: unknown }).cause ?? err);
     if (!this.failing) this.emit([{ type: 'store.unavailable', group, message: (err as Error).message }]);
     this.failing = true;
     // Memory must not claim what the disk does not hold: start again from what it does.

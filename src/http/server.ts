@@ -58,10 +58,22 @@ export function createServer(handler: Handler, limits: ServerLimits): Server {
     // otherwise hold its socket long past the timeouts above.
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeout / 4))),
     keepAliveTimeout: 5000,
+    // Checked below, so that the refusal is a problem with our headers, not Node's bare 400.
+    requireHostHeader: false,
+  };
+  const guarded: Handler = (req, res) => {
+    // RFC 9112 §3.2: an HTTP/1.1 request without Host is refused.
+    if (req.headers.host === undefined && req.httpVersion === '1.1') {
+      const p = problem(400, 'Bad Request', 'BAD_REQUEST', 'an HTTP/1.1 request needs a Host header');
+      res.writeHead(400, { ...headers, 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(p.payload), Connection: 'close' });
+      res.end(req.method === 'HEAD' ? undefined : p.payload);
+      return;
+    }
+    handler(req, res);
   };
   // A TLS handshake that never finishes holds a socket no request timeout sees (Node waits
   // 120 s by default, past any shutdown deadline): it gets as long as the headers would.
-  const server = (limits.tls ? createHttpsServer({ ...options, handshakeTimeout: limits.headersTimeout, ...limits.tls }, handler) : createHttpServer(options, handler)) as Server;
+  const server = (limits.tls ? createHttpsServer({ ...options, handshakeTimeout: limits.headersTimeout, ...limits.tls }, guarded) : createHttpServer(options, guarded)) as Server;
   const sockets = new Map<Duplex, number>();
   inFlight.set(server, sockets);
   server.on(limits.tls ? 'secureConnection' : 'connection', (socket: Duplex) => {
@@ -88,7 +100,7 @@ export function createServer(handler: Handler, limits: ServerLimits): Server {
     res.assignSocket(socket as Socket);
     res.once('finish', () => (socket as Socket).destroySoon());
     upgrades.set(req, { socket, head, res });
-    handler(req, res);
+    guarded(req, res);
   });
 
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
@@ -116,6 +128,12 @@ export function createServer(handler: Handler, limits: ServerLimits): Server {
         : problem(400, 'Bad Request', 'BAD_REQUEST', 'the request is not valid HTTP');
     const head = (err as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
     rawAnswer(socket, timeout ? 408 : tooLarge ? 431 : 400, p.title, p.payload, headers, head);
+  });
+
+  // CONNECT (a proxy's method): without a listener Node would drop the socket without a word.
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    const p = problem(405, 'Method Not Allowed', 'METHOD_NOT_ALLOWED', 'CONNECT is not allowed: this is not a proxy');
+    rawAnswer(socket, 405, p.title, p.payload, headers, false);
   });
 
   // Only `Expect: 100-continue` is understood; Node answers anything else with a bare 417.

@@ -17,13 +17,20 @@ export function isCommitFailure(err: unknown): boolean {
   return !!e && (e.commitError !== undefined || (typeof e.message === 'string' && e.message.startsWith('Commit failed')));
 }
 
+/**
+ * Why a write failed, in words that reach clients (a 503's detail): the cause, never the library's
+ * own text, which can name files of the data directory. The full error goes to the log.
+ */
 export function describe(err: unknown): string {
   const e = err as { code?: unknown; message?: unknown } | null;
-  const code = typeof e?.code === 'number' ? ({ 28: 'ENOSPC', 30: 'EROFS', 13: 'EACCES', 5: 'EIO' } as Record<number, string>)[e.code] : undefined;
+  const code = typeof e?.code === 'number' ? ({ 28: 'ENOSPC', 30: 'EROFS', 13: 'EACCES', 5: 'EIO' } as Record<number, string>)[e.code] : typeof e?.code === 'string' ? e.code : undefined;
   const text = typeof e?.message === 'string' ? e.message : String(err);
   if (/No space left/i.test(text) || code === 'ENOSPC') return 'no space left on the device';
   if (/read-only/i.test(text) || code === 'EROFS') return 'the file system is read-only';
-  return text.slice(0, 200);
+  if (/permission denied/i.test(text) || code === 'EACCES' || code === 'EPERM') return 'permission denied on the data directory';
+  if (/MDB_MAP_FULL/.test(text)) return 'the data store has reached its map size';
+  if (/I\/O error/i.test(text) || code === 'EIO') return 'an I/O error on the data directory';
+  return 'the data store failed; the log has the details';
 }
 
 /** Awaits a write; a failed commit becomes StoreUnavailable, with lmdb's own promise handled. */

@@ -67,11 +67,14 @@ test('a body that never finishes is cut off with 408, and nothing is written', a
   t.regex(metrics, /switchyard_http_requests_total\{method="POST",route="\/as\/v1\/provision\/\{nodeGroup\}",status="408"\} 1/);
 });
 
-test('oversized headers are a 431, malformed HTTP a 400, an unmet Expect a 417', async (t) => {
+test('oversized headers are a 431, malformed HTTP or an HTTP/1.1 request without Host a 400, an unmet Expect a 417, CONNECT a 405', async (t) => {
   isProblemAnswer(t, await raw([`GET /as/v1/healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`]), 431, 'HEADERS_TOO_LARGE');
   isProblemAnswer(t, await raw(['GET /as/v1/healthz HTTP/1.1\r\nHost x\r\n\r\n']), 400, 'BAD_REQUEST');
   isProblemAnswer(t, await raw(['GARBAGE\r\n\r\n']), 400, 'BAD_REQUEST');
   isProblemAnswer(t, await raw(['GET /as/v1/healthz HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nConnection: close\r\n\r\n']), 417, 'EXPECTATION_FAILED');
+  isProblemAnswer(t, await raw(['GET /as/v1/healthz HTTP/1.1\r\n\r\n']), 400, 'BAD_REQUEST');
+  isProblemAnswer(t, await raw(['CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n']), 405, 'METHOD_NOT_ALLOWED');
+  t.is((await raw(['GET /as/v1/healthz HTTP/1.0\r\nConnection: close\r\n\r\n'])).status, 200, 'HTTP/1.0 needs no Host');
 });
 
 test('the server still answers while slow clients hold sockets', async (t) => {

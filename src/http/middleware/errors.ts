@@ -44,6 +44,7 @@ export function toProblem(err: unknown): Problem {
 export function answerProblem(ctx: Ctx, err: unknown): void {
   const problem = toProblem(err);
   if (problem.status >= 500 && problem.code === 'INTERNAL') ctx.log.error({ err }, 'request failed');
+  else if (err instanceof StoreUnavailable) ctx.log.warn({ err: err.cause }, 'a data store write was refused');
   ctx.status = problem.status;
   if (problem.extra.headers) ctx.set(problem.extra.headers);
   if (problem.extra.retryAfter !== undefined) ctx.set('Retry-After', String(problem.extra.retryAfter));
