@@ -124,7 +124,8 @@ export function killAgentsOf(dataDir: string): number {
     if (!/^[0-9]+$/.test(entry)) continue;
     try {
       const pid = Number(entry);
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').includes(`SWITCHYARD_NODE_DIR=${nodes}`)) {
+      // Agents of the local platform (nodes/) and of the Terraform local module (terraform-nodes/).
+      if (readFileSync(`/proc/${entry}/environ`, 'utf8').includes(`SWITCHYARD_NODE_DIR=${dataDir}/`)) {
         process.kill(pid, 'SIGKILL');
         killed++;
         continue;

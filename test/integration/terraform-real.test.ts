@@ -1,0 +1,46 @@
+// The real Terraform (or OpenTofu) CLI, where this machine has one: the shipped `local` module
+// starts node agents with terraform_data and local-exec, so the whole path runs without a cloud.
+// The fake CLI (test/fake-terraform) covers the failure scenarios; this proves the real protocol.
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import test from 'ava';
+import type { EventRecord } from '../../src/domain/events.js';
+import { waitForEvents } from '../helpers/events.js';
+import { body } from '../helpers/http.js';
+import { staticGroup, startTestService } from '../helpers/service.js';
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return join(dir, name);
+    } catch {
+      /* not here */
+    }
+  }
+  return undefined;
+}
+
+const binary = process.env.SWITCHYARD_TERRAFORM_BIN ?? onPath('terraform') ?? onPath('tofu');
+const real = binary ? test : test.skip;
+
+real(`the real CLI (${binary ?? 'none on PATH'}) makes a node that comes into service, and deleting the group destroys it`, async (t) => {
+  const group = {
+    ...staticGroup({ name: 'real', regions: ['r1'], rules: [{ region: 'r1', role: 'origin', min: 1, max: 2, limit: 10 }] }),
+    platform: { type: 'terraform', terraform: { binary, module: 'local', retries: 1, retryBackoff: '1s', batchWindow: 50 } },
+  };
+  const svc = await startTestService({ groups: [group] });
+  t.teardown(() => svc.close());
+  const inService = (s: readonly EventRecord[]) => s.find((e) => e.type === 'node.state' && e.group === 'real' && (e as { to?: string }).to === 'INSERVICE') as { nodeId: string } | undefined;
+  // init downloads nothing (terraform_data is built in); the agent must start and heartbeat.
+  let seen = await waitForEvents(svc.url, svc.adminToken, (s) => inService(s) !== undefined, { timeoutMs: 60_000 });
+  const nodeId = inService(seen)!.nodeId;
+  t.true(seen.some((e) => e.type === 'platform.progress' && (e as { phase?: string }).phase === 'complete' && (e as { nodeId?: string }).nodeId === nodeId), 'progress parsed from apply -json');
+  const origin = body<{ nodeId: string; serverAddress: string }>(await svc.get('/as/v1/streams/live/cam/publish?nodeGroup=real'));
+  t.is(origin.nodeId, nodeId);
+  t.regex(origin.serverAddress, /^127\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\./, 'the address from output -json');
+
+  t.is((await svc.send('DELETE', '/as/v1/nodegroups/real', undefined)).status, 202);
+  seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'nodegroup.changed' && e.group === 'real' && (e as { change?: string }).change === 'deleted'), { timeoutMs: 60_000, since: seen.at(-1)!.seq });
+  t.true(seen.some((e) => e.type === 'node.state' && (e as { nodeId?: string }).nodeId === nodeId && (e as { to?: string | null }).to === null), 'the node was destroyed through an apply');
+});
