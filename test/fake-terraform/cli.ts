@@ -1,5 +1,7 @@
-// A stand-in for the `terraform` binary, which cannot be installed on the CI machine. It speaks the
-// documented machine-readable protocol (`apply -json` messages, `output -json`, `show -json`),
+// A stand-in for the `terraform` binary, for the failures a real one cannot be made to have on
+// demand (test/integration/terraform-real.test.ts runs the real CLI where a machine has one). It
+// speaks the machine-readable protocol as Terraform 1.11 writes it (the plan's change summary
+// first; every diagnostic at the end; no summary or outputs after a failure; `output -json`, `show -json`),
 // keeps a state file under a lock as Terraform does, and plays scenarios that a test writes to
 // the JSON file named by FAKE_TERRAFORM_SCENARIO:
 //   delayMs       how long each resource takes
@@ -129,6 +131,9 @@ async function apply(): Promise<number> {
     const toCreate = Object.keys(desired).filter((id) => !state[id]).sort();
     const toDestroy = Object.keys(state).filter((id) => !desired[id]).sort();
     const failed: string[] = [];
+    // As the real CLI: the plan's summary first, and every diagnostic at the end of the run.
+    const diagnostics: Array<() => void> = [];
+    message('change_summary', `Plan: ${toCreate.length} to add, 0 to change, ${toDestroy.length} to destroy.`, { changes: { add: toCreate.length, change: 0, import: 0, remove: toDestroy.length, operation: 'plan' } });
     let added = 0;
     let removed = 0;
     const wait = async () => {
@@ -161,9 +166,11 @@ async function apply(): Promise<number> {
         }
         failed.push(id);
         message('apply_errored', `${address(id, n.region)}: Creation errored`, hook(id, n.region, 'create', { elapsed_seconds: 0 }), 'error');
-        message('diagnostic', 'Error: creating node: InsufficientInstanceCapacity', {
-          diagnostic: { severity: 'error', summary: 'creating node: InsufficientInstanceCapacity', detail: 'There is no capacity for the requested size in this zone.', address: address(id, n.region) },
-        }, 'error');
+        diagnostics.push(() =>
+          message('diagnostic', 'Error: creating node: InsufficientInstanceCapacity', {
+            diagnostic: { severity: 'error', summary: 'creating node: InsufficientInstanceCapacity', detail: 'There is no capacity for the requested size in this zone.', address: address(id, n.region) },
+          }, 'error'),
+        );
         continue;
       }
       state[id] = { region: n.region, role: n.role, ...addressesOf(id) };
@@ -172,10 +179,16 @@ async function apply(): Promise<number> {
       message('apply_complete', `${address(id, n.region)}: Creation complete after 0s [id=${id}]`, hook(id, n.region, 'create', { id_key: 'id', id_value: id, elapsed_seconds: 0 }));
     }
     if (interrupted) {
-      message('diagnostic', 'Error: execution halted', { diagnostic: { severity: 'error', summary: 'execution halted', detail: 'Interrupted: resources still being changed were left in the state as they were.' } }, 'error');
+      // The real CLI says so twice, with no address: neither belongs to a node.
+      for (let i = 0; i < 2; i++) diagnostics.push(() => message('diagnostic', 'Error: execution halted', { diagnostic: { severity: 'error', summary: 'execution halted', detail: '' } }, 'error'));
     }
-    message('change_summary', `Apply complete! Resources: ${added} added, 0 changed, ${removed} destroyed.`, { changes: { add: added, change: 0, remove: removed, operation: 'apply' } });
-    message('outputs', 'Outputs: 1', { outputs: { nodes: { sensitive: true, type: ['map', ['object', { public: 'string', private: 'string' }]] } } });
+    if (interrupted || failed.length > 0) {
+      // A failed apply writes no summary of its own and no outputs: only its diagnostics.
+      for (const d of diagnostics) d();
+    } else {
+      message('change_summary', `Apply complete! Resources: ${added} added, 0 changed, ${removed} destroyed.`, { changes: { add: added, change: 0, remove: removed, operation: 'apply' } });
+      message('outputs', 'Outputs: 1', { outputs: { nodes: { sensitive: true, type: ['map', ['object', { public: 'string', private: 'string' }]] } } });
+    }
     log({ result: interrupted ? 'interrupted' : failed.length > 0 ? 'partial' : 'ok', created: toCreate.filter((id) => !failed.includes(id) && state[id]), destroyed: toDestroy.filter((id) => !state[id]), failed });
     return interrupted || failed.length > 0 ? 1 : 0;
   } finally {
