@@ -41,11 +41,4 @@ export class ExpiryBuckets<T extends Expiring> {
     }
     return out;
   }
-
-  /** Entries held, stale ones included (for tests and memory accounting). */
-  get size(): number {
-    let n = 0;
-    for (const list of this.buckets.values()) n += list.length;
-    return n;
-  }
 }

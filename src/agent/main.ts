@@ -2,10 +2,9 @@
 // with the RTMP module), sends its events to the control plane every heartbeatMs (over a node
 // channel, or one POST each: heartbeats.ts), and does what the reply says (parent, drain,
 // transcode jobs). Started by the local platform, or by an operator on a static or cloud node.
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROLES, type Role } from '../domain/vocabulary.js';
+import { findProgram } from '../os/programs.js';
 import { BACKENDS, type BackendName, type MediaBackend } from './backend.js';
 import { heartbeats, TRANSPORTS, type TransportName } from './heartbeats.js';
 import { NginxRtmpBackend } from './media/backend.js';
@@ -74,19 +73,9 @@ function readConfig(env: NodeJS.ProcessEnv): AgentConfig {
 const log = (msg: string, extra: Record<string, unknown> = {}) =>
   process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), msg, ...extra })}\n`);
 
-/** A program on PATH (or in the sbin directories, where Debian puts nginx), or the name as given. */
+/** A program's path (see findProgram), or the name as given: a path, or one the spawn reports missing. */
 function which(name: string, env: NodeJS.ProcessEnv): string {
-  if (name.includes('/')) return name;
-  const dirs = [...(env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin', '/sbin'].filter(Boolean);
-  for (const dir of dirs) {
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return join(dir, name);
-    } catch {
-      /* not here */
-    }
-  }
-  return name;
+  return name.includes('/') ? name : (findProgram(name, env) ?? name);
 }
 
 function makeBackend(config: AgentConfig, env: NodeJS.ProcessEnv): MediaBackend {

@@ -4,21 +4,10 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExecutionContext } from 'ava';
+import { findProgram } from '../../src/os/programs.js';
 
-const SBIN = ['/usr/sbin', '/usr/local/sbin', '/sbin'];
 export const RTMP_MODULE = process.env.SWITCHYARD_NGINX_RTMP_MODULE || '/usr/lib/nginx/modules/ngx_rtmp_module.so';
 
-export function findProgram(name: string): string | null {
-  for (const dir of [...(process.env.PATH ?? '').split(':'), ...SBIN]) {
-    try {
-      accessSync(`${dir}/${name}`, constants.X_OK);
-      return `${dir}/${name}`;
-    } catch {
-      /* not here */
-    }
-  }
-  return null;
-}
 
 /** The programs media tests need; a clear failure (not a skip) when they are missing. */
 export function mediaTools(): { nginx: string; ffmpeg: string; ffprobe: string } {

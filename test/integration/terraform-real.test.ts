@@ -1,27 +1,14 @@
 // The real Terraform (or OpenTofu) CLI, where this machine has one: the shipped `local` module
 // starts node agents with terraform_data and local-exec, so the whole path runs without a cloud.
 // The fake CLI (test/fake-terraform) covers the failure scenarios; this proves the real protocol.
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import test from 'ava';
+import { findProgram } from '../../src/os/programs.js';
 import type { EventRecord } from '../../src/domain/events.js';
 import { waitForEvents } from '../helpers/events.js';
 import { body } from '../helpers/http.js';
 import { staticGroup, startTestService } from '../helpers/service.js';
 
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return join(dir, name);
-    } catch {
-      /* not here */
-    }
-  }
-  return undefined;
-}
-
-const binary = process.env.SWITCHYARD_TERRAFORM_BIN ?? onPath('terraform') ?? onPath('tofu');
+const binary = process.env.SWITCHYARD_TERRAFORM_BIN ?? findProgram('terraform') ?? findProgram('tofu');
 const real = binary ? test : test.skip;
 
 real(`the real CLI (${binary ?? 'none on PATH'}) makes a node that comes into service, and deleting the group destroys it`, async (t) => {
