@@ -77,7 +77,9 @@ test('drain takes a node out of rotation and retires it once empty; doom and bad
   const o2 = new FakeNode(svc, 'g', 'o2');
   // Static nodes are registered by the supervisor's first tick: a heartbeat before it is a 404.
   await waitForEvents(svc.url, svc.adminToken, (s) => ['o1', 'o2'].every((id) => s.some((e) => e.type === 'node.state' && e.nodeId === id && e.to === 'CREATED')));
-  await o1.beat();
+  // Busy when drained: an empty draining node is retired at the supervisor's next tick, which could
+  // come before the test's next heartbeat.
+  await o1.beat({ publishers: 2 });
   await o2.beat({ publishers: 1 });
   const drained = await svc.send('POST', '/as/v1/nodegroups/g/nodes/o1/drain', undefined);
   t.is(drained.status, 202);
