@@ -1,7 +1,7 @@
 // The config file's schema. The same node-group schema validates the config file at start and
 // the admin API's node-group bodies, so an operator meets one set of rules in both places.
 import Type from 'typebox';
-import { DURATION_PATTERN, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
+import { DURATION_PATTERN, NAME_DESCRIPTION, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
 
 /** A duration: milliseconds as a number, or a string such as "500ms", "10s", "5m", "1h". */
 export function Duration(defaultValue?: string) {
@@ -11,7 +11,7 @@ export function Duration(defaultValue?: string) {
   );
 }
 
-const Name = Type.String({ pattern: NAME_PATTERN, description: '1–32 characters of [A-Za-z0-9._-]' });
+const Name = Type.String({ pattern: NAME_PATTERN, description: NAME_DESCRIPTION });
 
 export const Region = Type.Object(
   {

@@ -57,12 +57,17 @@ export const DEFAULT_STATE_TIMEOUTS: Record<TimedState, number> = {
   DESTROYING: 5 * 60_000,
 };
 
-/** Node group, region and node names (CONTRACT §1). */
-export const NAME_PATTERN = '^[A-Za-z0-9._-]{1,32}$';
-export const NAME_RE = new RegExp(NAME_PATTERN);
+/**
+ * Node group, region and node names: 1–32 characters of [A-Za-z0-9._-], not starting with a dot
+ * (so never `.` or `..`: names end up in paths of the data directory, Terraform addresses and
+ * node directories, where a dot-name would climb or hide).
+ */
+export const NAME_PATTERN = '^[A-Za-z0-9_-][A-Za-z0-9._-]{0,31}$';
+export const NAME_DESCRIPTION = '1–32 characters of [A-Za-z0-9._-], not starting with a dot';
 
-/** Stream and rendition names (CONTRACT §1). */
-export const STREAM_NAME_PATTERN = '^[A-Za-z0-9._~-]{1,128}$';
+/** Stream and rendition names: 1–128 characters of [A-Za-z0-9._~-], not starting with a dot. */
+export const STREAM_NAME_PATTERN = '^[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,127}$';
+export const STREAM_NAME_DESCRIPTION = '1–128 characters of [A-Za-z0-9._~-], not starting with a dot';
 export const STREAM_NAME_RE = new RegExp(STREAM_NAME_PATTERN);
 
 export const DURATION_PATTERN = '^[0-9]+(\\.[0-9]+)?(ms|s|m|h|d)$';

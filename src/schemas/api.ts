@@ -2,10 +2,10 @@
 // (rest-api.md); ranges and rules the specification leaves open are decided here and shown in
 // the OpenAPI document (CONTRACT §1, §2, §4, §6).
 import Type, { type Static } from 'typebox';
-import { NAME_PATTERN, NODE_STATES, ROLES, STREAM_NAME_PATTERN } from '../domain/vocabulary.js';
+import { NAME_DESCRIPTION, NAME_PATTERN, NODE_STATES, ROLES, STREAM_NAME_DESCRIPTION, STREAM_NAME_PATTERN } from '../domain/vocabulary.js';
 
-export const GroupName = Type.String({ pattern: NAME_PATTERN, description: 'node group name: 1–32 characters of [A-Za-z0-9._-]' });
-export const StreamName = Type.String({ pattern: STREAM_NAME_PATTERN, description: 'stream name: 1–128 characters of [A-Za-z0-9._~-]' });
+export const GroupName = Type.String({ pattern: NAME_PATTERN, description: `node group name: ${NAME_DESCRIPTION}` });
+export const StreamName = Type.String({ pattern: STREAM_NAME_PATTERN, description: `stream name: ${STREAM_NAME_DESCRIPTION}` });
 const RoleName = Type.Union(ROLES.map((r) => Type.Literal(r)));
 const StateName = Type.Union(NODE_STATES.map((s) => Type.Literal(s)));
 const BooleanFlag = (description: string) => Type.Optional(Type.Boolean({ description }));
@@ -92,7 +92,7 @@ export const Rendition = Type.Object(
 export const ProvisionBody = Type.Object(
   {
     streamName: StreamName,
-    region: Type.String({ pattern: NAME_PATTERN, description: "one of the node group's regions: its transcoded renditions go to an origin nearest it" }),
+    region: Type.String({ pattern: NAME_PATTERN, description: "one of the node group's regions (its transcoded renditions go to an origin nearest it)" }),
     streams: Type.Array(Rendition, { minItems: 1, maxItems: 16, description: '1–16 renditions; names and levels unique' }),
   },
   { additionalProperties: false },
@@ -231,7 +231,7 @@ export const NodeEventReply = Type.Object({
   token: Type.Optional(Type.String({ description: 'a fresh node token, sent when the current one is past half its life' })),
   transcode: Type.Optional(Type.Array(Type.Unknown(), { description: 'for transcoders: the streams to transcode, their renditions and the origin to push to' })),
 });
-export const NodeIdParam = Type.String({ pattern: NAME_PATTERN });
+export const NodeIdParam = Type.String({ pattern: NAME_PATTERN, description: `node id: ${NAME_DESCRIPTION}` });
 
 // ---- health and errors ---------------------------------------------------------------------------
 
