@@ -3,6 +3,9 @@ import { ConfigError, loadConfig } from './config/load.js';
 import { startService } from './service.js';
 
 async function main(): Promise<void> {
+  // What the service and the programs it starts (Terraform, node agents) write is theirs alone:
+  // the data directory holds the signing key (README, Security).
+  process.umask(0o077);
   let config;
   try {
     config = loadConfig();

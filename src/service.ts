@@ -2,7 +2,7 @@
 // signing key → node-group actors (loaded from LMDB) → HTTP → supervisor (it needs the URL the
 // node agents will post to). Stop order is the reverse; a clean stop also stops local nodes.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -11,7 +11,7 @@ import type { GroupCounts } from '../actors/group/actor.js';
 import { ConfigError } from './config/load.js';
 import type { Config } from './config/types.js';
 import { PasswordHasher } from './auth/passwords.js';
-import { Throttle } from './auth/throttle.js';
+import { LoginThrottle } from './auth/login-throttle.js';
 import { pkcs8Der, TokenSigner, type SigningKey } from './auth/tokens.js';
 import { Users } from './auth/users.js';
 import type { EventRecord } from './domain/events.js';
@@ -28,6 +28,7 @@ import { projectPath } from './paths.js';
 import { lockDataDir } from './store/lock.js';
 import { surviveCommitFailures } from './store/failures.js';
 import { openStore, type Store } from './store/store.js';
+import { keepPrivate, makePrivate } from './store/private-dir.js';
 import { NodeGroupRegistry } from './nodegroups/registry.js';
 
 export interface ServiceOptions {
@@ -37,6 +38,8 @@ export interface ServiceOptions {
   orphanTimeoutMs?: number;
   /** The scrypt pool's threads and queue (default 1 and 64): small in tests of a login storm. */
   passwordPool?: { threads?: number; maxQueue?: number };
+  /** Where a line meant for the operator's eyes only goes (the generated password): stderr, never the JSON log. */
+  announce?: (line: string) => void;
 }
 
 export interface Service {
@@ -81,13 +84,19 @@ export async function startService(config: Config, options: ServiceOptions = {})
       }
     }
   }
-  mkdirSync(config.dataDir, { recursive: true });
+  const tightened = makePrivate(config.dataDir);
+  if (tightened.changed.length > 0) {
+    log.warn({ dataDir: config.dataDir, entries: tightened.changed.length, first: tightened.changed.slice(0, 10) }, 'the data directory was readable by other users: took group and other permissions off it and everything in it');
+  }
+  if (tightened.failed.length > 0) log.error({ dataDir: config.dataDir, failed: tightened.failed.slice(0, 10) }, 'could not make everything in the data directory private');
   const unlock = lockDataDir(config.dataDir);
   const store = openStore(config.dataDir, config.durability, config.minFreeBytes);
+  // LMDB creates its files under the process's umask.
+  keepPrivate(config.dataDir, ['switchyard.mdb', 'switchyard.mdb-lock']);
 
   const signingKey = await signingKeyOf(config, store);
   const hasher = new PasswordHasher(options.passwordPool);
-  const users = await Users.open(store, config, hasher, log);
+  const users = await Users.open(store, config, hasher, log, options.announce);
   const signer = new TokenSigner(signingKey);
   const events = new EventLog(store);
 
@@ -131,7 +140,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     users,
     hasher,
     signer,
-    throttle: new Throttle(config.auth.loginThrottle),
+    throttle: new LoginThrottle(config.auth.loginThrottle),
     events,
     metrics,
     locator,

@@ -96,6 +96,9 @@ function makeBackend(config: AgentConfig, env: NodeJS.ProcessEnv): MediaBackend 
 }
 
 async function main(): Promise<void> {
+  // The node's directory holds its token in its environment's logs and its media server's state:
+  // nothing it (or nginx, or ffmpeg) writes is for other local users.
+  process.umask(0o077);
   const config = readConfig(process.env);
   const backend = makeBackend(config, process.env);
   await backend.start();

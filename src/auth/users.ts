@@ -40,13 +40,18 @@ export class Users {
     private readonly dataDir: string,
   ) {}
 
-  static async open(store: Store, config: Config, hasher: PasswordHasher, log: Logger): Promise<Users> {
+  /**
+   * `announce` takes the one line that shows a generated password: a plain line on stderr by
+   * default, never the JSON log, whose lines are shipped and kept where anyone with log access
+   * would read it.
+   */
+  static async open(store: Store, config: Config, hasher: PasswordHasher, log: Logger, announce: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<Users> {
     const users = new Users(store, hasher, config.dataDir);
-    await users.seed(config, log);
+    await users.seed(config, log, announce);
     return users;
   }
 
-  private async seed(config: Config, log: Logger): Promise<void> {
+  private async seed(config: Config, log: Logger, announce: (line: string) => void): Promise<void> {
     const wanted = new Map<string, { role: 'admin' | 'app'; plain?: string; hash?: string }>();
     wanted.set(config.auth.adminUser, {
       role: 'admin',
@@ -76,10 +81,9 @@ export class Users {
         const password = randomBytes(18).toString('base64url');
         next = { username, role: want.role, hash: await this.hasher.hash(password), ver: 1, initial: true };
         writeFileSync(join(this.dataDir, INITIAL_PASSWORD_FILE), `${password}\n`, { mode: 0o600 });
-        log.warn(
-          { user: username, file: join(this.dataDir, INITIAL_PASSWORD_FILE) },
-          `generated the initial admin password: ${password} (also in the file named here; change it with POST /as/v1/auth/password)`,
-        );
+        const file = join(this.dataDir, INITIAL_PASSWORD_FILE);
+        announce(`switchyard: the generated password of '${username}' is ${password} (also in ${file} until you change it with POST /as/v1/auth/password)`);
+        log.warn({ user: username, file }, 'generated the initial admin password: printed once on stderr and kept in the file named here until it is changed');
       }
       if (current && next === undefined && current.role !== want.role) next = { ...current, role: want.role };
       if (next) {

@@ -85,8 +85,8 @@ export class LocalPlatform implements Platform {
     const address = node.platform.address;
     this.used.add(address);
     const dir = join(this.options.dataDir, 'nodes', node.id);
-    mkdirSync(dir, { recursive: true });
-    const log = openSync(join(dir, 'agent.log'), 'a');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const log = openSync(join(dir, 'agent.log'), 'a', 0o600);
     try {
       const child = spawn(process.execPath, ['--enable-source-maps', AGENT, '--node-id', node.id], {
         detached: true,

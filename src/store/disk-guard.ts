@@ -47,7 +47,7 @@ export class DiskGuard {
   private writable(): string | null {
     try {
       const file = join(this.dir, '.write-probe');
-      writeFileSync(file, '1');
+      writeFileSync(file, '1', { mode: 0o600 });
       rmSync(file, { force: true });
       return null;
     } catch (err) {

@@ -13,7 +13,7 @@ export function lockDataDir(dir: string): () => void {
   const file = join(dir, 'switchyard.pid');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = openSync(file, 'wx', 0o644);
+      const fd = openSync(file, 'wx', 0o600);
       writeSync(fd, `${process.pid}\n`);
       closeSync(fd);
       return () => {

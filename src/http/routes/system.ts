@@ -56,7 +56,7 @@ export function systemRoutes(s: Services): RouteDef[] {
       method: 'GET',
       path: '/as/v1/metrics',
       operationId: 'metrics',
-      summary: 'Prometheus metrics (open, or admin-only with server.metricsAuth = "admin")',
+      summary: 'Prometheus metrics: open on a loopback bind, an admin token elsewhere (server.metricsAuth)',
       tag: 'system',
       access: 'metrics',
       responses: { 200: { description: 'text exposition format', schema: Type.String(), contentType: 'text/plain; version=0.0.4' } },
