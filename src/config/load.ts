@@ -11,6 +11,7 @@ import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC, STATES_WITH_TIMEOUT, type Role, ty
 import { projectPath } from '../paths.js';
 import { compileExpression, ExpressionError, type Kind } from '../expressions/compile.js';
 import { es256KeyProblem } from '../auth/tokens.js';
+import { isLoopbackHost } from '../auth/users.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -143,7 +144,8 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       ...(s.tls ? { tls: { cert: resolve(s.tls.cert), key: resolve(s.tls.key), port: s.tls.port } } : {}),
       bodyLimit: s.bodyLimit,
       trustProxy: s.trustProxy,
-      metricsAuth: s.metricsAuth,
+      // Metrics name groups, nodes and regions: open only to this machine unless the operator says so.
+      metricsAuth: s.metricsAuth ?? (isLoopbackHost(s.host) ? 'none' : 'admin'),
       requestTimeout: durationMs(s.requestTimeout),
       headersTimeout: durationMs(s.headersTimeout),
       shutdownTimeout: durationMs(s.shutdownTimeout),
@@ -165,9 +167,11 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       users: a.users,
       loginThrottle: {
         maxFailures: a.loginThrottle.maxFailures,
+        maxAddressFailures: a.loginThrottle.maxAddressFailures,
         window: durationMs(a.loginThrottle.window),
         baseDelay: durationMs(a.loginThrottle.baseDelay),
         maxDelay: durationMs(a.loginThrottle.maxDelay),
+        userSlowdown: durationMs(a.loginThrottle.userSlowdown),
       },
     },
     log: { level: input.log.level },

@@ -205,7 +205,8 @@ export const ConfigSchema = Type.Object(
         bodyLimit: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 65536 }),
         /** false: the TCP peer is the client. N: the N-th X-Forwarded-For hop from the right. */
         trustProxy: Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: 10 })], { default: false }),
-        metricsAuth: Type.Union([Type.Literal('none'), Type.Literal('admin')], { default: 'none' }),
+        /** Who may read /as/v1/metrics: anyone ("none") or admins. Default: "none" on a loopback bind, else "admin". */
+        metricsAuth: Type.Optional(Type.Union([Type.Literal('none'), Type.Literal('admin')])),
         requestTimeout: Duration('30s'),
         headersTimeout: Duration('10s'),
         shutdownTimeout: Duration('10s'),
@@ -233,12 +234,16 @@ export const ConfigSchema = Type.Object(
         users: Type.Array(User, { maxItems: 1000, default: [] }),
         loginThrottle: Type.Object(
           {
-            /** Failures allowed per address and per user name within `window` before 429. */
+            /** Failures allowed per (user name, address) within `window` before that pair gets 429. */
             maxFailures: Type.Integer({ minimum: 1, default: 5 }),
+            /** Failures allowed per address, whatever user names it tries, before the address gets 429. */
+            maxAddressFailures: Type.Integer({ minimum: 1, default: 20 }),
             window: Duration('15m'),
             /** The wait after the limit doubles with each further failure, up to `maxDelay`. */
             baseDelay: Duration('1s'),
             maxDelay: Duration('15m'),
+            /** A user failing from many addresses: each of its logins is held up to this long before the check, never refused. */
+            userSlowdown: Duration('2s'),
           },
           { additionalProperties: false, default: {} },
         ),

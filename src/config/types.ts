@@ -123,7 +123,7 @@ export interface Config {
     tokenTtl: number;
     nodeTokenTtl: number;
     users: UserConfig[];
-    loginThrottle: { maxFailures: number; window: number; baseDelay: number; maxDelay: number };
+    loginThrottle: { maxFailures: number; maxAddressFailures: number; window: number; baseDelay: number; maxDelay: number; userSlowdown: number };
   };
   log: { level: string };
   geoip: { databases?: string[]; enabled: boolean };

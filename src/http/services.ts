@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { ActorHost, GroupHandle } from '../../actors/host.js';
 import type { Config } from '../config/types.js';
 import type { TokenSigner } from '../auth/tokens.js';
-import type { Throttle } from '../auth/throttle.js';
+import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { Users } from '../auth/users.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { EventLog } from '../events/log.js';
@@ -21,7 +21,7 @@ export interface Services {
   users: Users;
   hasher: PasswordHasher;
   signer: TokenSigner;
-  throttle: Throttle;
+  throttle: LoginThrottle;
   events: EventLog;
   metrics: Metrics;
   locator: Locator;

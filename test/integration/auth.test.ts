@@ -13,15 +13,17 @@ import { ConfigError, parseConfig } from '../../src/config/load.js';
 const login = (url: string, username: string, password: string) => request(url, 'POST', '/as/v1/auth/login', { username, password });
 const tokenOf = (r: { json: unknown }) => (r.json as { accessToken: string }).accessToken;
 
-test('failed logins are throttled per user name and per address, with Retry-After', async (t) => {
-  const svc = await startTestService({ config: { auth: { loginThrottle: { maxFailures: 3, baseDelay: '30s' } } } });
+test('failed logins are refused per (user, address) and per address, with Retry-After', async (t) => {
+  const svc = await startTestService({ config: { auth: { loginThrottle: { maxFailures: 3, maxAddressFailures: 5, baseDelay: '30s' } } } });
   t.teardown(() => svc.close());
   for (let i = 0; i < 3; i++) isProblem(t, await login(svc.url, 'admin', 'wrong-password'), 401, 'INVALID_CREDENTIALS');
   const blocked = await login(svc.url, 'admin', ADMIN_PASSWORD);
   isProblem(t, blocked, 429, 'RATE_LIMITED');
   t.true(Number(blocked.headers.get('retry-after')) >= 29);
-  // The address is blocked too, whatever user it tries.
-  isProblem(t, await login(svc.url, 'someone-else', 'x'), 429, 'RATE_LIMITED');
+  // Another user from that address has an allowance of its own, until the address as a whole has failed too often.
+  isProblem(t, await login(svc.url, 'someone-else', 'x'), 401, 'INVALID_CREDENTIALS');
+  isProblem(t, await login(svc.url, 'someone-else', 'x'), 401, 'INVALID_CREDENTIALS');
+  isProblem(t, await login(svc.url, 'a-third', 'x'), 429, 'RATE_LIMITED');
 });
 
 test('a storm of password checks past the scrypt queue gets 429 with Retry-After, not 500 (piscina 5 words a full queue differently); a wrong current password is challenged', async (t) => {
@@ -41,21 +43,23 @@ test('a storm of password checks past the scrypt queue gets 429 with Retry-After
   }
 });
 
-test('a brute force spread over many addresses is still throttled per user; X-Forwarded-For counts only when trusted', async (t) => {
+test('a brute force spread over many addresses cannot lock the admin out of an address that has not failed; X-Forwarded-For counts only when trusted', async (t) => {
   const from = (ip: string) => ({ 'x-forwarded-for': ip });
-  const trusted = await startTestService({ config: { server: { host: '127.0.0.1', port: 0, trustProxy: true }, auth: { loginThrottle: { maxFailures: 3, baseDelay: '30s' } } } });
+  const trusted = await startTestService({ config: { server: { host: '127.0.0.1', port: 0, trustProxy: true }, auth: { loginThrottle: { maxFailures: 3, baseDelay: '30s', userSlowdown: '50ms' } } } });
   t.teardown(() => trusted.close());
-  for (let i = 0; i < 3; i++) isProblem(t, await request(trusted.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: 'guess' }, from(`203.0.113.${i + 1}`)), 401, 'INVALID_CREDENTIALS');
-  // A fourth address with the right password: the user is blocked wherever the attempt comes from.
-  isProblem(t, await request(trusted.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: ADMIN_PASSWORD }, from('203.0.113.99')), 429, 'RATE_LIMITED');
-  // Another user from a fresh address is not.
-  isProblem(t, await request(trusted.url, 'POST', '/as/v1/auth/login', { username: 'someone-else', password: 'guess' }, from('203.0.113.100')), 401, 'INVALID_CREDENTIALS');
+  // Guesses from twelve addresses, three each: every one of those addresses is refused for the admin...
+  for (let a = 0; a < 12; a++) {
+    for (let i = 0; i < 3; i++) isProblem(t, await request(trusted.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: 'guess' }, from(`203.0.113.${a + 1}`)), 401, 'INVALID_CREDENTIALS');
+    isProblem(t, await request(trusted.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: ADMIN_PASSWORD }, from(`203.0.113.${a + 1}`)), 429, 'RATE_LIMITED');
+  }
+  // ...but the admin at an address of their own logs in (slowed, not refused).
+  t.is((await request(trusted.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: ADMIN_PASSWORD }, from('198.51.100.7'))).status, 200);
 
   // Untrusted (the default): a forged X-Forwarded-For does not give an attacker fresh addresses.
   const plain = await startTestService({ config: { auth: { loginThrottle: { maxFailures: 3, baseDelay: '30s' } } } });
   t.teardown(() => plain.close());
-  for (let i = 0; i < 3; i++) isProblem(t, await request(plain.url, 'POST', '/as/v1/auth/login', { username: `user${i}`, password: 'guess' }, from(`198.51.100.${i + 1}`)), 401, 'INVALID_CREDENTIALS');
-  isProblem(t, await request(plain.url, 'POST', '/as/v1/auth/login', { username: 'user9', password: 'guess' }, from('198.51.100.50')), 429, 'RATE_LIMITED');
+  for (let i = 0; i < 3; i++) isProblem(t, await request(plain.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: 'guess' }, from(`198.51.100.${i + 1}`)), 401, 'INVALID_CREDENTIALS');
+  isProblem(t, await request(plain.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: ADMIN_PASSWORD }, from('198.51.100.50')), 429, 'RATE_LIMITED');
 });
 
 test('a password change retires every earlier token; the old password stops working', async (t) => {

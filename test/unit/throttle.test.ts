@@ -43,3 +43,45 @@ test('memory stays bounded', (t) => {
   t.is(th.wait(['ip:0']), 0);
   t.is((th as unknown as { entries: Map<string, unknown> }).entries.size, 100);
 });
+
+// ---- logins (README, Security): refused per address and per (user, address), only slowed per user
+
+import fc from 'fast-check';
+import { LoginThrottle } from '../../src/auth/login-throttle.js';
+
+const login = { maxFailures: 3, maxAddressFailures: 6, window: 60_000, baseDelay: 1000, maxDelay: 8000, userSlowdown: 500 };
+
+test('failures from any number of addresses never refuse a user at an address that has not failed, and only slow it down by userSlowdown at most', (t) => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.record({ user: fc.constantFrom('admin', 'ops', 'app'), address: fc.constantFrom('a1', 'a2', 'a3', 'a4', 'a5'), dt: fc.nat(5000) }), { maxLength: 200 }),
+      fc.constantFrom('admin', 'ops'),
+      (failures, victim) => {
+        let now = 0;
+        const th = new LoginThrottle(login, () => now);
+        for (const f of failures) {
+          now += f.dt;
+          th.failed(f.user, f.address);
+        }
+        const verdict = th.before(victim, 'fresh-address');
+        return 'delay' in verdict && verdict.delay <= login.userSlowdown;
+      },
+    ),
+  );
+  t.pass();
+});
+
+test('an address is refused after maxFailures for one user, or maxAddressFailures over all users; a right password clears it', (t) => {
+  let now = 0;
+  const th = new LoginThrottle(login, () => now);
+  for (let i = 0; i < 3; i++) th.failed('admin', 'a1');
+  t.deepEqual(th.before('admin', 'a1'), { refuse: 1000 });
+  t.deepEqual(th.before('ops', 'a1'), { delay: 0 }, 'another user at that address still has its own allowance');
+  t.deepEqual(th.before('admin', 'a2'), { delay: 500 }, 'the user elsewhere is slowed, capped at userSlowdown');
+  for (let i = 0; i < 3; i++) th.failed(`user${i}`, 'a3');
+  t.deepEqual(th.before('someone', 'a3'), { delay: 0 });
+  for (let i = 3; i < 6; i++) th.failed(`user${i}`, 'a3');
+  t.true('refuse' in th.before('someone', 'a3'), 'credential stuffing from one address is refused');
+  th.succeeded('admin', 'a1');
+  t.deepEqual(th.before('admin', 'a1'), { delay: 500 }, 'cleared for the address; still slowed as a user failing elsewhere');
+});

@@ -1,4 +1,6 @@
-// Endpoint 1 (login) and the added password change (CONTRACT §2, §5).
+// Endpoint 1 (login) and the added password change (README: API, Security).
+import { createHmac, randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Jwks, LoginBody, LoginResponse, PasswordBody } from '../../schemas/api.js';
 import { clientAddress } from '../client-address.js';
 import { Problem, problems } from '../problem.js';
@@ -8,9 +10,26 @@ import type { Services } from '../services.js';
 const problem = problemResponse;
 export const PASSWORD_ROUTE = '/as/v1/auth/password';
 
+/**
+ * How a failed login names a user name that does not exist: a tag, not the text, since a password
+ * typed into the user name field lands there. The key is this process's own, so tags tell one
+ * run's attempts apart without letting anyone reading the log test guesses against them.
+ */
+function userTagger(): (name: string) => string {
+  const key = randomBytes(32);
+  return (name) => createHmac('sha256', key).update(name).digest('base64url').slice(0, 12);
+}
+
 export function authRoutes(s: Services): RouteDef[] {
   const throttled = (waitMs: number) =>
-    new Problem(429, 'RATE_LIMITED', 'too many failed logins; wait before trying again', { retryAfter: Math.max(1, Math.ceil(waitMs / 1000)) });
+    new Problem(429, 'RATE_LIMITED', 'too many failed logins from this address; wait before trying again', { retryAfter: Math.max(1, Math.ceil(waitMs / 1000)) });
+  const tag = userTagger();
+  /** Refused (429) for an address or (user, address) that failed too often; held a little for a user failing everywhere. */
+  const admit = async (username: string, address: string) => {
+    const verdict = s.throttle.before(username, address);
+    if ('refuse' in verdict) throw throttled(verdict.refuse);
+    if (verdict.delay > 0) await sleep(verdict.delay);
+  };
 
   return [
     route({
@@ -18,7 +37,8 @@ export function authRoutes(s: Services): RouteDef[] {
       path: '/as/v1/auth/login',
       operationId: 'login',
       summary: 'Log in: exchange a user name and password for a bearer token',
-      description: 'Failed logins are throttled per source address and per user name (429 with Retry-After).',
+      description:
+        'Failed logins are refused for a while per source address and per (user name, address) (429 with Retry-After, the wait doubling); a user name failing from many addresses only makes its logins slower (up to auth.loginThrottle.userSlowdown), so no one can lock a user out of an address that has not failed.',
       tag: 'auth',
       access: 'public',
       body: LoginBody,
@@ -29,16 +49,16 @@ export function authRoutes(s: Services): RouteDef[] {
         429: problem('RATE_LIMITED'),
       },
       async handle(ctx, { body }) {
-        const keys = [`ip:${clientAddress(ctx, s.config.server.trustProxy)}`, `user:${body.username}`];
-        const wait = s.throttle.wait(keys);
-        if (wait > 0) throw throttled(wait);
+        const address = clientAddress(ctx, s.config.server.trustProxy);
+        await admit(body.username, address);
         const user = await s.users.check(body.username, body.password);
         if (!user) {
-          s.throttle.fail(keys);
-          ctx.log.warn({ user: body.username }, 'login failed');
+          s.throttle.failed(body.username, address);
+          const known = s.users.get(body.username) !== undefined;
+          ctx.log.warn(known ? { user: body.username, address } : { unknownUser: tag(body.username), address }, 'login failed');
           throw problems.badCredentials('wrong user name or password');
         }
-        s.throttle.succeed(keys);
+        s.throttle.succeeded(body.username, address);
         const ttl = s.config.auth.tokenTtl;
         ctx.body = { accessToken: s.signer.sign({ sub: user.username, role: user.role, ver: user.ver }, ttl), tokenType: 'Bearer', expiresIn: Math.floor(ttl / 1000) };
       },
@@ -55,12 +75,11 @@ export function authRoutes(s: Services): RouteDef[] {
       responses: { 204: { description: 'changed' }, 400: problem('bad body'), 401: problem('wrong current password or bad token'), 429: problem('RATE_LIMITED') },
       async handle(ctx, { body }) {
         const username = ctx.state.user!.sub;
-        const keys = [`user:${username}`];
-        const wait = s.throttle.wait(keys);
-        if (wait > 0) throw throttled(wait);
+        const address = clientAddress(ctx, s.config.server.trustProxy);
+        await admit(username, address);
         const user = await s.users.check(username, body.currentPassword);
         if (!user) {
-          s.throttle.fail(keys);
+          s.throttle.failed(username, address);
           throw problems.badCredentials('the current password is wrong');
         }
         if (body.newPassword === body.currentPassword) {
