@@ -197,21 +197,27 @@ const DRAINING: ReadonlySet<NodeState> = new Set(['SOFT_SUNSET', 'HARD_SUNSET', 
 const RETRY_AFTER_S = 2;
 
 /**
- * The host clients are sent to: the public address the node declared, else the one its platform
- * knows (Terraform's output, the static config, the local loopback address), else the private
- * one it reported. A node's own view of itself is often a private or bind address.
+ * The host clients are sent to. The addresses an operator's platform knows (the static config,
+ * Terraform's output, the local loopback address) win over what a node's heartbeat says: a node
+ * token alone must not be able to send a group's clients elsewhere (security audit). A group
+ * whose nodes sit behind NAT sets `platform.trustNodeAddress`, and then the public address a node
+ * declares comes first. A node's own private (bind) address is the last resort either way.
  */
-const nodeAddress = (n: NodeRecord): string | null => n.address?.public ?? n.platform.address ?? n.address?.private ?? null;
+const nodeAddress = (n: NodeRecord, trustNode: boolean): string | null =>
+  (trustNode ? (n.address?.public ?? n.platform.address) : (n.platform.address ?? n.address?.public)) ?? n.address?.private ?? null;
 
 /**
  * Where one node reaches another (an edge its parent, a transcoder its origin): inside a region
  * the private address, so that pulls stay in the network (and within security groups that only
- * open media ports there); across regions the address clients are given.
+ * open media ports there); across regions the address clients are given. Without trust in the
+ * nodes' word, a private address the platform knows wins, and a platform that knows only one
+ * address is believed for both.
  */
-const peerAddress = (from: NodeRecord, to: NodeRecord): string | null => {
-  if (from.region !== to.region) return nodeAddress(to);
+const peerAddress = (from: NodeRecord, to: NodeRecord, trustNode: boolean): string | null => {
+  if (from.region !== to.region) return nodeAddress(to, trustNode);
   const platformPrivate = to.platform.type === 'terraform' ? to.platform.privateAddress : undefined;
-  return to.address?.private ?? platformPrivate ?? nodeAddress(to);
+  if (trustNode) return to.address?.private ?? platformPrivate ?? nodeAddress(to, true);
+  return platformPrivate ?? to.platform.address ?? to.address?.private ?? nodeAddress(to, false);
 };
 
 export class GroupModel {
@@ -264,6 +270,11 @@ export class GroupModel {
 
   get name(): string {
     return this.config.name;
+  }
+
+  /** Whether a node's heartbeat may name the addresses clients and peers use (platform.trustNodeAddress). */
+  private get trustNodes(): boolean {
+    return this.config.platform.trustNodeAddress;
   }
 
   get group(): NodeGroup {
@@ -416,7 +427,7 @@ export class GroupModel {
     const parent = record.parent ? this.nodes.get(record.parent) : undefined;
     return {
       heartbeatMs: this.config.timing.heartbeatMs,
-      parent: parent ? { nodeId: parent.id, address: peerAddress(record, parent.record) ?? '', ...(parent.record.listeners?.subscribe ?? {}) } : null,
+      parent: parent ? { nodeId: parent.id, address: peerAddress(record, parent.record, this.trustNodes) ?? '', ...(parent.record.listeners?.subscribe ?? {}) } : null,
       drain: DRAINING.has(record.state),
       ...(record.role === 'transcoder' ? { transcode: this.jobsOf(node) } : {}),
     };
@@ -430,7 +441,7 @@ export class GroupModel {
       const provision = this.provisions.get(stream);
       if (!b || b.transcoder !== transcoder.id || !origin || !provision) continue;
       const a = this.assignment(origin);
-      jobs.push({ stream, origin: { nodeId: origin.id, address: peerAddress(transcoder.record, origin.record) ?? '', port: a.listener.port, protocol: a.listener.protocol }, renditions: provision.streams });
+      jobs.push({ stream, origin: { nodeId: origin.id, address: peerAddress(transcoder.record, origin.record, this.trustNodes) ?? '', port: a.listener.port, protocol: a.listener.protocol }, renditions: provision.streams });
     }
     return jobs;
   }
@@ -774,7 +785,7 @@ export class GroupModel {
     // Endpoints 4 and 5 always name a listener (CONTRACT §2): what the node reports, else what its
     // role configures, else RTMP on 1935, where media servers listen unless told otherwise.
     const listener = (forViewers ? (r.listeners?.subscribe ?? configured?.subscribe ?? r.listeners?.publish ?? configured?.publish) : (r.listeners?.publish ?? configured?.publish)) ?? DEFAULT_LISTENER;
-    return { nodeId: r.id, role: r.role, region: r.region, serverAddress: nodeAddress(r) ?? '', listener };
+    return { nodeId: r.id, role: r.role, region: r.region, serverAddress: nodeAddress(r, this.trustNodes) ?? '', listener };
   }
 
   private noCapacity(role: Role, regions: readonly string[], what: string): Failure {
@@ -1182,7 +1193,7 @@ export class GroupModel {
       region: r.region,
       state: r.state,
       stateSince: r.stateSince,
-      address: nodeAddress(r),
+      address: nodeAddress(r, this.trustNodes),
       parent: r.parent ?? null,
       load: n.heapKey,
       limit: Number.isFinite(n.limit) ? n.limit : null,
@@ -1243,7 +1254,7 @@ export class GroupModel {
       origin: {
         nodeId: b.origin,
         region: origin?.record.region ?? null,
-        serverAddress: origin ? nodeAddress(origin.record) : null,
+        serverAddress: origin ? nodeAddress(origin.record, this.trustNodes) : null,
         state: origin?.record.state ?? null,
       },
       ...(b.transcoder ? { transcoder: { nodeId: b.transcoder, region: transcoder?.record.region ?? null, state: transcoder?.record.state ?? null } } : {}),

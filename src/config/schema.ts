@@ -126,6 +126,12 @@ export const TerraformSettings = Type.Object(
 export const Platform = Type.Object(
   {
     type: Type.Union([Type.Literal('local'), Type.Literal('static'), Type.Literal('terraform')], { default: 'local' }),
+    /**
+     * Whether a node's heartbeat may replace the addresses its platform knows (static config,
+     * Terraform output): only for nodes behind NAT that declare SWITCHYARD_NODE_PUBLIC_ADDRESS.
+     * Off, a stolen node token cannot send clients elsewhere.
+     */
+    trustNodeAddress: Type.Boolean({ default: false }),
     local: Type.Object(
       {
         /** What each local node runs: a simulated media server, or nginx with the RTMP module (and ffmpeg for transcoders). */

@@ -69,6 +69,7 @@ export interface TerraformConfig {
 
 export interface PlatformConfig {
   type: 'local' | 'static' | 'terraform';
+  trustNodeAddress: boolean;
   local: { backend: 'simulated' | 'nginx-rtmp'; firstAddress: string; port: number; statPort: number };
   static: { nodes: StaticNodeConfig[] };
   terraform: TerraformConfig;

@@ -504,8 +504,31 @@ test('a drained node that went silent drains on when it comes back: no new viewe
   t.is(model.nodeRecord('3')?.faultedFrom, undefined);
 });
 
-test('clients are sent to the public address a node declares, else the one its platform knows, never a private one it reports; peers in its region pull from the private one', (t) => {
+test('by default the platform\'s addresses win over what a heartbeat says: a node token cannot send clients or peers elsewhere', (t) => {
   const model = new GroupModel(group());
+  addNodes(model, [
+    { id: '1', role: 'origin', region: 'r1' },
+    { id: '2', role: 'edge', region: 'r1' },
+    { id: '3', role: 'edge', region: 'r2' },
+  ]);
+  model.heartbeat('1', { ready: true, metrics: {}, address: { public: '203.0.113.66', private: '192.168.66.1' } }, 2);
+  const r = model.publish('s', ['r1'], 3);
+  t.true(r.ok && r.node.serverAddress === '10.0.0.1', JSON.stringify(r));
+  const parentOf = (id: string) => model.heartbeat(id, { ready: true, metrics: {} }, 4)?.parent;
+  t.like(parentOf('2'), { nodeId: '1', address: '10.0.0.1' });
+  t.like(parentOf('3'), { nodeId: '1', address: '10.0.0.1' });
+  t.is(model.nodeViews(undefined, 10).find((n) => n.id === '1')?.address, '10.0.0.1');
+  // A node whose platform knows no address (a cloud node before Terraform's output) is still reachable by what it says.
+  model.addNode({ id: 'x', role: 'origin', region: 'r2', platform: { type: 'terraform' }, state: 'CREATED' }, 5);
+  model.heartbeat('x', { ready: true, metrics: {}, address: { private: '10.9.9.9' } }, 5);
+  const x = model.publish('sx', ['r2'], 6);
+  t.true(x.ok && x.node.serverAddress === '10.9.9.9', JSON.stringify(x));
+});
+
+test('with platform.trustNodeAddress, clients are sent to the public address a node declares, else the one its platform knows, never a private one it reports; peers in its region pull from the private one', (t) => {
+  const trusting = group();
+  trusting.platform.trustNodeAddress = true;
+  const model = new GroupModel(trusting);
   addNodes(model, [{ id: '1', role: 'origin', region: 'r1' }]);
   const served = () => {
     const r = model.publish(`s${Math.random()}`, ['r1'], 1);
