@@ -12,6 +12,7 @@ import { ConfigError } from './config/load.js';
 import type { Config } from './config/types.js';
 import { PasswordHasher } from './auth/passwords.js';
 import { LoginThrottle } from './auth/login-throttle.js';
+import { NodeTokens } from './auth/node-tokens.js';
 import { pkcs8Der, TokenSigner, type SigningKey } from './auth/tokens.js';
 import { Users } from './auth/users.js';
 import type { EventRecord } from './domain/events.js';
@@ -99,6 +100,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const users = await Users.open(store, config, hasher, log, options.announce);
   const signer = new TokenSigner(signingKey);
   const events = new EventLog(store);
+  const nodeTokens = new NodeTokens(store.meta, config.auth.nodeTokenTtl);
 
   let actors!: ActorHost;
   let registry!: NodeGroupRegistry;
@@ -112,6 +114,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
     metrics.events.inc({ type: e.type });
     if (LOUD_EVENTS.test(e.type)) log.info({ event: e }, e.type);
     else log.debug({ event: e }, e.type);
+    // A destroyed node's tokens die with it: a copy left on its disk or in Terraform's state must not heartbeat for it.
+    if (e.type === 'node.state' && e.to === null) nodeTokens.revoke(e.group, e.nodeId).catch((err: Error) => log.warn({ err, nodeId: e.nodeId }, 'could not record the revocation of a destroyed node\'s tokens'));
     if (e.type === 'scaling.request') void actors.supervisor?.requestCapacity(e.group, e.role, e.region, e.reason).catch(() => {});
     if (e.type === 'nodegroup.changed' && e.change === 'drained') {
       registry.finish(e.group).catch((err: Error) => log.error({ group: e.group, err }, 'could not remove a drained node group'));
@@ -141,6 +145,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     hasher,
     signer,
     throttle: new LoginThrottle(config.auth.loginThrottle),
+    nodeTokens,
     events,
     metrics,
     locator,

@@ -22,6 +22,8 @@ export interface Claims {
   ver?: number;
   nodeGroup?: string;
   nodeId?: string;
+  /** A node token's generation: revoking a node's tokens moves it on (node-tokens.ts). */
+  gen?: number;
   iat: number;
   exp: number;
   jti: string;
@@ -70,8 +72,8 @@ export class TokenSigner {
     });
   }
 
-  nodeToken(group: string, nodeId: string, ttlMs: number): string {
-    return this.sign({ sub: `node:${group}/${nodeId}`, role: 'node', nodeGroup: group, nodeId }, ttlMs);
+  nodeToken(group: string, nodeId: string, ttlMs: number, gen = 0): string {
+    return this.sign({ sub: `node:${group}/${nodeId}`, role: 'node', nodeGroup: group, nodeId, ...(gen > 0 ? { gen } : {}) }, ttlMs);
   }
 }
 

@@ -42,6 +42,7 @@ export function createApp(s: Services, routes: readonly RouteDef[]): Koa<AppStat
     key: s.signer.verifyKey,
     algorithm: s.signer.algorithm,
     users: s.users,
+    nodeTokens: s.nodeTokens,
     loopbackOnly: isLoopbackHost(s.config.server.host),
     metricsAuth: s.config.server.metricsAuth,
     passwordRoute: PASSWORD_ROUTE,

@@ -72,6 +72,11 @@ export class NodeChannels {
     o.stopping.addEventListener('abort', () => this.closeAll(), { once: true });
   }
 
+  /** Closes a node's channel, if it has one open (its tokens were revoked, say). */
+  close(group: string, nodeId: string, reason: string): void {
+    this.byNode.get(`${group}/${nodeId}`)?.close(CLOSE.policy, reason);
+  }
+
   /** Open channels. */
   get size(): number {
     return this.wss.clients.size;

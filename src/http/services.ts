@@ -5,6 +5,7 @@ import type { ActorHost, GroupHandle } from '../../actors/host.js';
 import type { Config } from '../config/types.js';
 import type { TokenSigner } from '../auth/tokens.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
+import type { NodeTokens } from '../auth/node-tokens.js';
 import type { Users } from '../auth/users.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { EventLog } from '../events/log.js';
@@ -22,6 +23,7 @@ export interface Services {
   hasher: PasswordHasher;
   signer: TokenSigner;
   throttle: LoginThrottle;
+  nodeTokens: NodeTokens;
   events: EventLog;
   metrics: Metrics;
   locator: Locator;

@@ -6,6 +6,7 @@
 import type { KeyObject } from 'node:crypto';
 import koaJwt from 'koa-jwt';
 import type { Next } from 'koa';
+import type { NodeTokens } from '../../auth/node-tokens.js';
 import type { Claims } from '../../auth/tokens.js';
 import type { JwtAlgorithm } from '../../auth/tokens.js';
 import type { Users } from '../../auth/users.js';
@@ -19,6 +20,8 @@ export interface GuardOptions {
   key: KeyObject;
   algorithm: JwtAlgorithm;
   users: Users;
+  /** Node token generations: a revoked node's tokens are refused. */
+  nodeTokens?: NodeTokens;
   /** Whether the server listens on loopback only (the initial-password rule then does not bite). */
   loopbackOnly: boolean;
   metricsAuth: 'none' | 'admin';
@@ -45,6 +48,7 @@ function wellFormed(c: unknown): c is Claims {
     typeof claims.sub === 'string' &&
     ROLES.has(claims.role) &&
     typeof claims.exp === 'number' &&
+    (claims.gen === undefined || (Number.isSafeInteger(claims.gen) && claims.gen >= 0)) &&
     (claims.role !== 'node' || (typeof claims.nodeGroup === 'string' && typeof claims.nodeId === 'string'))
   );
 }
@@ -52,7 +56,7 @@ function wellFormed(c: unknown): c is Claims {
 export function createGuard(options: GuardOptions): (access: Access) => (ctx: Ctx, next: Next) => Promise<void> {
   const now = options.now ?? Date.now;
   const revoked = (c: Claims): boolean => {
-    if (c.role === 'node') return false;
+    if (c.role === 'node') return options.nodeTokens?.revoked(c) ?? false;
     const user = options.users.get(c.sub);
     return !user || user.ver !== c.ver || user.role !== c.role;
   };
@@ -71,7 +75,7 @@ export function createGuard(options: GuardOptions): (access: Access) => (ctx: Ct
   const explain = (err: Error | undefined): Problem => {
     if (err?.name === 'TokenExpiredError') return problems.badToken('the token has expired; log in again', 'TOKEN_EXPIRED');
     if (err?.name === 'NotBeforeError') return problems.badToken('the token is not valid yet');
-    if (err?.message === 'Token revoked') return problems.badToken('the token is no longer valid (its user or password changed); log in again');
+    if (err?.message === 'Token revoked') return problems.badToken('the token is no longer valid (its user or password changed, or its node\'s tokens were revoked)');
     return problems.badToken('the token is not valid');
   };
 

@@ -188,7 +188,32 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         const handle = groupOr404(s, params.nodeGroupName);
         if (!(await handle.call('hasNode', params.nodeId))) throw problems.notFound('NODE_NOT_FOUND', `node '${params.nodeId}' is not in node group '${params.nodeGroupName}'`);
         const ttl = s.config.auth.nodeTokenTtl;
-        ctx.body = { accessToken: s.signer.nodeToken(params.nodeGroupName, params.nodeId, ttl), tokenType: 'Bearer', expiresIn: Math.floor(ttl / 1000) };
+        const gen = s.nodeTokens.generation(params.nodeGroupName, params.nodeId);
+        ctx.body = { accessToken: s.signer.nodeToken(params.nodeGroupName, params.nodeId, ttl, gen), tokenType: 'Bearer', expiresIn: Math.floor(ttl / 1000) };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/as/v1/nodegroups/{nodeGroupName}/nodes/{nodeId}/token/revoke',
+      operationId: 'revokeNodeTokens',
+      summary: "Revoke every token issued so far to a node: its heartbeats are refused (401) and its node channel closes (1008 REVOKED)",
+      description:
+        "For a node whose token leaked. Tokens issued after this call work (POST …/token). A node that cannot heartbeat goes FAULT after nodeTimeout and, on a managed platform, is replaced. A destroyed node's tokens are revoked by themselves.",
+      tag: 'nodegroups',
+      access: 'admin',
+      params: Type.Object({ nodeGroupName: GroupName, nodeId: NodeIdParam }),
+      responses: {
+        200: { description: 'revoked; `generation` is what tokens issued from now on carry', schema: Type.Object({ nodeId: Type.String(), generation: Type.Integer() }) },
+        401: problemResponse('UNAUTHORIZED'),
+        403: problemResponse('FORBIDDEN'),
+        404: problemResponse('NODE_GROUP_NOT_FOUND or NODE_NOT_FOUND'),
+      },
+      async handle(ctx, { params }) {
+        const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
+        if (!(await handle.call('hasNode', params.nodeId))) throw problems.notFound('NODE_NOT_FOUND', `node '${params.nodeId}' is not in node group '${params.nodeGroupName}'`);
+        const generation = await s.nodeTokens.revoke(params.nodeGroupName, params.nodeId);
+        ctx.log.info({ group: params.nodeGroupName, nodeId: params.nodeId, generation }, 'node tokens revoked');
+        ctx.body = { nodeId: params.nodeId, generation };
       },
     }),
   ];

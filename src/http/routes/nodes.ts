@@ -20,6 +20,8 @@ export function nodeRoutes(s: Services): RouteDef[] {
   const notFound = (claims: Claims) => problems.notFound('NODE_NOT_FOUND', `node '${claims.nodeId}' is not in node group '${claims.nodeGroup}'`);
 
   async function beat(claims: Claims, body: NodeEvent): Promise<Beat> {
+    // A channel's claims were checked when it opened: a revocation since must stop it too.
+    if (s.nodeTokens.revoked(claims)) throw problems.badToken('this node\'s tokens were revoked');
     const handle = s.actors.group(claims.nodeGroup!);
     if (!handle) throw notFound(claims);
     const reply = await handle.heartbeat(claims.nodeId!, body);
@@ -29,7 +31,7 @@ export function nodeRoutes(s: Services): RouteDef[] {
     if (claims.exp * 1000 - now >= ttl / 2) return { reply };
     // As jsonwebtoken counts it: whole seconds from now.
     const exp = Math.floor(now / 1000) + Math.max(1, Math.floor(ttl / 1000));
-    return { reply: { ...reply, token: s.signer.nodeToken(claims.nodeGroup!, claims.nodeId!, ttl) }, exp };
+    return { reply: { ...reply, token: s.signer.nodeToken(claims.nodeGroup!, claims.nodeId!, ttl, s.nodeTokens.generation(claims.nodeGroup!, claims.nodeId!)) }, exp };
   }
 
   const channels = new NodeChannels({
@@ -45,6 +47,7 @@ export function nodeRoutes(s: Services): RouteDef[] {
     observe: (result) => s.metrics.channelMessage({ result }).inc(),
   });
   s.metrics.trackChannels(() => channels.size, () => channels.backlogHighWater);
+  s.nodeTokens.onRevoke((group, nodeId) => channels.close(group, nodeId, 'REVOKED'));
 
   const nodeParams = Type.Object({ nodeId: NodeIdParam });
   const refusals = {
