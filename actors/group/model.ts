@@ -247,6 +247,12 @@ export class GroupModel {
   private readonly limits = new Map<string, number>();
   private effects: Effects = { writes: [], events: [] };
   private tie = 0;
+  /**
+   * When each (role, region) last asked for capacity, in seconds: a storm of lookups that find no
+   * room asks once a second, not once per lookup (each ask is an event: a log write, a line, an
+   * SSE message, a call to the supervisor), so that a 503 costs no more than a 200.
+   */
+  private readonly asked = new Map<string, number>();
 
   private selector: Selector;
 
@@ -788,9 +794,14 @@ export class GroupModel {
     return { nodeId: r.id, role: r.role, region: r.region, serverAddress: nodeAddress(r, this.trustNodes) ?? '', listener };
   }
 
-  private noCapacity(role: Role, regions: readonly string[], what: string): Failure {
+  private noCapacity(role: Role, regions: readonly string[], what: string, now: number): Failure {
     const region = regions[0] ?? this.config.regions[0]!.name;
-    this.emit({ type: 'scaling.request', group: this.name, role, region, reason: `no ${role} with room for ${what}` });
+    const key = `${role}|${region}`;
+    const second = toS(now);
+    if (this.asked.get(key) !== second) {
+      this.asked.set(key, second);
+      this.emit({ type: 'scaling.request', group: this.name, role, region, reason: `no ${role} with room for ${what}` });
+    }
     return {
       ok: false,
       status: 503,
@@ -805,7 +816,7 @@ export class GroupModel {
     const current = existing ? this.nodes.get(existing.origin) : undefined;
     if (current && current.record.state === 'INSERVICE') return { ok: true, node: this.assignment(current) };
     const origin = this.pick('origin', regions, '');
-    if (!origin) return this.noCapacity('origin', regions, `publishing '${stream}'`);
+    if (!origin) return this.noCapacity('origin', regions, `publishing '${stream}'`, now);
     this.bindTo(stream, origin, undefined, existing, now, 'origin not in service');
     return { ok: true, node: this.assign(origin) };
   }
@@ -824,16 +835,15 @@ export class GroupModel {
     const keptTranscoder = inService(existing?.transcoder ?? undefined);
     if (keptOrigin && keptTranscoder) return { ok: true, node: this.assignment(keptTranscoder) };
     const origin = keptOrigin ?? this.pick('origin', regionsFrom(this.config.regions, provision.region), '');
-    if (!origin) return this.noCapacity('origin', regionsFrom(this.config.regions, provision.region), `the renditions of '${stream}'`);
+    if (!origin) return this.noCapacity('origin', regionsFrom(this.config.regions, provision.region), `the renditions of '${stream}'`, now);
     const transcoder = keptTranscoder ?? this.pick('transcoder', regions, '');
-    if (!transcoder) return this.noCapacity('transcoder', regions, `transcoding '${stream}'`);
+    if (!transcoder) return this.noCapacity('transcoder', regions, `transcoding '${stream}'`, now);
     this.bindTo(stream, origin, transcoder, existing, now, 'transcoder or origin not in service');
     if (!keptOrigin) this.assign(origin);
     return { ok: true, node: keptTranscoder ? this.assignment(transcoder) : this.assign(transcoder) };
   }
 
   subscribe(name: string, regions: readonly string[], now: number): LookupOutcome {
-    void now;
     const stream = this.renditions.get(name) ?? name;
     const binding = this.bindings.get(stream);
     if (!binding) {
@@ -856,7 +866,7 @@ export class GroupModel {
       return { ok: false, status: 503, code: 'NO_CAPACITY', detail: `the origin of stream '${name}' is draining and takes no new viewers`, retryAfter: RETRY_AFTER_S };
     }
     const edge = this.servingEdge(stream, origin, regions) ?? this.pick('edge', regions, origin.id) ?? this.borrowIdleEdge(origin, regions, stream, now);
-    if (!edge) return this.noCapacity('edge', regions, `viewers of '${name}' on origin ${origin.id}`);
+    if (!edge) return this.noCapacity('edge', regions, `viewers of '${name}' on origin ${origin.id}`, now);
     this.serve(edge, stream);
     return { ok: true, node: this.assign(edge) };
   }

@@ -568,3 +568,17 @@ test('an origin that lists a stream without the publishing flag publishes it (CO
   model.heartbeat('o1', { ready: true, metrics: {}, streams: [{ name: 'other', publishing: false }] }, 3_000);
   t.is(model.binding('other'), undefined);
 });
+
+test('a storm of lookups that find no room asks for capacity once a second per role and region, not once per lookup', (t) => {
+  const model = new GroupModel(group());
+  addNodes(model, [{ id: '1', role: 'origin', region: 'r1', load: LIMIT }]);
+  const asks = (now: number, n: number) => {
+    for (let i = 0; i < n; i++) t.like(model.publish(`s${now}-${i}`, ['r1'], now), { ok: false, status: 503, code: 'NO_CAPACITY', retryAfter: 2 });
+    return model.drain().events.filter((e) => e.type === 'scaling.request');
+  };
+  t.like(asks(1_000, 1000), [{ role: 'origin', region: 'r1' }]);
+  t.is(asks(1_999, 1000).length, 0, 'the same second');
+  t.is(asks(2_000, 10).length, 1, 'the next second asks again');
+  t.like(model.publish('x', ['r2', 'r1'], 2_000), { ok: false });
+  t.like(model.drain().events, [{ type: 'scaling.request', region: 'r2' }], 'another first region is another ask');
+});
