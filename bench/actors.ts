@@ -29,6 +29,7 @@ function groupSpec(name: string) {
       { region: 'r1', role: 'edge', min: 0, max: 9, limit: 1e12 },
     ],
     timing: { nodeTimeout: '1h', heartbeatMs: 600_000 },
+    limits: { pendingBindings: 10_000_000, pendingPerToken: 10_000_000 },
   };
 }
 
@@ -47,7 +48,7 @@ async function run(count: number) {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-actors-'));
   const names = Array.from({ length: count }, (_, i) => `g${i}`);
   const config = join(dir, 'config.json');
-  writeFileSync(config, JSON.stringify({ server: { host: '127.0.0.1', port: 0 }, dataDir: join(dir, 'data'), geoip: { enabled: false }, nodeGroups: names.map(groupSpec) }));
+  writeFileSync(config, JSON.stringify({ server: { host: '127.0.0.1', port: 0 }, dataDir: join(dir, 'data'), geoip: { enabled: false }, limits: { lookups: { admin: { perSecond: 0, burst: 1 } } }, nodeGroups: names.map(groupSpec) }));
   const sy = await runServer(projectPath('dist', 'src', 'main.js'), { SWITCHYARD_CONFIG: config, SWITCHYARD_ADMIN_PASSWORD: BENCH_PASSWORD, SWITCHYARD_JWT_SECRET: BENCH_SECRET });
   try {
     const signer = new TokenSigner(Buffer.from(BENCH_SECRET));

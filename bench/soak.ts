@@ -88,6 +88,8 @@ function groupSpec(name: string, nodes: readonly NodeSpec[], regions: typeof REG
       { region: r.name, role: 'edge', min: 0, max: 64, limit: 1e12 },
     ]),
     timing: TIMING,
+    // The soak's load generator is one token publishing thousands of streams a second.
+    limits: { pendingBindings: 10_000_000, pendingPerToken: 10_000_000 },
   };
 }
 
@@ -167,7 +169,7 @@ async function main(): Promise<number> {
   const snapshots = join(benchDir, `soak-${stamp}-heap`);
   writeFileSync(
     config,
-    JSON.stringify({ server: { host: '127.0.0.1', port: 0 }, dataDir, auth: { tokenTtl: '24h' }, nodeGroups: [groupSpec(GROUP, NODES, REGIONS, 1)] }),
+    JSON.stringify({ server: { host: '127.0.0.1', port: 0 }, dataDir, auth: { tokenTtl: '24h' }, limits: { lookups: { admin: { perSecond: 0, burst: 1 } } }, nodeGroups: [groupSpec(GROUP, NODES, REGIONS, 1)] }),
   );
   if (opts.heapSnapshots) mkdirSync(snapshots, { recursive: true });
   const statuses = new Statuses();

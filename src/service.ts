@@ -13,6 +13,7 @@ import type { Config } from './config/types.js';
 import { PasswordHasher } from './auth/passwords.js';
 import { LoginThrottle } from './auth/login-throttle.js';
 import { NodeTokens } from './auth/node-tokens.js';
+import { LookupRateLimiter } from './auth/lookup-rate.js';
 import { pkcs8Der, TokenSigner, type SigningKey } from './auth/tokens.js';
 import { Users } from './auth/users.js';
 import type { EventRecord } from './domain/events.js';
@@ -146,6 +147,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     signer,
     throttle: new LoginThrottle(config.auth.loginThrottle),
     nodeTokens,
+    lookupRate: new LookupRateLimiter(config.limits.lookups),
     events,
     metrics,
     locator,

@@ -204,22 +204,23 @@ class GroupActor {
 
   // ---- front end ----------------------------------------------------------------------------
 
-  async lookup(kind: LookupKind, stream: string, regions: string[]): Promise<LookupOutcome> {
+  /** `by`: the token subject asking (a new PENDING binding counts against its cap). */
+  async lookup(kind: LookupKind, stream: string, regions: string[], by: string | null = null): Promise<LookupOutcome> {
     const now = Date.now();
     this.need([stream]);
-    const outcome = kind === 'publish' ? this.model.publish(stream, regions, now) : kind === 'transcode' ? this.model.transcode(stream, regions, now) : this.model.subscribe(stream, regions, now);
+    const outcome = kind === 'publish' ? this.model.publish(stream, regions, now, by) : kind === 'transcode' ? this.model.transcode(stream, regions, now, by) : this.model.subscribe(stream, regions, now);
     const effects = this.model.drain();
     if (!(await this.commit(effects, effects.writes.length > 0))) return this.refused();
     return outcome;
   }
 
   /** Many lookups at once: decided in order, their writes committed together before any answer. */
-  async lookups(batch: Array<[LookupKind, string, string[]]>): Promise<LookupOutcome[]> {
+  async lookups(batch: Array<[LookupKind, string, string[], (string | null)?]>): Promise<LookupOutcome[]> {
     const started = performance.now();
     const now = Date.now();
     const m = this.model;
     if (this.removedWhileLoading) this.need(batch.map((b) => b[1]));
-    const outcomes = batch.map(([kind, stream, regions]) => (kind === 'publish' ? m.publish(stream, regions, now) : kind === 'transcode' ? m.transcode(stream, regions, now) : m.subscribe(stream, regions, now)));
+    const outcomes = batch.map(([kind, stream, regions, by = null]) => (kind === 'publish' ? m.publish(stream, regions, now, by) : kind === 'transcode' ? m.transcode(stream, regions, now, by) : m.subscribe(stream, regions, now)));
     const effects = m.drain();
     this.tally(started, batch.length, 0);
     if (!(await this.commit(effects, effects.writes.length > 0))) return batch.map(() => this.refused());

@@ -42,7 +42,7 @@ export interface Assignment {
 
 export type Failure = {
   ok: false;
-  status: 400 | 404 | 409 | 503;
+  status: 400 | 404 | 409 | 429 | 503;
   code: string;
   detail: string;
   retryAfter?: number;
@@ -185,6 +185,8 @@ class LiveBinding {
     public since: number,
     public lastListed: number,
     public subscribers: number,
+    /** Who asked for it, while it is PENDING (the token subject the PENDING caps count against). */
+    public by: string | null = null,
     /** The second it is filed under in the model's expiry buckets. */
     public dueS = -1,
   ) {}
@@ -247,6 +249,9 @@ export class GroupModel {
   private readonly limits = new Map<string, number>();
   private effects: Effects = { writes: [], events: [] };
   private tie = 0;
+  /** PENDING bindings, in all and by who asked (the caps of config limits). */
+  private pendingTotal = 0;
+  private readonly pendingBy = new Map<string, number>();
   /**
    * When each (role, region) last asked for capacity, in seconds: a storm of lookups that find no
    * room asks once a second, not once per lookup (each ask is an event: a log write, a line, an
@@ -311,7 +316,7 @@ export class GroupModel {
     if (this.bindings.has(b.stream)) return;
     const origin = this.nodes.get(b.origin)?.id ?? b.origin;
     const transcoder = b.transcoder ? (this.nodes.get(b.transcoder)?.id ?? b.transcoder) : null;
-    this.indexBinding(new LiveBinding(b.stream, origin, transcoder, b.state, toS(b.boundAt), toS(b.since), toS(now), 0));
+    this.indexBinding(new LiveBinding(b.stream, origin, transcoder, b.state, toS(b.boundAt), toS(b.since), toS(now), 0, b.state === 'PENDING' ? (b.by ?? null) : null));
   }
 
   hasBinding(stream: string): boolean {
@@ -811,17 +816,39 @@ export class GroupModel {
     };
   }
 
-  publish(stream: string, regions: readonly string[], now: number): LookupOutcome {
+  /**
+   * A new binding past the group's PENDING caps: 429, never a new node (README, Security). PENDING
+   * bindings are publish lookups not yet published; they clear when their streams go LIVE or
+   * after publishTimeout, so a client that asks for streams it never publishes runs out of room
+   * of its own, not the fleet's.
+   */
+  private pendingRefusal(by: string | null): Failure | null {
+    const { pendingBindings, pendingPerToken } = this.config.limits;
+    const retryAfter = Math.max(1, Math.min(60, Math.ceil(this.config.timing.publishTimeout / 1000 / 4)));
+    if (this.pendingTotal >= pendingBindings) {
+      return { ok: false, status: 429, code: 'RATE_LIMITED', detail: `node group '${this.name}' holds ${this.pendingTotal} streams looked up and not yet published (limits.pendingBindings); publish them, or retry later`, retryAfter };
+    }
+    if (by !== null && (this.pendingBy.get(by) ?? 0) >= pendingPerToken) {
+      return { ok: false, status: 429, code: 'RATE_LIMITED', detail: `this token holds ${pendingPerToken} streams looked up and not yet published in node group '${this.name}' (limits.pendingPerToken); publish them, or retry later`, retryAfter };
+    }
+    return null;
+  }
+
+  publish(stream: string, regions: readonly string[], now: number, by: string | null = null): LookupOutcome {
     const existing = this.bindings.get(stream);
     const current = existing ? this.nodes.get(existing.origin) : undefined;
     if (current && current.record.state === 'INSERVICE') return { ok: true, node: this.assignment(current) };
+    if (!existing) {
+      const refused = this.pendingRefusal(by);
+      if (refused) return refused;
+    }
     const origin = this.pick('origin', regions, '');
     if (!origin) return this.noCapacity('origin', regions, `publishing '${stream}'`, now);
-    this.bindTo(stream, origin, undefined, existing, now, 'origin not in service');
+    this.bindTo(stream, origin, undefined, existing, now, 'origin not in service', by);
     return { ok: true, node: this.assign(origin) };
   }
 
-  transcode(stream: string, regions: readonly string[], now: number): LookupOutcome {
+  transcode(stream: string, regions: readonly string[], now: number, by: string | null = null): LookupOutcome {
     const provision = this.provisions.get(stream);
     if (!provision) {
       return { ok: false, status: 404, code: 'PROVISION_NOT_FOUND', detail: `stream '${stream}' has no provision in node group '${this.name}'` };
@@ -834,11 +861,15 @@ export class GroupModel {
     const keptOrigin = inService(existing?.origin);
     const keptTranscoder = inService(existing?.transcoder ?? undefined);
     if (keptOrigin && keptTranscoder) return { ok: true, node: this.assignment(keptTranscoder) };
+    if (!existing) {
+      const refused = this.pendingRefusal(by);
+      if (refused) return refused;
+    }
     const origin = keptOrigin ?? this.pick('origin', regionsFrom(this.config.regions, provision.region), '');
     if (!origin) return this.noCapacity('origin', regionsFrom(this.config.regions, provision.region), `the renditions of '${stream}'`, now);
     const transcoder = keptTranscoder ?? this.pick('transcoder', regions, '');
     if (!transcoder) return this.noCapacity('transcoder', regions, `transcoding '${stream}'`, now);
-    this.bindTo(stream, origin, transcoder, existing, now, 'transcoder or origin not in service');
+    this.bindTo(stream, origin, transcoder, existing, now, 'transcoder or origin not in service', by);
     if (!keptOrigin) this.assign(origin);
     return { ok: true, node: keptTranscoder ? this.assignment(transcoder) : this.assign(transcoder) };
   }
@@ -948,15 +979,16 @@ export class GroupModel {
       state: b.state,
       boundAt: toMs(b.boundAt),
       since: toMs(b.since),
+      ...(b.by !== null ? { by: b.by } : {}),
     };
   }
 
-  private bindTo(stream: string, origin: LiveNode, transcoder: LiveNode | undefined, existing: LiveBinding | undefined, now: number, moveReason: string): void {
+  private bindTo(stream: string, origin: LiveNode, transcoder: LiveNode | undefined, existing: LiveBinding | undefined, now: number, moveReason: string, by: string | null = null): void {
     if (existing && existing.origin !== origin.id) {
       this.emit({ type: 'stream.moved', group: this.name, stream, from: existing.origin, to: origin.id, reason: moveReason });
     }
     const nowS = toS(now);
-    const b = new LiveBinding(stream, origin.id, transcoder?.id ?? null, 'PENDING', existing?.boundAt ?? nowS, nowS, nowS, existing?.subscribers ?? 0);
+    const b = new LiveBinding(stream, origin.id, transcoder?.id ?? null, 'PENDING', existing?.boundAt ?? nowS, nowS, nowS, existing?.subscribers ?? 0, by);
     if (existing) this.unindexBinding(existing);
     this.indexBinding(b);
     this.write('binding', stream, this.bindingRecord(b));
@@ -966,6 +998,7 @@ export class GroupModel {
   private indexBinding(b: LiveBinding): void {
     this.bindings.set(b.stream, b);
     if (b.state === 'LIVE') this.liveAt.set(b.origin, (this.liveAt.get(b.origin) ?? 0) + 1);
+    else this.countPending(b, 1);
     this.fileExpiry(b);
     this.boundToAdd(b.origin, b.stream);
     if (b.transcoder) this.boundToAdd(b.transcoder, b.stream);
@@ -993,12 +1026,21 @@ export class GroupModel {
       const live = (this.liveAt.get(b.origin) ?? 1) - 1;
       if (live > 0) this.liveAt.set(b.origin, live);
       else this.liveAt.delete(b.origin);
-    }
+    } else this.countPending(b, -1);
     for (const id of b.transcoder ? [b.origin, b.transcoder] : [b.origin]) {
       const set = this.boundTo.get(id);
       set?.delete(b.stream);
       if (set?.size === 0) this.boundTo.delete(id);
     }
+  }
+
+  /** The PENDING caps' tallies, kept in step wherever a binding enters or leaves PENDING. */
+  private countPending(b: LiveBinding, delta: 1 | -1): void {
+    this.pendingTotal += delta;
+    if (b.by === null) return;
+    const n = (this.pendingBy.get(b.by) ?? 0) + delta;
+    if (n > 0) this.pendingBy.set(b.by, n);
+    else this.pendingBy.delete(b.by);
   }
 
   private unbind(b: LiveBinding, reason: string): void {
@@ -1068,7 +1110,11 @@ export class GroupModel {
   }
 
   private markLive(b: LiveBinding, now: number): void {
-    if (b.state !== 'LIVE') this.liveAt.set(b.origin, (this.liveAt.get(b.origin) ?? 0) + 1);
+    if (b.state !== 'LIVE') {
+      this.liveAt.set(b.origin, (this.liveAt.get(b.origin) ?? 0) + 1);
+      this.countPending(b, -1);
+      b.by = null;
+    }
     b.state = 'LIVE';
     b.since = toS(now);
     b.lastListed = b.since;

@@ -22,7 +22,7 @@ import { nodeEndpoint } from '../comlink.js';
 import { surviveCommitFailures } from '../../src/store/failures.js';
 import type { GroupApi } from '../group/actor.js';
 import type { NodeFacts } from '../group/model.js';
-import { ruleKey, type Action, type CapacityRequest } from './plan.js';
+import { ruleKey, type Action, type CapacityRequest, type Requested } from './plan.js';
 
 /** How long an operation waits for a crashed group actor's successor (its restart backs off to 5 s). */
 const ACTOR_RETURN_MS = 15_000;
@@ -51,6 +51,8 @@ interface Attached {
   reconciled: boolean;
   /** When each rule last scaled out or in (its cooldown runs from there). */
   lastScaled: Map<string, number>;
+  /** The scale-outs failed lookups had per rule, newest last: their budget is per cooldown. */
+  requested: Map<string, Requested[]>;
   /** When the rules' conditions were last evaluated. */
   lastEvaluated: number;
   /** Being deleted: retire every node, then report the group drained. */
@@ -141,6 +143,7 @@ class Supervisor {
       blocked: new Set(),
       reconciled: previous?.reconciled ?? false,
       lastScaled: previous?.lastScaled ?? new Map(),
+      requested: previous?.requested ?? new Map(),
       lastEvaluated: previous?.lastEvaluated ?? 0,
       retiring: retiring || (previous?.retiring ?? false),
       reconcileAfter: 0,
@@ -331,7 +334,7 @@ class Supervisor {
     const evaluate = now - g.lastEvaluated >= g.group.timing.evaluationInterval;
     let planned;
     try {
-      planned = await g.api.plan({ now, busy: this.busy, requests, lastScaled: g.lastScaled, evaluate, retiring: g.retiring });
+      planned = await g.api.plan({ now, busy: this.busy, requests, lastScaled: g.lastScaled, requested: g.requested, evaluate, retiring: g.retiring });
     } catch (err) {
       // The actor is restarting: the capacity asked for waits for the next plan, not for a lookup to ask again.
       g.requests.unshift(...requests);
@@ -347,9 +350,9 @@ class Supervisor {
     const blockedNow = new Set<string>();
     for (const action of actions) {
       if (action.type === 'blocked') {
-        const key = `${action.region}|${action.role}`;
+        const key = `${action.region}|${action.role}|${action.cause}`;
         blockedNow.add(key);
-        if (!g.blocked.has(key)) this.emit([{ type: 'scaling.blocked', group: g.group.name, role: action.role, region: action.region, reason: action.reason }]);
+        if (!g.blocked.has(key)) this.emit([{ type: 'scaling.blocked', group: g.group.name, role: action.role, region: action.region, cause: action.cause, reason: action.reason }]);
         continue;
       }
       await this.act(g, action, destroying, now);
@@ -403,6 +406,11 @@ class Supervisor {
         const { role, region, count, trigger, reason, values } = action;
         this.emit([{ type: 'scaling.action', group: g.group.name, role, region, action: 'create', count, trigger, reason, ...(values ? { values } : {}) }]);
         if (trigger === 'scaleOut' || trigger === 'request') g.lastScaled.set(ruleKey(action), now);
+        if (trigger === 'request') {
+          // Kept long enough for any sensible cooldown: a day of them, at most 64 per rule.
+          const kept = (g.requested.get(ruleKey(action)) ?? []).filter((r) => now - r.at < 86_400_000).slice(-63);
+          g.requested.set(ruleKey(action), [...kept, { at: now, count }]);
+        }
         for (let i = 0; i < count; i++) await this.create(g, role, region, now);
         return;
       }

@@ -15,7 +15,16 @@ export type Action =
   | { type: 'create'; role: Role; region: string; count: number; trigger: Trigger; reason: string; values?: Record<string, number> }
   | { type: 'drain'; nodeId: string; role: Role; region: string; trigger: Trigger; reason: string; values?: Record<string, number> }
   | { type: 'destroy'; nodeId: string }
-  | { type: 'blocked'; role: Role; region: string; reason: string };
+  | { type: 'blocked'; role: Role; region: string; cause: BlockedCause; reason: string };
+
+/** Why a rule did not scale out when it was asked to: too many faults, at max, or lookups' budget spent. */
+export type BlockedCause = 'faults' | 'max' | 'budget';
+
+/** A scale-out that failed lookups asked for, as the supervisor carried it out. */
+export interface Requested {
+  at: number;
+  count: number;
+}
 
 export interface CapacityRequest {
   role: Role;
@@ -35,6 +44,8 @@ export interface PlanInput {
   lastScaled?: ReadonlyMap<string, number>;
   /** Whether the rules' conditions are due (once per evaluationInterval). */
   evaluate?: boolean;
+  /** Scale-outs failed lookups have had, per rule (`region|role`): their budget is per cooldown. */
+  requested?: ReadonlyMap<string, readonly Requested[]>;
 }
 
 /** States in which a node is expected to heartbeat (and goes FAULT when silent). */
@@ -123,7 +134,7 @@ function limitOf(rule: RuleConfig, inService: readonly NodeFacts[]): number {
  * (increment more) or scaleIn (drain one). Nodes being created count toward min and max; FAULT
  * nodes do not, and more than faultThreshold of them stop creation in that region and role.
  */
-export function planCapacity({ group, nodes, now, requests, lastScaled = new Map(), evaluate = false }: PlanInput): Action[] {
+export function planCapacity({ group, nodes, now, requests, lastScaled = new Map(), evaluate = false, requested = new Map() }: PlanInput): Action[] {
   if (group.platform.type === 'static') return [];
   const actions: Action[] = [];
   const asked = new Map<string, CapacityRequest>();
@@ -156,10 +167,11 @@ export function planCapacity({ group, nodes, now, requests, lastScaled = new Map
     const running = counted + drainingCount;
     const draining = drainingCount > 0;
     const blocked = faults > group.timing.faultThreshold;
+    const refuse = (cause: BlockedCause, reason: string) => actions.push({ type: 'blocked', role: rule.role, region: rule.region, cause, reason });
     const create = (count: number, trigger: Trigger, reason: string, values?: Record<string, number>) => {
       if (count <= 0) return;
       if (blocked) {
-        actions.push({ type: 'blocked', role: rule.role, region: rule.region, reason: `${faults} nodes in FAULT (faultThreshold ${group.timing.faultThreshold}): not creating more` });
+        refuse('faults', `${faults} nodes in FAULT (faultThreshold ${group.timing.faultThreshold}): not creating more`);
         return;
       }
       actions.push({ type: 'create', role: rule.role, region: rule.region, count, trigger, reason, ...(values ? { values } : {}) });
@@ -177,9 +189,20 @@ export function planCapacity({ group, nodes, now, requests, lastScaled = new Map
       continue;
     }
     const request = asked.get(key);
-    if (request && !pending && running < rule.max) {
-      create(Math.min(rule.increment, rule.max - running), 'request', request.reason);
-      continue;
+    if (request && !pending) {
+      // Lookups that find no room scale out at once, but within bounds: at most one increment per
+      // evaluationInterval, and `requestBudget` nodes per cooldown, so that one client's burst of
+      // lookups cannot buy the fleet its max (README, Scaling).
+      const recent = (requested.get(key) ?? []).filter((r) => now - r.at < rule.cooldown);
+      const spent = recent.reduce((sum, r) => sum + r.count, 0);
+      const last = recent.reduce((latest, r) => Math.max(latest, r.at), -Infinity);
+      if (running >= rule.max) refuse('max', `lookups found no room, and the rule is at its max (${rule.max})`);
+      else if (spent >= rule.requestBudget) {
+        refuse('budget', `lookups found no room, and lookup-driven scale-out has added ${spent} node${spent === 1 ? '' : 's'} within the cooldown (requestBudget ${rule.requestBudget})`);
+      } else if (now - last >= group.timing.evaluationInterval) {
+        create(Math.min(rule.increment, rule.requestBudget - spent, rule.max - running), 'request', request.reason);
+        continue;
+      }
     }
     const cooling = now - (lastScaled.get(key) ?? -Infinity) < rule.cooldown;
     if (!evaluate || cooling || (!rule.scaleOut && !rule.scaleIn)) continue;

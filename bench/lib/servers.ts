@@ -78,8 +78,12 @@ export async function switchyard(dir: string, options: { origins: number; edges:
           { region: r.name, role: 'edge', min: 0, max: 1024, limit: 1e12 },
         ]),
         timing: { nodeTimeout: '1h', heartbeatMs: 600_000, publishTimeout: '1h', streamTimeout: '1h' },
+        // A bench publishes a million new streams from one token: no PENDING caps here.
+        limits: { pendingBindings: 10_000_000, pendingPerToken: 10_000_000 },
       },
     ],
+    // The load generator is one token: no lookup rate limit for it.
+    limits: { lookups: { admin: { perSecond: 0, burst: 1 } } },
   };
   const file = join(dir, 'config.json');
   writeFileSync(file, JSON.stringify(config));

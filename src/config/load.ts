@@ -182,6 +182,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     defaultNodeGroup,
     supervisorTick: durationMs(input.supervisorTick),
     nodeGroups: groups,
+    limits: input.limits,
   };
 }
 
@@ -260,6 +261,7 @@ export function normalizeNodeGroup(raw: unknown): { group: NodeGroup } | { error
       ...(r.scaleOut !== undefined ? { scaleOut: r.scaleOut } : {}),
       ...(r.scaleIn !== undefined ? { scaleIn: r.scaleIn } : {}),
       cooldown: durationMs(r.cooldown ?? input.timing.cooldown),
+      requestBudget: r.requestBudget ?? r.increment,
     });
   });
 
@@ -314,6 +316,7 @@ export function normalizeNodeGroup(raw: unknown): { group: NodeGroup } | { error
       roles: input.roles as NodeGroup['roles'],
       rules,
       selection: input.selection,
+      limits: input.limits,
       timing: {
         heartbeatMs: t.heartbeatMs,
         nodeTimeout: durationMs(t.nodeTimeout),

@@ -13,6 +13,17 @@ export function Duration(defaultValue?: string) {
 
 const Name = Type.String({ pattern: NAME_PATTERN, description: NAME_DESCRIPTION });
 
+/** A token bucket: a sustained rate and the burst it allows. */
+function LookupRate(perSecond: number, burst: number) {
+  return Type.Object(
+    {
+      perSecond: Type.Integer({ minimum: 0, maximum: 10_000_000, default: perSecond, description: 'lookups per second; 0: no limit' }),
+      burst: Type.Integer({ minimum: 1, maximum: 10_000_000, default: burst }),
+    },
+    { additionalProperties: false, default: {} },
+  );
+}
+
 export const Region = Type.Object(
   {
     name: Name,
@@ -57,6 +68,12 @@ export const Rule = Type.Object(
     scaleOut: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'a condition, e.g. avg(connections.subscriber) > 0.6 * limit' })),
     scaleIn: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'a condition, e.g. avg(connections.subscriber) < 20' })),
     cooldown: Type.Optional(Duration()),
+    /**
+     * Nodes that lookups finding no room may add to this rule within one cooldown (at most one
+     * increment per evaluationInterval): one client's burst of lookups must not buy a fleet.
+     * Default: the rule's increment; 0: only min and the rule's conditions scale it.
+     */
+    requestBudget: Type.Optional(Type.Integer({ minimum: 0, maximum: 1024 })),
   },
   { additionalProperties: false },
 );
@@ -169,6 +186,15 @@ export const NodeGroupConfig = Type.Object(
     ),
     rules: Type.Array(Rule, { maxItems: 1024, default: [] }),
     timing: Timing,
+    limits: Type.Object(
+      {
+        /** PENDING bindings (publish lookups not yet published) the group holds: a publish lookup of a new stream past it gets 429. */
+        pendingBindings: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 20_000 }),
+        /** PENDING bindings one token subject (one app, one admin) may hold in the group. */
+        pendingPerToken: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 2_000 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     selection: Type.Object(
       {
         /** two-choices: two random picks among the near-equal lightest; least-loaded: always the lightest. */
@@ -272,6 +298,19 @@ export const ConfigSchema = Type.Object(
     /** How often the supervisor looks at every node (health, timeouts, min counts). */
     supervisorTick: Duration('1s'),
     nodeGroups: Type.Array(NodeGroupConfig, { maxItems: 256, default: [] }),
+    limits: Type.Object(
+      {
+        /** Lookups per second per token subject, by role (token bucket; `perSecond: 0` = unlimited): past it, 429 with Retry-After. */
+        lookups: Type.Object(
+          {
+            app: LookupRate(5_000, 10_000),
+            admin: LookupRate(1_000, 2_000),
+          },
+          { additionalProperties: false, default: {} },
+        ),
+      },
+      { additionalProperties: false, default: {} },
+    ),
   },
   { additionalProperties: false },
 );

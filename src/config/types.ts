@@ -28,6 +28,8 @@ export interface RuleConfig {
   scaleOut?: string;
   scaleIn?: string;
   cooldown: number;
+  /** Nodes failed lookups may add within one cooldown. */
+  requestBudget: number;
 }
 
 export interface TimingConfig {
@@ -84,6 +86,12 @@ export interface NodeGroup {
   rules: RuleConfig[];
   timing: TimingConfig;
   selection: { strategy: 'two-choices' | 'least-loaded'; nearEqual: number };
+  limits: { pendingBindings: number; pendingPerToken: number };
+}
+
+export interface LookupRate {
+  perSecond: number;
+  burst: number;
 }
 
 export interface UserConfig {
@@ -131,4 +139,5 @@ export interface Config {
   defaultNodeGroup: string;
   supervisorTick: number;
   nodeGroups: NodeGroup[];
+  limits: { lookups: { app: LookupRate; admin: LookupRate } };
 }

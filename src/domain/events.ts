@@ -25,7 +25,7 @@ export type EventBody =
       /** The aggregates the condition read, and the limit, when a condition fired. */
       values?: Record<string, number>;
     }
-  | { type: 'scaling.blocked'; group: string; role: Role; region: string; reason: string }
+  | { type: 'scaling.blocked'; group: string; role: Role; region: string; cause: 'faults' | 'max' | 'budget'; reason: string }
   | { type: 'platform.error'; group: string; nodeId?: string; operation: string; message: string }
   | {
       type: 'platform.progress';

@@ -48,6 +48,8 @@ export interface BindingRecord {
   /** When the binding was made, and when it last changed state. */
   boundAt: number;
   since: number;
+  /** The token subject whose lookup made it, while it is PENDING (counted against its cap). */
+  by?: string;
 }
 
 export interface Rendition {

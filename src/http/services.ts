@@ -6,6 +6,7 @@ import type { Config } from '../config/types.js';
 import type { TokenSigner } from '../auth/tokens.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { NodeTokens } from '../auth/node-tokens.js';
+import type { LookupRateLimiter } from '../auth/lookup-rate.js';
 import type { Users } from '../auth/users.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { EventLog } from '../events/log.js';
@@ -24,6 +25,7 @@ export interface Services {
   signer: TokenSigner;
   throttle: LoginThrottle;
   nodeTokens: NodeTokens;
+  lookupRate: LookupRateLimiter;
   events: EventLog;
   metrics: Metrics;
   locator: Locator;

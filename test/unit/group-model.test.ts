@@ -582,3 +582,31 @@ test('a storm of lookups that find no room asks for capacity once a second per r
   t.like(model.publish('x', ['r2', 'r1'], 2_000), { ok: false });
   t.like(model.drain().events, [{ type: 'scaling.request', region: 'r2' }], 'another first region is another ask');
 });
+
+test('PENDING caps: per token and per group, freed when a stream goes LIVE or its binding goes, and counted again after a restart', (t) => {
+  const g = group();
+  g.limits = { pendingBindings: 4, pendingPerToken: 2 };
+  const model = new GroupModel(g);
+  addNodes(model, [{ id: 'o', role: 'origin', region: 'r1' }]);
+  t.true(model.publish('a1', ['r1'], 1, 'alice').ok);
+  t.true(model.publish('a2', ['r1'], 1, 'alice').ok);
+  t.like(model.publish('a3', ['r1'], 1, 'alice'), { ok: false, status: 429, code: 'RATE_LIMITED' });
+  t.true(model.publish('a1', ['r1'], 1, 'alice').ok, 'bound already: not new');
+  t.true(model.publish('b1', ['r1'], 1, 'bob').ok);
+  t.true(model.publish('x1', ['r1'], 1).ok, 'a lookup with no subject counts toward the group only');
+  t.like(model.publish('b2', ['r1'], 1, 'bob'), { ok: false, status: 429 }, 'the group is at its cap');
+  // a1 goes live: alice and the group each have room for one more.
+  model.drain();
+  model.heartbeat('o', { ready: true, metrics: {}, streams: [{ name: 'a1', publishing: true }] }, 2);
+  const records = model.drain().writes.filter((w) => w.kind === 'binding');
+  t.like(records.find((w) => w.key === 'a1')?.value, { state: 'LIVE' });
+  t.false(records.some((w) => w.key === 'a1' && w.value !== null && 'by' in w.value), 'a LIVE binding names nobody');
+  t.true(model.publish('a3', ['r1'], 3, 'alice').ok);
+  // After a restart, the stored PENDING bindings are counted against the same subjects.
+  const restored = new GroupModel(g);
+  const stored = ['a2', 'a3', 'b1', 'x1'].map((s) => model.binding(s)!);
+  t.is(stored[0]!.by, 'alice');
+  restored.restore([model.nodeRecord('o')!], stored, [], 10);
+  restored.heartbeat('o', { ready: true, metrics: {} }, 10);
+  t.like(restored.publish('a4', ['r1'], 10, 'alice'), { ok: false, status: 429 });
+});

@@ -73,7 +73,48 @@ test('capacity: a lookup that found no room adds one increment, unless nodes are
   const coming = [...one, fact({ id: 'b', state: 'CREATING' })];
   t.deepEqual(planCapacity({ group, nodes: coming, now: NOW, busy: new Set(), requests: request }), []);
   const atMax = [fact({ id: 'a' }), fact({ id: 'b' }), fact({ id: 'c' })];
-  t.deepEqual(planCapacity({ group, nodes: atMax, now: NOW, busy: new Set(), requests: request }), []);
+  t.deepEqual(planCapacity({ group, nodes: atMax, now: NOW, busy: new Set(), requests: request }), [
+    { type: 'blocked', role: 'origin', region: 'r1', cause: 'max', reason: 'lookups found no room, and the rule is at its max (3)' },
+  ]);
+});
+
+test('capacity: lookups that find no room add at most one increment per evaluationInterval and requestBudget nodes per cooldown, and say when they are refused', (t) => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 3 }),
+      fc.integer({ min: 0, max: 6 }),
+      fc.array(fc.record({ dt: fc.integer({ min: 0, max: 30_000 }), asked: fc.boolean() }), { maxLength: 60 }),
+      (increment, budget, steps) => {
+        const group = localGroup([{ region: 'r1', role: 'origin', min: 0, max: 1000, increment, requestBudget: budget, cooldown: '60s' }]);
+        const nodes = [fact({ id: 'a' })];
+        const requested = new Map<string, Array<{ at: number; count: number }>>();
+        let now = NOW;
+        for (const step of steps) {
+          now += step.dt;
+          const requests = step.asked ? [{ role: 'origin' as const, region: 'r1', reason: 'full' }] : [];
+          for (const a of planCapacity({ group, nodes, now, busy: new Set(), requests, requested })) {
+            if (a.type === 'create' && a.trigger === 'request') {
+              requested.set('r1|origin', [...(requested.get('r1|origin') ?? []), { at: now, count: a.count }]);
+            } else if (a.type === 'blocked' && a.cause !== 'budget') return false;
+          }
+          const made = requested.get('r1|origin') ?? [];
+          for (const r of made) {
+            const window = made.filter((o) => o.at <= r.at && r.at - o.at < 60_000);
+            if (window.reduce((n, o) => n + o.count, 0) > budget) return false;
+            if (r.count > increment) return false;
+          }
+          for (let i = 1; i < made.length; i++) if (made[i]!.at - made[i - 1]!.at < group.timing.evaluationInterval) return false;
+        }
+        return true;
+      },
+    ),
+  );
+  // Refused with a reason an operator can act on.
+  const group = localGroup([{ region: 'r1', role: 'origin', min: 0, max: 10, increment: 1, requestBudget: 1, cooldown: '60s' }]);
+  const requested = new Map([['r1|origin', [{ at: NOW - 1000, count: 1 }]]]);
+  t.like(planCapacity({ group, nodes: [fact({ id: 'a' })], now: NOW, busy: new Set(), requests: [{ role: 'origin', region: 'r1', reason: 'full' }], requested }), [
+    { type: 'blocked', cause: 'budget', reason: 'lookups found no room, and lookup-driven scale-out has added 1 node within the cooldown (requestBudget 1)' },
+  ]);
 });
 
 test('capacity: too many FAULT nodes stop creation in that region and role', (t) => {

@@ -85,3 +85,32 @@ test('an address is refused after maxFailures for one user, or maxAddressFailure
   th.succeeded('admin', 'a1');
   t.deepEqual(th.before('admin', 'a1'), { delay: 500 }, 'cleared for the address; still slowed as a user failing elsewhere');
 });
+
+// ---- lookups per token subject (README, Security)
+
+import { LookupRateLimiter } from '../../src/auth/lookup-rate.js';
+
+test('a subject gets at most its burst plus its rate over any span, whatever the timing; 0 is no limit; subjects are apart', (t) => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: 100 }), fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 1, maxLength: 300 }), (perSecond, burst, gaps) => {
+      let now = 0;
+      const limiter = new LookupRateLimiter({ app: { perSecond, burst }, admin: { perSecond: 0, burst: 1 } }, () => now);
+      const allowed: number[] = [];
+      for (const gap of gaps) {
+        now += gap;
+        const wait = limiter.take('app-1', 'app');
+        if (wait === 0) allowed.push(now);
+        else if (wait > Math.ceil(1000 / perSecond)) return false; // never longer than one token's refill
+        if (limiter.take('admin-1', 'admin') !== 0) return false;
+      }
+      // Over every span [allowed[i], allowed[j]], at most burst + rate × span lookups.
+      for (let i = 0; i < allowed.length; i++) {
+        for (let j = i; j < allowed.length; j++) {
+          if (j - i + 1 > burst + ((allowed[j]! - allowed[i]!) * perSecond) / 1000 + 1e-9) return false;
+        }
+      }
+      return allowed.length >= Math.min(burst, gaps.length);
+    }),
+  );
+  t.pass();
+});

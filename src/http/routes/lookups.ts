@@ -10,7 +10,7 @@ import { regionOrder } from '../../selection/region-order.js';
 import { clientAddress } from '../client-address.js';
 import type { Ctx } from '../context.js';
 import { toProblem } from '../middleware/errors.js';
-import { problems } from '../problem.js';
+import { Problem, problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { fail, groupOr404, type Services } from '../services.js';
 
@@ -23,8 +23,10 @@ interface RoutingQuery {
 const errors = {
   400: problemResponse('VALIDATION_FAILED: a bad stream name, query value or region'),
   401: problemResponse('UNAUTHORIZED or TOKEN_EXPIRED'),
+  403: problemResponse('FORBIDDEN: a node token'),
   404: problemResponse('NODE_GROUP_NOT_FOUND, STREAM_NOT_FOUND (subscribe to a stream with no binding) or PROVISION_NOT_FOUND (transcode=true)'),
-  503: problemResponse('NO_CAPACITY (with Retry-After; a scale-out is requested) or NOT_READY'),
+  429: problemResponse("RATE_LIMITED (with Retry-After): the token's lookups per second (limits.lookups), or, for a new stream, the group's PENDING caps (limits.pendingBindings, limits.pendingPerToken)"),
+  503: problemResponse('NO_CAPACITY (with Retry-After; a scale-out is requested), NOT_READY or STORE_UNAVAILABLE'),
 };
 
 export function lookupRoutes(s: Services): RouteDef[] {
@@ -32,6 +34,12 @@ export function lookupRoutes(s: Services): RouteDef[] {
     const started = performance.now();
     let result = 'OK';
     try {
+      // Per token subject, before any work: one client cannot take the front end's capacity.
+      const claims = ctx.state.user!;
+      const wait = s.lookupRate.take(claims.sub, claims.role);
+      if (wait > 0) {
+        throw new Problem(429, 'RATE_LIMITED', `this token has used its lookups per second (limits.lookups.${claims.role}); slow down`, { retryAfter: Math.max(1, Math.ceil(wait / 1000)) });
+      }
       const handle = groupOr404(s, group);
       let location = null;
       if (q.clientIp !== undefined) {
@@ -44,7 +52,7 @@ export function lookupRoutes(s: Services): RouteDef[] {
       if (!order.ok) {
         throw problems.validation([{ path: 'query.region', message: `names unknown region(s) ${order.unknown.join(', ')}; node group '${group}' has ${handle.group.regions.map((r) => r.name).join(', ')}` }]);
       }
-      const outcome = await handle.lookup(kind, stream, order.regions);
+      const outcome = await handle.lookup(kind, stream, order.regions, claims.sub);
       if (!outcome.ok) fail(outcome);
       return outcome.node;
     } catch (err) {
