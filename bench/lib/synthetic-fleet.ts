@@ -17,6 +17,8 @@ export function fleetGroup(): NodeGroup {
       { region, role: 'origin', min: 0, max: 1024, limit: 1e9 },
       { region, role: 'edge', min: 0, max: 1024, limit: 1e9 },
     ]),
+    // Selection is measured, not the PENDING caps: the bench binds far more new streams.
+    limits: { pendingBindings: 10_000_000, pendingPerToken: 10_000_000 },
   });
   if ('errors' in r) throw new Error(JSON.stringify(r.errors));
   return r.group;
