@@ -157,7 +157,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     stopping: stopping.signal,
   };
   const routes = allRoutes(services);
-  openapi = buildOpenApi(routes, VERSION);
+  openapi = buildOpenApi(routes, VERSION, { metricsAuth: config.server.metricsAuth });
   const app = createApp(services, routes);
 
   const servers: Server[] = [];

@@ -1,11 +1,37 @@
 // The OpenAPI 3.1 document, rendered from the same route definitions that are enforced.
 import type { TSchema } from 'typebox';
 import { ProblemSchema } from '../schemas/api.js';
-import type { RouteDef } from './route.js';
+import { problemResponse, type RouteDef, type ResponseSpec } from './route.js';
 
 const plain = (schema: TSchema): unknown => JSON.parse(JSON.stringify(schema));
 
-export function buildOpenApi(routes: readonly RouteDef[], version: string): unknown {
+export interface OpenApiOptions {
+  /** Whether /metrics asks for a token (server.metricsAuth as resolved for the bind). */
+  metricsAuth: 'none' | 'admin';
+}
+
+/**
+ * The answers every operation of a kind can give, whatever its handler does: a bad path or query
+ * parameter (unknown ones included), a missing, bad or foreign token, a body that is not JSON, too
+ * large, or too slow. A route's own entry for a status wins (it says more).
+ */
+function generic(r: RouteDef, secured: boolean): Record<number, ResponseSpec> {
+  const out: Record<number, ResponseSpec> = {
+    400: problemResponse(r.body ? 'VALIDATION_FAILED (a bad path or query parameter, an unknown query parameter, a bad body field) or BAD_JSON' : 'VALIDATION_FAILED: a bad path or query parameter, or an unknown query parameter'),
+  };
+  if (secured) {
+    out[401] = problemResponse('UNAUTHORIZED or TOKEN_EXPIRED (with WWW-Authenticate: Bearer)');
+    out[403] = problemResponse('FORBIDDEN (a token of another role) or PASSWORD_CHANGE_REQUIRED');
+  }
+  if (r.body) {
+    out[408] = problemResponse('REQUEST_TIMEOUT: the body did not arrive within server.requestTimeout');
+    out[413] = problemResponse('PAYLOAD_TOO_LARGE: over server.bodyLimit');
+    out[415] = problemResponse('UNSUPPORTED_MEDIA_TYPE: the body is not application/json');
+  }
+  return out;
+}
+
+export function buildOpenApi(routes: readonly RouteDef[], version: string, options: OpenApiOptions = { metricsAuth: 'admin' }): unknown {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const parameters: unknown[] = [];
@@ -14,27 +40,29 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): unkn
       const required = new Set((schema as { required?: string[] } | undefined)?.required ?? []);
       for (const [name, s] of Object.entries(props)) {
         const { description, ...rest } = plain(s) as { description?: string };
-        parameters.push({ name, in: where, required: where === 'path' || required.has(name), ...(description ? { description } : {}), schema: rest });
+        const example = (where === 'path' ? r.example?.params : r.example?.query)?.[name];
+        parameters.push({ name, in: where, required: where === 'path' || required.has(name), ...(description ? { description } : {}), schema: rest, ...(example !== undefined ? { example } : {}) });
       }
     }
+    const secured = r.access !== 'public' && !(r.access === 'metrics' && options.metricsAuth === 'none');
     const responses: Record<string, unknown> = {};
-    for (const [status, spec] of Object.entries(r.responses)) {
+    const all = { ...generic(r, secured), ...r.responses };
+    const success = Object.keys(r.responses).map(Number).find((status) => status < 300);
+    for (const [status, spec] of Object.entries(all).sort(([a], [b]) => Number(a) - Number(b))) {
+      const example = Number(status) === success && r.example?.response !== undefined ? { example: r.example.response } : {};
       responses[status] = {
         description: spec.description,
-        ...(spec.schema ? { content: { [spec.contentType ?? 'application/json']: { schema: spec.schema === ProblemSchema ? { $ref: '#/components/schemas/Problem' } : plain(spec.schema) } } } : {}),
+        ...(spec.schema ? { content: { [spec.contentType ?? 'application/json']: { schema: spec.schema === ProblemSchema ? { $ref: '#/components/schemas/Problem' } : plain(spec.schema), ...example } } } : {}),
       };
-    }
-    if (r.access !== 'public' && r.access !== 'metrics') {
-      responses['401'] ??= { description: 'UNAUTHORIZED or TOKEN_EXPIRED', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
     }
     (paths[r.path] ??= {})[r.method.toLowerCase()] = {
       operationId: r.operationId,
       summary: r.summary,
       ...(r.description ? { description: r.description } : {}),
       tags: [r.tag],
-      ...(r.access === 'public' ? { security: [] } : { security: [{ bearer: [] }], 'x-switchyard-access': r.access }),
+      ...(secured ? { security: [{ bearer: [] }], 'x-switchyard-access': r.access === 'metrics' ? 'admin' : r.access } : { security: [] }),
       ...(parameters.length > 0 ? { parameters } : {}),
-      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: plain(r.body) } } } } : {}),
+      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: plain(r.body), ...(r.example?.body !== undefined ? { example: r.example.body } : {}) } } } } : {}),
       responses,
     };
   }

@@ -42,7 +42,20 @@ export interface RouteDef<P extends TObject | undefined = TObject | undefined, Q
    */
   against?: (params: Record<string, string>, body: unknown) => FieldProblem[];
   responses: Record<number, ResponseSpec>;
+  /**
+   * A request that works against the shipped default config (group `default`, regions `us-east`
+   * and `eu-west`), shown in the OpenAPI document and the docs page; the contract test sends it.
+   */
+  example?: RouteExample;
   handle(ctx: Ctx, input: { params: In<P, Record<string, never>>; query: In<Q, Record<string, never>>; body: In<B, undefined> }): Promise<void> | void;
+}
+
+export interface RouteExample {
+  params?: Record<string, string>;
+  query?: Record<string, string>;
+  body?: unknown;
+  /** The success answer's body, when it helps to see one. */
+  response?: unknown;
 }
 
 /** An error answer in the OpenAPI document. */
@@ -85,11 +98,17 @@ export function mount(router: Router<AppState, AppContextExtras>, routes: readon
         if (!params.check(p)) errors.push(...params.explain(p, 'path'));
       }
       let q: unknown = {};
-      // Most lookups carry no query at all: nothing to convert or check then.
-      if (query && ctx.querystring !== '') {
-        const r = checkQuery(query, convertQuery!, ctx.query as Record<string, string | string[] | undefined>);
-        q = r.value;
-        errors.push(...r.errors);
+      // Most lookups carry no query at all: nothing to convert or check then. A parameter no
+      // schema names is refused, not ignored: a misspelt `?nodegroup=` must not quietly mean the
+      // default group.
+      if (ctx.querystring !== '') {
+        if (query) {
+          const r = checkQuery(query, convertQuery!, ctx.query as Record<string, string | string[] | undefined>);
+          q = r.value;
+          errors.push(...r.errors);
+        } else {
+          for (const name of Object.keys(ctx.query)) errors.push({ path: `query.${name}`, message: 'is not a parameter of this operation' });
+        }
       }
       let b: unknown;
       if (body) {

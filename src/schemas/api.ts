@@ -54,11 +54,11 @@ const RoutingQuery = {
 
 export const StreamLookupQuery = Type.Object(
   { transcode: BooleanFlag('false: an origin for a publisher; true: a transcoder (needs a provision); omitted: an edge for a subscriber'), ...RoutingQuery },
-  { additionalProperties: true },
+  { additionalProperties: false },
 );
 export const LiveLookupQuery = Type.Object(
   { nodeGroup: Type.Optional(GroupName), ...RoutingQuery },
-  { additionalProperties: true },
+  { additionalProperties: false },
 );
 
 export const ServerAssignment = Type.Object({
@@ -111,9 +111,9 @@ export const PageQuery = Type.Object(
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
     after: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: 'the last key of the previous page' })),
   },
-  { additionalProperties: true },
+  { additionalProperties: false },
 );
-export const StreamsQuery = Type.Object({ ...PageQuery.properties, nodeGroup: Type.Optional(GroupName) }, { additionalProperties: true });
+export const StreamsQuery = Type.Object({ ...PageQuery.properties, nodeGroup: Type.Optional(GroupName) }, { additionalProperties: false });
 
 const NodeRef = Type.Object({
   nodeId: Type.String(),

@@ -36,6 +36,7 @@ export function authRoutes(s: Services): RouteDef[] {
       method: 'POST',
       path: '/as/v1/auth/login',
       operationId: 'login',
+      example: { body: { username: 'admin', password: 'correct-horse-battery' }, response: { accessToken: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…', tokenType: 'Bearer', expiresIn: 3600 } },
       summary: 'Log in: exchange a user name and password for a bearer token',
       description:
         'Failed logins are refused for a while per source address and per (user name, address) (429 with Retry-After, the wait doubling); a user name failing from many addresses only makes its logins slower (up to auth.loginThrottle.userSlowdown), so no one can lock a user out of an address that has not failed.',
@@ -67,12 +68,19 @@ export function authRoutes(s: Services): RouteDef[] {
       method: 'POST',
       path: PASSWORD_ROUTE,
       operationId: 'changePassword',
+      example: { body: { currentPassword: 'the-generated-password', newPassword: 'a-long-new-password' } },
       summary: "Change the admin's password; every earlier token of the admin stops working",
       description: 'The only call a token may make while the generated admin password is unchanged and the server listens beyond loopback. `app` passwords are the operator\'s (config hashes), not changed here.',
       tag: 'auth',
       access: 'admin',
       body: PasswordBody,
-      responses: { 204: { description: 'changed' }, 400: problem('bad body'), 401: problem('wrong current password or bad token'), 429: problem('RATE_LIMITED') },
+      responses: {
+        204: { description: 'changed' },
+        400: problem('bad body'),
+        401: problem('wrong current password or bad token'),
+        429: problem('RATE_LIMITED: too many failed attempts from this address, or too many password checks at once'),
+        503: problem('STORE_UNAVAILABLE (with Retry-After): the disk refused the write; the password is unchanged'),
+      },
       async handle(ctx, { body }) {
         const username = ctx.state.user!.sub;
         const address = clientAddress(ctx, s.config.server.trustProxy);
@@ -94,11 +102,12 @@ export function authRoutes(s: Services): RouteDef[] {
       method: 'GET',
       path: '/as/v1/auth/jwks',
       operationId: 'jwks',
+      example: { response: { keys: [] } },
       summary: 'The public key that verifies tokens (ES256), for services that check Switchyard\'s tokens themselves',
       description: 'Under auth.jwtAlgorithm ES256 the signing key\'s public half, with the kid that tokens name in their header; under HS256 an empty set.',
       tag: 'auth',
       access: 'public',
-      responses: { 200: { description: 'a JSON Web Key Set', schema: Jwks } },
+      responses: { 200: { description: 'a JSON Web Key Set', schema: Jwks, contentType: 'application/jwk-set+json' } },
       handle(ctx) {
         ctx.type = 'application/jwk-set+json';
         ctx.body = { keys: s.signer.jwk ? [s.signer.jwk] : [] };

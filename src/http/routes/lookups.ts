@@ -13,6 +13,7 @@ import { toProblem } from '../middleware/errors.js';
 import { Problem, problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { fail, groupOr404, type Services } from '../services.js';
+import { EXAMPLE_EDGE, EXAMPLE_GROUP, exampleAssignment } from '../examples.js';
 
 interface RoutingQuery {
   region?: string;
@@ -71,6 +72,7 @@ export function lookupRoutes(s: Services): RouteDef[] {
       method: 'GET',
       path: '/as/v1/streams/stream/{nodeGroup}/{streamName}',
       operationId: 'lookupStream',
+      example: { params: { nodeGroup: EXAMPLE_GROUP, streamName: 'cam1' }, query: { transcode: 'false' }, response: exampleAssignment },
       summary: 'Endpoint 2: an origin (transcode=false), a transcoder (transcode=true) or an edge (transcode omitted) for a stream',
       description:
         'transcode=false binds the stream to the least-loaded origin (or returns the origin it is bound to); transcode=true needs a provision and binds a transcoder and the origin that receives its renditions; without transcode, an edge under the stream\'s origin for a subscriber.',
@@ -90,6 +92,11 @@ export function lookupRoutes(s: Services): RouteDef[] {
         method: 'GET',
         path: `/as/v1/streams/live/{streamName}/${kind}`,
         operationId: kind === 'publish' ? 'lookupPublish' : 'lookupSubscribe',
+        example: {
+          params: { streamName: 'cam1' },
+          query: kind === 'publish' ? { nodeGroup: EXAMPLE_GROUP } : { nodeGroup: EXAMPLE_GROUP, region: 'us-east' },
+          response: kind === 'publish' ? { ...exampleAssignment, port: 1935, protocol: 'rtmp' } : { ...exampleAssignment, serverAddress: '127.0.0.3', nodeId: EXAMPLE_EDGE, role: 'edge', port: 443, protocol: 'wss' },
+        },
         summary: kind === 'publish' ? 'Endpoint 4: the origin a publisher connects to, with its publish port and protocol' : "Endpoint 5: the edge a subscriber connects to, with its playback port and protocol",
         description: 'The node group is ?nodeGroup=, else the configured default group.',
         tag: 'streams',

@@ -10,6 +10,7 @@ import { NodeGroupConfig } from '../../config/schema.js';
 import type { Change } from '../../nodegroups/registry.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { groupOr404, iso, page, type Services } from '../services.js';
+import { EXAMPLE_EDGE, EXAMPLE_GROUP, EXAMPLE_ORIGIN, exampleNodeGroup } from '../examples.js';
 
 function summary(handle: GroupHandle, counts: GroupCounts | null) {
   const byRole: Record<string, Record<string, number>> = {};
@@ -53,6 +54,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       method: 'GET',
       path: '/as/v1/nodegroups',
       operationId: 'listNodeGroups',
+      example: { query: { limit: '10' } },
       summary: 'Endpoint 7: every node group with its node counts by role and state, load and streams',
       tag: 'nodegroups',
       access: 'admin',
@@ -69,12 +71,13 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       method: 'GET',
       path: '/as/v1/nodegroups/{nodeGroupName}',
       operationId: 'getNodeGroup',
+      example: { params: { nodeGroupName: EXAMPLE_GROUP }, query: { limit: '100' } },
       summary: 'Endpoint 8: one node group: its config, its nodes (paged with ?limit= and ?after=) and its scaling state',
       tag: 'nodegroups',
       access: 'admin',
       params: Type.Object({ nodeGroupName: GroupName }),
       query: PageQuery,
-      responses: { 200: { description: 'the node group', schema: NodeGroupDetail }, 401: problemResponse('UNAUTHORIZED'), 403: problemResponse('FORBIDDEN'), 404: problemResponse('NODE_GROUP_NOT_FOUND') },
+      responses: { 200: { description: 'the node group', schema: NodeGroupDetail }, 401: problemResponse('UNAUTHORIZED'), 403: problemResponse('FORBIDDEN'), 404: problemResponse('NODE_GROUP_NOT_FOUND'), 503: problemResponse("NOT_READY (with Retry-After): the group's actor is restarting") },
       async handle(ctx, { params, query }) {
         const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
         const limit = query.limit ?? 100;
@@ -100,12 +103,18 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       method: 'POST',
       path: '/as/v1/nodegroups',
       operationId: 'createNodeGroup',
+      example: { body: exampleNodeGroup },
       summary: 'Create a node group: its regions, roles, rules and platform; its min nodes are created at once',
       description: 'Expressions (rank, limit, scaleOut, scaleIn) are checked here: a bad one is a 400 that names the rule, the field and the column.',
       tag: 'nodegroups',
       access: 'admin',
       body: NodeGroupConfig,
-      responses: { 201: { description: 'the node group, defaults filled in', schema: Type.Unknown() }, 400: problemResponse('VALIDATION_FAILED'), 409: problemResponse('NODE_GROUP_EXISTS') },
+      responses: {
+        201: { description: 'the node group, defaults filled in', schema: Type.Unknown() },
+        400: problemResponse('VALIDATION_FAILED'),
+        409: problemResponse('NODE_GROUP_EXISTS'),
+        503: problemResponse('STORE_UNAVAILABLE (with Retry-After): the disk refused the write; nothing was changed'),
+      },
       async handle(ctx, { body }) {
         const group = settled(await s.registry.create(body));
         ctx.status = 201;
@@ -117,6 +126,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       method: 'PUT',
       path: '/as/v1/nodegroups/{nodeGroupName}',
       operationId: 'replaceNodeGroup',
+      example: { params: { nodeGroupName: 'studio' }, body: exampleNodeGroup },
       summary: "Replace a node group's definition; nodes of regions or roles it no longer has are drained",
       tag: 'nodegroups',
       access: 'admin',
@@ -127,7 +137,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         400: problemResponse('VALIDATION_FAILED'),
         404: problemResponse('NODE_GROUP_NOT_FOUND'),
         409: problemResponse('NODE_GROUP_CONFLICT: the platform cannot change while the group has nodes'),
-        503: problemResponse('NOT_READY (with Retry-After): the group\'s actor is restarting; nothing was changed'),
+        503: problemResponse("NOT_READY (the group's actor is restarting) or STORE_UNAVAILABLE, with Retry-After; nothing was changed"),
       },
       async handle(ctx, { params, body }) {
         ctx.body = settled(await s.registry.replace(params.nodeGroupName, body));
@@ -137,11 +147,16 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       method: 'DELETE',
       path: '/as/v1/nodegroups/{nodeGroupName}',
       operationId: 'deleteNodeGroup',
+      example: { params: { nodeGroupName: 'studio' } },
       summary: 'Delete a node group: 202 at once; its nodes are drained and destroyed in the background, then it is gone',
       tag: 'nodegroups',
       access: 'admin',
       params: Type.Object({ nodeGroupName: GroupName }),
-      responses: { 202: { description: 'deletion started', schema: Type.Object({ name: Type.String(), status: Type.Literal('deleting') }) }, 404: problemResponse('NODE_GROUP_NOT_FOUND') },
+      responses: {
+        202: { description: 'deletion started', schema: Type.Object({ name: Type.String(), status: Type.Literal('deleting') }) },
+        404: problemResponse('NODE_GROUP_NOT_FOUND'),
+        503: problemResponse('STORE_UNAVAILABLE (with Retry-After): the disk refused the write; nothing was changed'),
+      },
       async handle(ctx, { params }) {
         settled(await s.registry.remove(params.nodeGroupName));
         ctx.status = 202;
@@ -153,6 +168,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         method: 'POST',
         path: `/as/v1/nodegroups/{nodeGroupName}/nodes/{nodeId}/${action}`,
         operationId: action === 'drain' ? 'drainNode' : 'doomNode',
+        example: { params: { nodeGroupName: EXAMPLE_GROUP, nodeId: EXAMPLE_EDGE } },
         summary:
           action === 'drain'
             ? 'Drain a node: no new assignments; it is retired when its connections reach zero, or after drainTimeout'
@@ -164,6 +180,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
           202: { description: 'the node and its new state', schema: Type.Object({ nodeId: Type.String(), state: Type.String() }) },
           404: problemResponse('NODE_GROUP_NOT_FOUND or NODE_NOT_FOUND'),
           409: problemResponse('NODE_STATE_CONFLICT: not possible in the node\'s state'),
+          503: problemResponse("NOT_READY (the group's actor is restarting) or STORE_UNAVAILABLE, with Retry-After"),
         },
         async handle(ctx, { params }) {
           const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
@@ -179,11 +196,18 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       method: 'POST',
       path: '/as/v1/nodegroups/{nodeGroupName}/nodes/{nodeId}/token',
       operationId: 'issueNodeToken',
+      example: { params: { nodeGroupName: EXAMPLE_GROUP, nodeId: EXAMPLE_ORIGIN } },
       summary: "A node token for a node's agent (static fleets; the local platform hands its agents their own)",
       tag: 'nodegroups',
       access: 'admin',
       params: Type.Object({ nodeGroupName: GroupName, nodeId: NodeIdParam }),
-      responses: { 200: { description: 'a node token', schema: LoginResponse }, 401: problemResponse('UNAUTHORIZED'), 403: problemResponse('FORBIDDEN'), 404: problemResponse('NODE_GROUP_NOT_FOUND or NODE_NOT_FOUND') },
+      responses: {
+        200: { description: 'a node token', schema: LoginResponse },
+        401: problemResponse('UNAUTHORIZED'),
+        403: problemResponse('FORBIDDEN'),
+        404: problemResponse('NODE_GROUP_NOT_FOUND or NODE_NOT_FOUND'),
+        503: problemResponse("NOT_READY (with Retry-After): the group's actor is restarting"),
+      },
       async handle(ctx, { params }) {
         const handle = groupOr404(s, params.nodeGroupName);
         if (!(await handle.call('hasNode', params.nodeId))) throw problems.notFound('NODE_NOT_FOUND', `node '${params.nodeId}' is not in node group '${params.nodeGroupName}'`);
@@ -196,6 +220,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       method: 'POST',
       path: '/as/v1/nodegroups/{nodeGroupName}/nodes/{nodeId}/token/revoke',
       operationId: 'revokeNodeTokens',
+      example: { params: { nodeGroupName: EXAMPLE_GROUP, nodeId: EXAMPLE_ORIGIN }, response: { nodeId: EXAMPLE_ORIGIN, generation: 1 } },
       summary: "Revoke every token issued so far to a node: its heartbeats are refused (401) and its node channel closes (1008 REVOKED)",
       description:
         "For a node whose token leaked. Tokens issued after this call work (POST …/token). A node that cannot heartbeat goes FAULT after nodeTimeout and, on a managed platform, is replaced. A destroyed node's tokens are revoked by themselves.",
@@ -207,6 +232,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         401: problemResponse('UNAUTHORIZED'),
         403: problemResponse('FORBIDDEN'),
         404: problemResponse('NODE_GROUP_NOT_FOUND or NODE_NOT_FOUND'),
+        503: problemResponse("NOT_READY (the group's actor is restarting) or STORE_UNAVAILABLE, with Retry-After"),
       },
       async handle(ctx, { params }) {
         const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });

@@ -10,6 +10,7 @@ import { problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { upgradeOf } from '../server.js';
 import type { Services } from '../services.js';
+import { EXAMPLE_ORIGIN, exampleHeartbeat } from '../examples.js';
 
 const EVENTS_PATH = '/as/v1/nodes/{nodeId}/events';
 
@@ -54,12 +55,14 @@ export function nodeRoutes(s: Services): RouteDef[] {
     401: problemResponse('UNAUTHORIZED'),
     403: problemResponse("FORBIDDEN: another node's token"),
     404: problemResponse('NODE_NOT_FOUND: the control plane does not know this node (the agent should stop)'),
+    503: problemResponse("NOT_READY (with Retry-After): the group's actor is restarting, or the service is stopping"),
   };
   return [
     route({
       method: 'POST',
       path: EVENTS_PATH,
       operationId: 'postNodeEvent',
+      example: { params: { nodeId: EXAMPLE_ORIGIN }, body: exampleHeartbeat, response: { heartbeatMs: 2000, parent: null, drain: false } },
       summary: "A node agent's heartbeat: readiness, address, listeners, metrics and streams",
       tag: 'nodes',
       access: 'node',
@@ -80,6 +83,7 @@ export function nodeRoutes(s: Services): RouteDef[] {
       method: 'GET',
       path: EVENTS_PATH,
       operationId: 'openNodeChannel',
+      example: { params: { nodeId: EXAMPLE_ORIGIN } },
       summary: "A node agent's heartbeats over one WebSocket",
       description:
         'With `Upgrade: websocket`, the connection becomes a node channel: each text message is one event (the body of `postNodeEvent`), ' +

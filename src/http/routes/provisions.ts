@@ -7,6 +7,7 @@ import type { FieldProblem } from '../problem.js';
 import { problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { fail, groupOr404, iso, page, type Services } from '../services.js';
+import { EXAMPLE_GROUP, exampleProvision } from '../examples.js';
 
 type Body = Type.Static<typeof ProvisionBody>;
 
@@ -38,6 +39,7 @@ const errors = {
   401: problemResponse('UNAUTHORIZED'),
   403: problemResponse('FORBIDDEN: not an admin token'),
   404: problemResponse('NODE_GROUP_NOT_FOUND or PROVISION_NOT_FOUND'),
+  503: problemResponse("NOT_READY (the group's actor is restarting) or STORE_UNAVAILABLE (a write the disk refused; nothing was changed), with Retry-After"),
 };
 
 export function provisionRoutes(s: Services): RouteDef[] {
@@ -55,6 +57,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       method: 'POST',
       path: '/as/v1/provision/{nodeGroup}',
       operationId: 'createProvision',
+      example: { params: { nodeGroup: EXAMPLE_GROUP }, body: exampleProvision },
       summary: 'Endpoint 3: register the ABR ladder of a stream name',
       description: 'Must exist before the stream is published with transcode=true. Bitrates are in bits per second. Rendition names must not be used by another provision.',
       tag: 'provisions',
@@ -76,6 +79,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       method: 'GET',
       path: '/as/v1/provision/{nodeGroup}',
       operationId: 'listProvisions',
+      example: { params: { nodeGroup: EXAMPLE_GROUP }, query: { limit: '100' } },
       summary: "A node group's provisions, by stream name",
       tag: 'provisions',
       access: 'admin',
@@ -92,6 +96,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       method: 'GET',
       path: '/as/v1/provision/{nodeGroup}/{streamName}',
       operationId: 'getProvision',
+      example: { params: { nodeGroup: EXAMPLE_GROUP, streamName: 'show' } },
       summary: 'One provision',
       tag: 'provisions',
       access: 'admin',
@@ -107,6 +112,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       method: 'PUT',
       path: '/as/v1/provision/{nodeGroup}/{streamName}',
       operationId: 'replaceProvision',
+      example: { params: { nodeGroup: EXAMPLE_GROUP, streamName: 'show' }, body: exampleProvision },
       summary: 'Replace a provision; a stream being transcoded picks the new ladder up at its next publish',
       tag: 'provisions',
       access: 'admin',
@@ -128,6 +134,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       method: 'DELETE',
       path: '/as/v1/provision/{nodeGroup}/{streamName}',
       operationId: 'deleteProvision',
+      example: { params: { nodeGroup: EXAMPLE_GROUP, streamName: 'show' } },
       summary: 'Delete a provision; current viewers of a live ABR stream keep their renditions until it ends',
       tag: 'provisions',
       access: 'admin',

@@ -5,6 +5,7 @@ import type { StreamView } from '../../../actors/group/model.js';
 import { StreamsQuery, StreamView as StreamViewSchema } from '../../schemas/api.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { groupOr404, iso, page, type Services } from '../services.js';
+import { EXAMPLE_GROUP } from '../examples.js';
 
 const view = (v: StreamView) => ({ ...v, boundAt: iso(v.boundAt), since: iso(v.since) });
 
@@ -14,6 +15,7 @@ export function streamRoutes(s: Services): RouteDef[] {
       method: 'GET',
       path: '/as/v1/streams',
       operationId: 'listStreams',
+      example: { query: { nodeGroup: EXAMPLE_GROUP, limit: '100' } },
       summary: 'Endpoint 6: streams bound to an origin (PENDING until the origin reports them, then LIVE), with their nodes and viewer counts',
       tag: 'streams',
       access: 'app',
@@ -22,6 +24,7 @@ export function streamRoutes(s: Services): RouteDef[] {
         200: { description: 'a page of streams; Link rel="next" when more remain', schema: Type.Array(StreamViewSchema) },
         400: problemResponse('VALIDATION_FAILED'),
         404: problemResponse('NODE_GROUP_NOT_FOUND'),
+        503: problemResponse("NOT_READY (with Retry-After): a group's actor is restarting"),
       },
       async handle(ctx, { query }) {
         const limit = query.limit ?? 100;

@@ -11,7 +11,7 @@ const EventsQuery = Type.Object(
     since: Type.Optional(Type.Integer({ minimum: 0, description: 'replay events after this number (as Last-Event-ID does)' })),
     types: Type.Optional(Type.String({ pattern: '^[a-z.]{1,40}(,[a-z.]{1,40}){0,20}$', description: 'comma-separated type prefixes, e.g. node.,stream.moved' })),
   },
-  { additionalProperties: true },
+  { additionalProperties: false },
 );
 
 /** Event streams open at once: each holds a socket, a subscription and its unread events. */
@@ -27,6 +27,7 @@ export function systemRoutes(s: Services): RouteDef[] {
       method: 'GET',
       path: '/as/v1/healthz',
       operationId: 'healthz',
+      example: { response: { status: 'ok' } },
       summary: 'Liveness: the process is up and its event loop turns',
       tag: 'system',
       access: 'public',
@@ -39,6 +40,7 @@ export function systemRoutes(s: Services): RouteDef[] {
       method: 'GET',
       path: '/as/v1/readyz',
       operationId: 'readyz',
+      example: { response: { status: 'ready', groups: { default: true } } },
       summary: 'Readiness: the store is open, every node-group actor is loaded and the supervisor runs',
       tag: 'system',
       access: 'public',
@@ -81,12 +83,18 @@ export function systemRoutes(s: Services): RouteDef[] {
       method: 'GET',
       path: '/as/v1/events',
       operationId: 'events',
+      example: { query: { since: '0', types: 'node.,scaling.' } },
       summary: 'Server-Sent Events: node states, stream binds and moves, scaling decisions, platform errors',
       description: 'Each event has an id; reconnect with Last-Event-ID (or ?since=) to replay what was missed from the bounded log.',
       tag: 'system',
       access: 'admin',
       query: EventsQuery,
-      responses: { 200: { description: 'an event stream', schema: Type.String(), contentType: 'text/event-stream' }, 401: problemResponse('UNAUTHORIZED'), 403: problemResponse('FORBIDDEN') },
+      responses: {
+        200: { description: 'an event stream', schema: Type.String(), contentType: 'text/event-stream' },
+        401: problemResponse('UNAUTHORIZED'),
+        403: problemResponse('FORBIDDEN'),
+        429: problemResponse('RATE_LIMITED (with Retry-After): 64 event streams are open'),
+      },
       handle(ctx, { query }) {
         if (open >= MAX_EVENT_STREAMS) throw new Problem(429, 'RATE_LIMITED', `${MAX_EVENT_STREAMS} event streams are open; close one, or retry later`, { retryAfter: 5 });
         const lastId = Number(ctx.get('last-event-id'));
