@@ -42,6 +42,8 @@ export interface ServiceOptions {
   passwordPool?: { threads?: number; maxQueue?: number };
   /** Where a line meant for the operator's eyes only goes (the generated password): stderr, never the JSON log. */
   announce?: (line: string) => void;
+  /** The front end's clock (token expiry on open node channels and in the verified-token cache), for tests. */
+  now?: () => number;
 }
 
 export interface Service {
@@ -155,6 +157,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ready: () => ready && !stopping.signal.aborted && [...actors.groups.values()].every((g) => g.ready),
     openapi: () => openapi,
     stopping: stopping.signal,
+    now: options.now ?? Date.now,
   };
   const routes = allRoutes(services);
   openapi = buildOpenApi(routes, VERSION, { metricsAuth: config.server.metricsAuth });

@@ -46,6 +46,7 @@ export function createApp(s: Services, routes: readonly RouteDef[]): Koa<AppStat
     loopbackOnly: isLoopbackHost(s.config.server.host),
     metricsAuth: s.config.server.metricsAuth,
     passwordRoute: PASSWORD_ROUTE,
+    now: s.now,
   });
   mount(router, routes, { bodyLimit: s.config.server.bodyLimit, guard });
   const observe = (route: string, method: string, status: number) => s.metrics.request({ method, route, status: String(status) }).inc();

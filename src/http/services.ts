@@ -35,6 +35,8 @@ export interface Services {
   openapi(): unknown;
   /** Aborted when the service starts to stop: long-lived answers (SSE) end then. */
   stopping: AbortSignal;
+  /** The clock that expires tokens already verified (the token cache, open node channels). */
+  now(): number;
 }
 
 export function groupOr404(services: Services, name: string, options: { includeDeleting?: boolean } = {}): GroupHandle {

@@ -79,14 +79,18 @@ test('after a crash or a stop, the store holds exactly the acknowledged provisio
 test('a crashed actor is restarted from the store; meanwhile calls fail as unavailable, never hang', async (t) => {
   const dir = tempDir('switchyard-store-');
   const events: string[] = [];
-  const h = await hostOf(t, dir, [group], (batch) => events.push(...batch.map((e) => e.type)));
+  let restarted = () => {};
+  const back = new Promise<void>((resolve) => (restarted = resolve));
+  const h = await hostOf(t, dir, [group], (batch) => {
+    events.push(...batch.map((e) => e.type));
+    if (batch.some((e) => e.type === 'actor.restarted')) restarted();
+  });
   const g = h.group('g')!;
   t.true((await g.call('putProvision', { streamName: 'keep', region: 'r1', streams: [rendition('keep_a', 1)] }, 'create')).ok);
   await g.crash();
   t.false(g.ready);
   await t.throwsAsync(() => g.call('counts'), { name: 'ActorUnavailable' });
-  const deadline = Date.now() + 10_000;
-  while (!g.ready && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await back;
   t.true(g.ready);
   t.truthy(await g.call('getProvision', 'keep'));
   t.true(events.includes('actor.restarted'));

@@ -28,7 +28,7 @@ export function nodeRoutes(s: Services): RouteDef[] {
     const reply = await handle.heartbeat(claims.nodeId!, body);
     if (!reply) throw notFound(claims);
     const ttl = s.config.auth.nodeTokenTtl;
-    const now = Date.now();
+    const now = s.now();
     if (claims.exp * 1000 - now >= ttl / 2) return { reply };
     // As jsonwebtoken counts it: whole seconds from now.
     const exp = Math.floor(now / 1000) + Math.max(1, Math.floor(ttl / 1000));
@@ -45,6 +45,7 @@ export function nodeRoutes(s: Services): RouteDef[] {
     stopping: s.stopping,
     closeGraceMs: Math.min(2000, s.config.server.shutdownTimeout),
     log: s.log,
+    now: s.now,
     observe: (result) => s.metrics.channelMessage({ result }).inc(),
   });
   s.metrics.trackChannels(() => channels.size, () => channels.backlogHighWater);
