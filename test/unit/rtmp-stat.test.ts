@@ -100,7 +100,7 @@ function page(apps: Array<{ name: string; streams: GenStream[] }>): string {
   return out.join('\r\n');
 }
 
-const goodName = fc.stringMatching(/^[A-Za-z0-9._~-]{1,20}$/);
+const goodName = fc.stringMatching(/^[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,19}$/);
 const client = fc.record({ kind: fc.constantFrom<Kind>('publisher', 'viewer', 'viewer', 'relay-in', 'child', 'internal'), child: fc.constantFrom('edge-a', 'edge-b', 'relay-1') });
 const streams = fc.uniqueArray(
   fc.record({ name: fc.oneof(goodName, goodName, fc.constantFrom('bad name', 'a&b', '<x>', '007', '1e3')), clients: fc.array(client, { maxLength: 8 }) }),
