@@ -10,7 +10,8 @@
 //   failResources how many coming node resources fail (counted down), whatever their ids
 //   hang          applies never finish until interrupted (SIGINT), as a stuck cloud API would
 //   hangCommands  other commands (init, show, output) that never finish until interrupted
-// Every run is appended to fake-terraform.log in the working directory, for tests to read.
+// Every run is appended to fake-terraform.log in the working directory (with the names of the
+// environment variables it was given), for tests to read.
 // It does not evaluate HCL: it reads the `nodes` map of terraform.tfvars.json, as the real
 // binary's modules would, and pretends each node is one `terraform_data.node` resource.
 import { appendFileSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -56,9 +57,10 @@ function scenario(): Scenario {
 }
 
 function log(entry: Record<string, unknown>): void {
-  // The names (never the values) of the control plane's secrets this process was handed: none, it should be.
-  const secrets = Object.keys(process.env).filter((n) => /^SWITCHYARD_(?:JWT_|ADMIN_PASSWORD)/.test(n));
-  appendFileSync(`${cwd}/fake-terraform.log`, `${JSON.stringify({ at: Date.now(), args, secrets, ...entry })}\n`);
+  // The names (never the values) of the environment this process was handed, for tests to check
+  // that it is the operator's listing, not the service's whole environment.
+  const env = Object.keys(process.env).sort();
+  appendFileSync(`${cwd}/fake-terraform.log`, `${JSON.stringify({ at: Date.now(), args, env, ...entry })}\n`);
 }
 
 function message(type: string, text: string, extra: Record<string, unknown> = {}, level = 'info'): void {

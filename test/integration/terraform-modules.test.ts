@@ -1,0 +1,140 @@
+// The catalog of installed Terraform modules (src/platforms/terraform/modules.ts), read with the
+// real HCL parser from real directories, and what the real CLI makes of what it says: values the
+// type check accepts are values Terraform accepts; a module changed after it was read is not run.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'ava';
+import fc from 'fast-check';
+import { parseConfig } from '../../src/config/load.js';
+import { findProgram } from '../../src/os/programs.js';
+import { loadTerraformModules, SHIPPED_MODULES_DIR } from '../../src/platforms/terraform/modules.js';
+import { pinnedInputs } from '../../src/platforms/terraform/platform.js';
+import { moduleNamed } from '../../src/platforms/terraform/policy.js';
+import { TerraformRunner } from '../../src/platforms/terraform/runner.js';
+import { typeToString, type TypeExpr } from '../../src/platforms/terraform/type-constraint.js';
+import { projectPath } from '../../src/paths.js';
+import { staticGroup, tempDir } from '../helpers/service.js';
+import { typeArb, valueArb } from '../helpers/terraform-types.js';
+
+const operator = (o: object = {}) => ({ binary: 'terraform', env: [], providerSettings: ['region'], modules: {}, ...o });
+const binary = process.env.SWITCHYARD_TERRAFORM_BIN ?? findProgram('terraform') ?? findProgram('tofu');
+const real = binary ? test : test.skip;
+
+test('the shipped modules: their variables, and the provider configured per region', async (t) => {
+  const { catalog, problems, warnings } = await loadTerraformModules(operator());
+  t.deepEqual(problems, []);
+  t.deepEqual(warnings, []);
+  t.deepEqual(catalog.modules.map((m) => m.name), ['aws', 'digitalocean', 'local']);
+  const local = moduleNamed(catalog, 'local')!;
+  t.deepEqual(local.variables.map((v) => v.name), ['agent', 'group', 'network', 'node_binary', 'nodes', 'port', 'region', 'scope', 'service_url', 'state_dir', 'tokens']);
+  t.is(local.provider, undefined);
+  t.deepEqual(moduleNamed(catalog, 'aws')!.provider, { name: 'aws', source: 'hashicorp/aws', version: '>= 5.0' });
+  t.deepEqual(moduleNamed(catalog, 'digitalocean')!.provider, { name: 'digitalocean', source: 'digitalocean/digitalocean', version: '>= 2.30' });
+  t.deepEqual(moduleNamed(catalog, 'aws')!.variables.filter((v) => v.required).map((v) => v.name), ['group', 'image_id', 'nodes', 'region', 'security_group_ids', 'service_url', 'subnet_ids', 'tokens']);
+});
+
+test('the operator\'s modules directory: modules by name, the operator\'s pins and provider choice checked, broken and misnamed ones set aside', async (t) => {
+  const dir = tempDir('switchyard-tf-modules-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const contract = 'variable "nodes" {}\nvariable "tokens" {}\nvariable "service_url" {}\nvariable "group" {}\nvariable "region" {}\noutput "nodes" {\n  value = {}\n}\n';
+  const module = (name: string, text: string) => {
+    mkdirSync(join(dir, name));
+    writeFileSync(join(dir, name, 'main.tf'), text);
+  };
+  module('mine', `${contract}variable "bootstrap" {\n  type = string\n}\nvariable "size" {\n  type    = number\n  default = 1\n}\nterraform {\n  required_providers {\n    aws    = { source = "hashicorp/aws" }\n    random = { source = "hashicorp/random" }\n  }\n}\n`);
+  mkdirSync(join(dir, 'json'));
+  writeFileSync(join(dir, 'json', 'main.tf.json'), JSON.stringify({ variable: { nodes: {}, tokens: {}, service_url: {}, group: {}, region: {}, flavour: { type: 'list(string)' } } }));
+  module('broken', 'variable "x" {\n');
+  module('.hidden', contract);
+  module('local', contract);
+
+  const loaded = await loadTerraformModules(operator({ modulesDir: dir, modules: { mine: { provider: 'aws', variables: { bootstrap: '/opt/boot.sh', size: 'big' } }, nosuch: { variables: {} } } }));
+  t.deepEqual(loaded.catalog.modules.map((m) => `${m.name}${m.shipped ? ' (shipped)' : ''}`), ['aws (shipped)', 'digitalocean (shipped)', 'local (shipped)', 'broken', 'json', 'mine']);
+  t.deepEqual(loaded.problems, [
+    `terraform.modulesDir: module 'local' (${join(dir, 'local')}) has the name of a module that ships with Switchyard; give it another name`,
+    'terraform.modules.mine.variables.size: must be a number',
+    'terraform.modules.nosuch: names no installed module; the modules are: aws, digitalocean, local, broken, json, mine',
+  ]);
+  t.true(loaded.warnings.some((w) => w.includes('.hidden') && /not a module name/.test(w)));
+  t.regex(moduleNamed(loaded.catalog, 'broken')!.problem ?? '', /main\.tf:.*Unclosed configuration block/);
+  t.deepEqual(moduleNamed(loaded.catalog, 'mine')!.provider, { name: 'aws', source: 'hashicorp/aws' }, 'the operator chose one of the module\'s providers');
+  t.deepEqual(moduleNamed(loaded.catalog, 'json')!.variables.find((v) => v.name === 'flavour')!.type, { kind: 'list', element: { kind: 'string' } });
+  const without = await loadTerraformModules(operator({ modulesDir: dir }));
+  t.is(moduleNamed(without.catalog, 'mine')!.provider, undefined, 'several providers and no choice: none is configured per region');
+  const missing = await loadTerraformModules(operator({ modulesDir: join(dir, 'nothing-here') }));
+  t.regex(missing.problems[0]!, /terraform\.modulesDir = .*: is not a directory this service can read/);
+});
+
+test('a module changed after it was read is not run: the runner refuses it and starts nothing', async (t) => {
+  const dir = tempDir('switchyard-tf-changed-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const modulesDir = join(dir, 'modules');
+  mkdirSync(modulesDir);
+  cpSync(join(SHIPPED_MODULES_DIR, 'local'), join(modulesDir, 'mylocal'), { recursive: true });
+  // Not the shipped one: its paths are the operator's to pin.
+  const { catalog } = await loadTerraformModules(operator({ modulesDir, modules: { mylocal: { variables: { agent: '/opt/agent.js', state_dir: dir } } } }));
+  const group = parseConfig({ nodeGroups: [{ ...staticGroup({ regions: ['r1'] }), platform: { type: 'terraform', terraform: { module: 'mylocal', batchWindow: 0, retries: 0 } } }] }, 'test').nodeGroups[0]!;
+  writeFileSync(join(modulesDir, 'mylocal', 'main.tf'), `${readFileSync(join(modulesDir, 'mylocal', 'main.tf'), 'utf8')}\nvariable "extra" {}\n`);
+  const runner = new TerraformRunner({
+    dir: join(dir, 'work'),
+    group,
+    modules: catalog,
+    pinned: (m) => pinnedInputs(m, dir),
+    binary: projectPath('test', 'fake-terraform', 'terraform'),
+    passEnv: [],
+    serviceUrl: 'http://127.0.0.1:5080',
+    nodeToken: () => 'token',
+    onProgress: () => {},
+  });
+  const err = await t.throwsAsync(runner.ensure({ id: 'a', role: 'origin', region: 'r1' }));
+  t.regex(err!.message, /module 'mylocal' changed on disk since the service read it at start: restart the service to use it/);
+  t.false(existsSync(join(dir, 'work', 'fake-terraform.log')), 'no Terraform process started');
+});
+
+/** A scratch root of variables only, planned by the real CLI (no provider, nothing to download). */
+function plan(dir: string, root: object, vars: object, extra: string[] = []): { ok: boolean; text: string; outputs?: Record<string, { value: unknown }> } {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'main.tf.json'), JSON.stringify(root));
+  writeFileSync(join(dir, 'terraform.tfvars.json'), JSON.stringify(vars));
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, TF_IN_AUTOMATION: '1', CHECKPOINT_DISABLE: '1' };
+  execFileSync(binary!, ['init', '-input=false', '-no-color'], { cwd: dir, env, stdio: 'pipe' });
+  const r = spawnSync(binary!, ['apply', '-auto-approve', '-input=false', '-no-color', ...extra], { cwd: dir, env, encoding: 'utf8' });
+  if (r.status !== 0) return { ok: false, text: `${r.stdout}${r.stderr}` };
+  const outputs = JSON.parse(execFileSync(binary!, ['output', '-json'], { cwd: dir, env, encoding: 'utf8' })) as Record<string, { value: unknown }>;
+  return { ok: true, text: r.stdout, outputs };
+}
+
+const withoutAny = (t: TypeExpr): boolean => {
+  switch (t.kind) {
+    case 'any':
+      return false;
+    case 'list':
+    case 'set':
+    case 'map':
+      return withoutAny(t.element);
+    case 'tuple':
+      return t.elements.every(withoutAny);
+    case 'object':
+      return t.attributes.every((a) => withoutAny(a.type));
+    default:
+      return true;
+  }
+};
+
+real('what the type check accepts, the real CLI accepts: random types and values that fit them', (t) => {
+  const dir = tempDir('switchyard-tf-types-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // `any` inside a collection is left out: Terraform also wants its elements of one type, which
+  // the check leaves to it (the apply says so).
+  const cases = fc.sample(typeArb.filter(withoutAny).chain((type) => fc.tuple(fc.constant(type), valueArb(type))), { numRuns: 40, seed: 4242 });
+  const root = { variable: Object.fromEntries(cases.map(([type], i) => [`v${i}`, { type: typeToString(type) }])) };
+  const vars = Object.fromEntries(cases.map(([, value], i) => [`v${i}`, value]));
+  const r = plan(dir, root, vars);
+  t.true(r.ok, r.text);
+});
+
+real('the shipped modules are formatted as terraform fmt writes them', (t) => {
+  const r = spawnSync(binary!, ['fmt', '-check', '-recursive', '-no-color', SHIPPED_MODULES_DIR], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+  t.is(r.status, 0, `${r.stdout}${r.stderr}`);
+});
