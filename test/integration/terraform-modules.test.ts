@@ -1,6 +1,7 @@
 // The catalog of installed Terraform modules (src/platforms/terraform/modules.ts), read with the
 // real HCL parser from real directories, and what the real CLI makes of what it says: values the
-// type check accepts are values Terraform accepts; a module changed after it was read is not run.
+// type check accepts are values Terraform accepts; the cloud modules' user data carries values as
+// data; a module changed after it was read is not run.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -132,6 +133,45 @@ real('what the type check accepts, the real CLI accepts: random types and values
   const vars = Object.fromEntries(cases.map(([, value], i) => [`v${i}`, value]));
   const r = plan(dir, root, vars);
   t.true(r.ok, r.text);
+});
+
+real('the cloud modules\' user data carries every value as data, and their own checks refuse what an environment file cannot hold', async (t) => {
+  const dir = tempDir('switchyard-tf-userdata-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { parse } = await import('@cdktf/hcl2json');
+  for (const module of ['aws', 'digitalocean']) {
+    // The module's own declarations of the values its user data holds, validation blocks included.
+    const declared = (await parse('main.tf', readFileSync(join(SHIPPED_MODULES_DIR, module, 'main.tf'), 'utf8'))) as { variable: Record<string, unknown[]> };
+    // In JSON syntax a type is written bare: hcl2json writes it as an expression, "${string}".
+    const bare = (decl: unknown) => ({ ...(decl as object), type: ((decl as { type: string }).type).replace(/^\$\{(.*)\}$/, '$1') });
+    const root = {
+      variable: { service_url: bare(declared.variable.service_url![0]), scope: bare(declared.variable.scope![0]), token: { type: 'string' } },
+      output: {
+        user_data: {
+          value: `\${templatefile(${JSON.stringify(join(SHIPPED_MODULES_DIR, module, 'cloud-config.tftpl'))}, { environment = { SWITCHYARD_URL = var.service_url, SWITCHYARD_NODE_SCOPE = var.scope, SWITCHYARD_NODE_TOKEN = var.token } })}`,
+        },
+      },
+    };
+    const token = `a'b"c$(touch ${dir}/x)\`d\`;e\\f%{g}\${h}`;
+    const ok = plan(join(dir, module, 'ok'), root, { service_url: 'https://cp.example.test/x?y=1', scope: 'live', token });
+    t.true(ok.ok, ok.text);
+    const text = ok.outputs!.user_data!.value as string;
+    t.true(text.startsWith('#cloud-config\n'), text);
+    const doc = JSON.parse(text.slice('#cloud-config\n'.length)) as { write_files: Array<{ path: string; encoding: string; content: string; permissions: string }>; runcmd: string[][] };
+    t.deepEqual(doc.runcmd, [['systemctl', 'enable', '--now', 'switchyard-agent']], 'an argument list: no shell');
+    t.like(doc.write_files[0], { path: '/etc/switchyard/agent.env', encoding: 'b64', permissions: '0600' });
+    t.is(Buffer.from(doc.write_files[0]!.content, 'base64').toString('utf8'), `SWITCHYARD_NODE_SCOPE=live\nSWITCHYARD_NODE_TOKEN=${token}\nSWITCHYARD_URL=https://cp.example.test/x?y=1\n`, 'every value arrives unchanged');
+    t.false(text.includes('touch'), 'no value is in the document as text');
+    for (const [what, vars] of [
+      ['a scope with a new line', { service_url: 'https://cp.example.test', scope: 'live\nLD_PRELOAD=/tmp/x.so', token: 't' }],
+      ['a service URL with a quote', { service_url: "https://cp.example.test/'$(id)'", scope: 'live', token: 't' }],
+    ] as const) {
+      const refused = plan(join(dir, module, what.replace(/ /g, '-')), root, vars);
+      t.false(refused.ok, `${module}: ${what}`);
+      t.regex(refused.text, /Invalid value for variable/, `${module}: ${what}`);
+    }
+  }
+  t.false(existsSync(join(dir, 'x')));
 });
 
 real('the shipped modules are formatted as terraform fmt writes them', (t) => {
