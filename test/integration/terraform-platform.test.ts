@@ -78,11 +78,11 @@ test.serial('failed creates fault their nodes, and faultThreshold stops runaway 
   t.like(seen.find((e) => e.type === 'scaling.blocked'), { role: 'origin', region: 'r1' });
 });
 
-test.serial('an apply that fails early, hangs past its timeout or half-succeeds is retried until the group is whole, and events say so', async (t) => {
+test.serial('an apply that fails early, hangs until interrupted or half-succeeds is retried until the group is whole, and events say so', async (t) => {
   scenario({ failApplies: 1 });
   const group = (min: number) => ({
     ...tfGroup('flaky', min, { faultThreshold: 3 }),
-    platform: { type: 'terraform', terraform: { module: 'local', retries: 3, retryBackoff: '100ms', applyTimeout: '1s', batchWindow: 50 } },
+    platform: { type: 'terraform', terraform: { module: 'local', retries: 3, retryBackoff: '100ms', batchWindow: 50 } },
   });
   const svc = await startTestService({ groups: [group(1)], config: operator });
   t.teardown(() => svc.close());
@@ -92,11 +92,14 @@ test.serial('an apply that fails early, hangs past its timeout or half-succeeds 
   let seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'flaky').length === 1);
   t.true(retried(seen, /Failed to query available provider packages/));
 
-  // A hung apply: interrupted at its timeout, then the retry goes through.
-  scenario({ hang: true });
+  // A hung apply, interrupted as its timeout would (terraform-runner.test.ts fires that timeout;
+  // here the test sends the interrupt once the apply is seen hanging), then the retry goes through.
+  scenario({ hangApplies: 1 });
   t.is((await svc.send('PUT', '/as/v1/nodegroups/flaky', group(2))).status, 200);
-  seen = await waitForEvents(svc.url, svc.adminToken, (s) => retried(s, /longer than 1000 ms and was interrupted/), { since: seen.at(-1)!.seq });
-  scenario({});
+  seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'platform.progress' && e.group === 'flaky' && e.phase === 'start'), { since: seen.at(-1)!.seq });
+  const hanging = readFileSync(join(svc.dataDir, 'terraform', 'flaky', 'fake-terraform.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { result: string; pid?: number }).find((e) => e.result === 'hanging');
+  process.kill(hanging!.pid!, 'SIGINT');
+  seen = await waitForEvents(svc.url, svc.adminToken, (s) => retried(s, /execution halted/), { since: seen.at(-1)!.seq });
   seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'flaky').length === 1, { since: seen.at(-1)!.seq });
 
   // Half a success: of two new nodes one is made and settled at once, the other is retried.
@@ -117,7 +120,9 @@ test.serial('an apply that fails early, hangs past its timeout or half-succeeds 
 });
 
 test.serial('a group actor that crashes while its node is being created: the node still arrives, changes meanwhile are refused or carried out, the supervisor goes on', async (t) => {
-  scenario({ delayMs: 1500 });
+  // The apply holds its resource until the test releases it, after the crash.
+  const release = join(tempDir('switchyard-tf-release-'), 'release');
+  scenario({ holdUntil: release });
   const svc = await startTestService({ groups: [tfGroup('slow', 1)], config: operator });
   t.teardown(() => svc.close());
   let seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'node.state' && e.group === 'slow' && e.to === 'CREATING'));
@@ -126,6 +131,7 @@ test.serial('a group actor that crashes while its node is being created: the nod
   await svc.service.actors.group('slow')!.crash();
   // A replacement spec while the thread is down is refused whole, not half applied.
   isProblem(t, await svc.send('PUT', '/as/v1/nodegroups/slow', tfGroup('slow', 3)), 503, 'NOT_READY');
+  writeFileSync(release, '');
 
   // The apply finishes after the restart: its result reaches the new thread, not the dead one.
   seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'slow').includes(id));

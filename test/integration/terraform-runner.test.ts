@@ -10,6 +10,7 @@ import type { TerraformModules } from '../../src/platforms/terraform/policy.js';
 import { TerraformRunner, type RunnerProgress } from '../../src/platforms/terraform/runner.js';
 import { pinnedInputs, TerraformPlatform } from '../../src/platforms/terraform/platform.js';
 import { projectPath } from '../../src/paths.js';
+import { ManualTimers } from '../helpers/manual-timers.js';
 import { staticGroup, tempDir } from '../helpers/service.js';
 
 export const FAKE_TERRAFORM = projectPath('test', 'fake-terraform', 'terraform');
@@ -32,6 +33,7 @@ function setup(t: { teardown(fn: () => void): void }, terraform: object = {}) {
   const watchers: Array<{ when: (p: RunnerProgress) => boolean; then: () => void }> = [];
   /** Resolves at the first progress event that matches. */
   const on = (when: (p: RunnerProgress) => boolean) => new Promise<void>((then) => watchers.push({ when, then }));
+  const timers = new ManualTimers();
   let tokens = 0;
   const make = () =>
     new TerraformRunner({
@@ -60,6 +62,7 @@ function setup(t: { teardown(fn: () => void): void }, terraform: object = {}) {
         SWITCHYARD_JWT_PRIVATE_KEY: 'pem',
         SWITCHYARD_ADMIN_PASSWORD: 'y'.repeat(12),
       },
+      timers,
     });
   const runs = () =>
     readFileSync(join(dir, 'work', 'fake-terraform.log'), 'utf8')
@@ -68,7 +71,7 @@ function setup(t: { teardown(fn: () => void): void }, terraform: object = {}) {
       .map((l) => JSON.parse(l) as { args: string[]; result: string; env: string[]; created?: string[]; destroyed?: string[] });
   const log = () => runs().filter((e) => e.args[0] === 'apply');
   const scenario = (s: object) => writeFileSync(scenarioFile, JSON.stringify(s));
-  return { dir, group, progress, make, log, runs, scenario, on };
+  return { dir, group, progress, make, log, runs, scenario, on, timers };
 }
 
 test('creates and destroys nodes; concurrent requests share one apply', async (t) => {
@@ -147,25 +150,45 @@ test('an early failure without JSON fails with its text', async (t) => {
 });
 
 test('an apply past its timeout is interrupted once and waited for', async (t) => {
-  const { make, log, scenario, progress } = setup(t, { applyTimeout: 2000 });
+  const { make, log, scenario, progress, on, timers } = setup(t, { applyTimeout: 2000 });
   scenario({ hang: true });
-  const err = await t.throwsAsync(make().ensure({ id: 'a', role: 'origin', region: 'r1' }));
+  const hanging = on((p) => p.operation === 'apply' && 'nodeId' in p && p.nodeId === 'a' && p.phase === 'start');
+  const created = make().ensure({ id: 'a', role: 'origin', region: 'r1' });
+  // The apply has started its resource and hangs: now its timeout comes.
+  await hanging;
+  const timer = await timers.next('apply');
+  t.is(timer.ms, 2000, 'armed with applyTimeout');
+  timer.fire();
+  const err = await t.throwsAsync(created);
   t.regex(err!.message, /took longer than 2000 ms and was interrupted/);
-  t.is(log()[0]!.result, 'interrupted', 'Terraform stopped cleanly on the interrupt');
+  t.deepEqual(log().map((e) => e.result), ['hanging', 'interrupted'], 'Terraform stopped cleanly on the interrupt');
   t.true(progress.some((p) => p.phase === 'diagnostic' && /execution halted/.test(p.diagnostic.summary)));
+  t.is(timers.armed.filter((x) => x.what === 'apply').length, 1, 'interrupted once');
 });
 
 test('init, show and output that hang are interrupted at their timeouts, so supervision goes on', async (t) => {
-  const { make, scenario } = setup(t, { applyTimeout: 1500, commandTimeout: 500 });
+  const { make, scenario, timers } = setup(t, { applyTimeout: 1500, commandTimeout: 500 });
   scenario({ hangCommands: ['show', 'output'] });
   const runner = make();
-  const show = await t.throwsAsync(runner.state());
+  const state = runner.state();
+  const showTimer = await timers.next('show');
+  t.is(showTimer.ms, 500, 'show has commandTimeout');
+  showTimer.fire();
+  const show = await t.throwsAsync(state);
   t.regex(show!.message, /terraform show failed: took longer than 500 ms and was interrupted/);
-  const output = await t.throwsAsync(runner.outputs());
+  const initTimer = timers.armed.find((x) => x.what === 'init')!;
+  t.is(initTimer.ms, 1500, 'init has applyTimeout (it downloads)');
+  t.true(initTimer.cancelled, 'init finished without its timeout');
+  const outputs = runner.outputs();
+  (await timers.next('output')).fire();
+  const output = await t.throwsAsync(outputs);
   t.regex(output!.message, /terraform output failed: took longer than 500 ms/);
+
   const fresh = setup(t, { applyTimeout: 500 });
   fresh.scenario({ hangCommands: ['init'] });
-  const init = await t.throwsAsync(fresh.make().state());
+  const started = fresh.make().state();
+  (await fresh.timers.next('init')).fire();
+  const init = await t.throwsAsync(started);
   t.regex(init!.message, /terraform init failed: took longer than 500 ms and was interrupted/);
 });
 
