@@ -32,6 +32,13 @@ export function hashDir(dir: string): string {
   return h.digest('hex');
 }
 
+/**
+ * Files already parsed in this process, by name and content: a service started again in the same
+ * process (the test suite starts hundreds) does not pay for the parser's thread again.
+ */
+const parseCache = new Map<string, ParseResult>();
+const textKey = (file: string, text: string) => createHash('sha256').update(file).update('\0').update(text).digest('hex');
+
 export interface ModulesLoaded {
   catalog: TerraformModules;
   /** Settings of the operator's that are wrong: a ConfigError at start. */
@@ -105,16 +112,23 @@ export async function loadTerraformModules(operator: TerraformOperatorConfig, sh
   const read = found.map((m) => {
     const hash = hashDir(m.dir);
     const files = moduleFiles(m.dir).map((file) => ({ file, text: readFileSync(join(m.dir, file), 'utf8') }));
-    return { ...m, hash, files };
+    // Changed while being read: what was read may not be what the hash names.
+    const changed = hashDir(m.dir) !== hash;
+    return { ...m, hash, files, changed };
   });
-  const requests = read.flatMap((m) => m.files.filter((f) => f.file.endsWith('.tf')).map((f) => ({ module: m.name, file: f.file, text: f.text })));
-  const results = await parseInWorker(requests);
-  const parsed = new Map(requests.map((r, i) => [`${r.module}/${r.file}`, results[i]!]));
+  const all = read.flatMap((m) => m.files.filter((f) => f.file.endsWith('.tf')).map((f) => ({ module: m.name, file: f.file, text: f.text, key: textKey(f.file, f.text) })));
+  const requests = all.filter((r) => !parseCache.has(r.key));
+  const results = await parseInWorker(requests.map(({ module, file, text }) => ({ module, file, text })));
+  const fresh = new Map(requests.map((r, i) => [r.key, results[i]!]));
+  // Only what parsed: a failure (of the file, or of the parser's thread) is met again next time.
+  for (const [key, result] of fresh) if (result.ok) parseCache.set(key, result);
+  const parsed = new Map(all.map((r) => [`${r.module}/${r.file}`, fresh.get(r.key) ?? parseCache.get(r.key)!]));
 
   const modules: ModuleInfo[] = read.map((m) => {
     const settings = operator.modules[m.name];
     const base = { name: m.name, dir: m.dir, shipped: m.shipped, hash: m.hash, pinned: settings?.variables ?? {} };
     try {
+      if (m.changed) throw new DeclarationError('its files changed while they were being read; restart the service');
       const bodies = m.files.map(({ file, text }) => {
         if (file.endsWith('.tf.json')) {
           try {
