@@ -6,7 +6,8 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import test from 'ava';
-import { ConfigError } from '../../src/config/load.js';
+import { ConfigError, parseConfig } from '../../src/config/load.js';
+import { openStore } from '../../src/store/store.js';
 import { findProgram } from '../../src/os/programs.js';
 import { projectPath } from '../../src/paths.js';
 import { isProblem } from '../helpers/assert.js';
@@ -118,5 +119,26 @@ test.serial('a config file with a binary, a module path or a pinned variable sto
   t.regex(path!.message, /nodeGroups\[0\]\.platform\.terraform\.module = .*is a path/);
   const pinned = await t.throwsAsync(start({ variables: { node_binary: `x'; id > ${mark('file')}; '` } }), { instanceOf: ConfigError });
   t.regex(pinned!.message, /nodeGroups\[0\]\.platform\.terraform\.variables\.node_binary = .*Switchyard sets it/);
+  t.deepEqual(readdirSync(marks), []);
+});
+
+test.serial('groups stored by an older version: their moved settings are dropped, and one that would now be refused is not started', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  // As the version before stored every group: the normalized spec, with the terraform defaults
+  // (binary among them) filled in whatever the platform.
+  const old = (g: object, terraform: object) => {
+    const spec = parseConfig({ nodeGroups: [g] }, 'test').nodeGroups[0]!;
+    return { ...spec, platform: { ...spec.platform, terraform: { ...spec.platform.terraform, binary: 'terraform', ...terraform } } };
+  };
+  const store = openStore(dataDir);
+  await store.groups.put('kept', { spec: old(staticGroup({ name: 'kept' }), { provider: 'aws' }), source: 'api', updatedAt: 1 });
+  await store.groups.put('evil', { spec: old(group('evil', {}), { binary: evilCli, variables: { node_binary: `x'; touch ${mark('stored')}; '` } }), source: 'api', updatedAt: 1 });
+  await store.close();
+  const svc2 = await startTestService({ dataDir, env, groups: [] });
+  t.teardown(() => svc2.close());
+  t.is((await svc2.get('/as/v1/nodegroups/kept')).status, 200, 'a group of another platform keeps running');
+  t.is((await svc2.get('/as/v1/nodegroups/evil')).status, 404, 'the hostile group is not started');
+  t.false(existsSync(join(dataDir, 'terraform', 'evil')));
   t.deepEqual(readdirSync(marks), []);
 });
