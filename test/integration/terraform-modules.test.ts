@@ -7,7 +7,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } fr
 import { join } from 'node:path';
 import test from 'ava';
 import fc from 'fast-check';
-import { parseConfig } from '../../src/config/load.js';
+import { normalizeNodeGroup, parseConfig } from '../../src/config/load.js';
 import { findProgram } from '../../src/os/programs.js';
 import { loadTerraformModules, SHIPPED_MODULES_DIR } from '../../src/platforms/terraform/modules.js';
 import { pinnedInputs } from '../../src/platforms/terraform/platform.js';
@@ -172,6 +172,42 @@ real('the cloud modules\' user data carries every value as data, and their own c
     }
   }
   t.false(existsSync(join(dir, 'x')));
+});
+
+real('values reach a module as data through the real CLI: template syntax in strings and map keys arrives unchanged', async (t) => {
+  const dir = tempDir('switchyard-tf-data-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const modulesDir = join(dir, 'modules');
+  mkdirSync(join(modulesDir, 'echo'), { recursive: true });
+  writeFileSync(
+    join(modulesDir, 'echo', 'main.tf'),
+    [
+      'variable "nodes" {\n  type = map(object({ role = string, region = string }))\n}',
+      'variable "tokens" {\n  type      = map(string)\n  sensitive = true\n}',
+      'variable "service_url" {\n  type = string\n}\nvariable "group" {\n  type = string\n}\nvariable "region" {\n  type = string\n}',
+      'variable "tags" {\n  type = map(string)\n}\nvariable "note" {\n  type = string\n}',
+      'output "nodes" {\n  value = { for id, n in var.nodes : id => { public = jsonencode({ tags = var.tags, note = var.note }), private = "10.0.0.1" } }\n}',
+    ].join('\n'),
+  );
+  const { catalog } = await loadTerraformModules(operator({ modulesDir }));
+  const tags = { '${file("/etc/hostname")}': '%{ if true }x%{ endif }', plain: '$${HOME} \' " `id` $(id)' };
+  const note = '${upper("a")}';
+  const result = normalizeNodeGroup({ ...staticGroup({ name: 'echo', regions: ['r1'] }), platform: { type: 'terraform', terraform: { module: 'echo', batchWindow: 0, retries: 0, variables: { tags, note } } } }, catalog);
+  if ('errors' in result) return t.fail(JSON.stringify(result.errors));
+  const runner = new TerraformRunner({
+    dir: join(dir, 'work'),
+    group: result.group,
+    modules: catalog,
+    pinned: (m) => pinnedInputs(m, dir),
+    binary: binary!,
+    passEnv: [],
+    serviceUrl: 'http://127.0.0.1:5080',
+    nodeToken: () => 'token',
+    onProgress: () => {},
+  });
+  const address = await runner.ensure({ id: 'n1', role: 'origin', region: 'r1' });
+  t.deepEqual(JSON.parse(address.public!), { tags, note }, 'Terraform evaluated nothing in them');
+  t.false(readFileSync(join(dir, 'work', 'main.tf.json'), 'utf8').includes('hostname'), 'no value is in the configuration');
 });
 
 real('the shipped modules are formatted as terraform fmt writes them', (t) => {

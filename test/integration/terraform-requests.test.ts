@@ -68,6 +68,7 @@ const hostile: Array<[string, object, RegExp, RegExp?]> = [
   ['provider settings for a module without a provider', { providerSettings: { r1: { region: 'x' } } }, /^body\.platform\.terraform\.providerSettings\.r1$/, /no provider configured per region/],
   ['a provider setting the operator does not allow', { module: 'aws', variables: { image_id: 'ami-1', subnet_ids: ['s'], security_group_ids: ['g'] }, providerSettings: { r1: { region: 'us-east-1', shared_credentials_files: ['/etc/shadow'] } } }, /^body\.platform\.terraform\.providerSettings\.r1\.shared_credentials_files$/, /operator allows: region/],
   ['a provider setting that is not a scalar', { module: 'aws', variables: { image_id: 'ami-1', subnet_ids: ['s'], security_group_ids: ['g'] }, providerSettings: { r1: { region: { endpoint: 'http://attacker.example' } } } }, /^body\.platform\.terraform\.providerSettings\.r1\.region$/, /string, a number or a boolean/],
+  ['a provider setting that would make a host name elsewhere', { module: 'aws', variables: { image_id: 'ami-1', subnet_ids: ['s'], security_group_ids: ['g'] }, providerSettings: { r1: { region: 'attacker.example/?' } } }, /^body\.platform\.terraform\.providerSettings\.r1\.region$/, /host names/],
   ['a service URL with shell text', { serviceUrl: `http://x/'$(touch ${mark('url')})'` }, /^body\.platform\.terraform\.serviceUrl$/],
 ];
 

@@ -68,7 +68,11 @@ test('provider arguments: the operator\'s list, scalars only, and only for a mod
   t.deepEqual(problems({ variables: { image: 'x' }, providerSettings: { r1: { region: 'us-east-1', shared_credentials_files: ['/etc/shadow'], profile: { a: 1 } }, r2: { region: 'a\nb' } } }), [
     '/platform/terraform/providerSettings/r1/shared_credentials_files: is not a provider setting a node group may set; the operator allows: region, profile (terraform.providerSettings)',
     '/platform/terraform/providerSettings/r1/profile: must be a string, a number or a boolean',
-    '/platform/terraform/providerSettings/r2/region: must be at most 256 characters, without control characters',
+    "/platform/terraform/providerSettings/r2/region: must be 1 to 128 letters, digits, '.', '_' or '-' (a provider builds host names from it)",
+  ]);
+  t.deepEqual(problems({ variables: { image: 'x' }, providerSettings: { r1: { region: 'attacker.example/x?', alias: 'r2' } } }), [
+    "/platform/terraform/providerSettings/r1/region: must be 1 to 128 letters, digits, '.', '_' or '-' (a provider builds host names from it)",
+    "/platform/terraform/providerSettings/r1/alias: is set by Switchyard (the provider's alias is the region)",
   ]);
   t.deepEqual(problems({ module: 'local', providerSettings: { r1: { region: 'x' } } }), ['/platform/terraform/providerSettings/r1: module \'local\' has no provider configured per region']);
 });

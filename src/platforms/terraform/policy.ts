@@ -86,13 +86,21 @@ export function lockedInputs(module: ModuleInfo): Map<string, string> {
 const pointerOf = (parts: ReadonlyArray<string | number>) => parts.map((p) => `/${String(p).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 const list = (names: readonly string[]) => (names.length === 0 ? 'none' : names.join(', '));
 
-/** A scalar provider argument: no files, blocks or lists, and no control characters. */
+/**
+ * A provider argument's value: a scalar, and a string only of letters, digits, '.', '_' and '-'.
+ * Providers build host names from such arguments (AWS: ec2.<region>.amazonaws.com), and a
+ * '/', ':', '@' or '?' in one would send the provider's signed requests to another host.
+ */
+const PROVIDER_STRING = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 function providerValueProblem(value: unknown): string | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return undefined;
   if (typeof value === 'boolean') return undefined;
-  if (typeof value === 'string') return value.length <= 256 && !/[\u0000-\u001f\u007f]/.test(value) ? undefined : 'must be at most 256 characters, without control characters';
+  if (typeof value === 'string') return PROVIDER_STRING.test(value) ? undefined : 'must be 1 to 128 letters, digits, \'.\', \'_\' or \'-\' (a provider builds host names from it)';
   return 'must be a string, a number or a boolean';
 }
+
+/** Provider-block arguments that are Terraform's or Switchyard's, whatever the operator allows. */
+const PROVIDER_META: readonly string[] = ['alias', 'version'];
 
 /**
  * Everything wrong with a node group's Terraform settings against the installed modules: an
@@ -144,7 +152,8 @@ export function terraformProblems(tf: GroupTerraform, regions: readonly string[]
       continue;
     }
     for (const [key, value] of Object.entries(settings)) {
-      if (!allowed.has(key)) at(['providerSettings', region, key], `is not a provider setting a node group may set; the operator allows: ${list([...allowed])} (terraform.providerSettings)`);
+      if (PROVIDER_META.includes(key)) at(['providerSettings', region, key], 'is set by Switchyard (the provider\'s alias is the region)');
+      else if (!allowed.has(key)) at(['providerSettings', region, key], `is not a provider setting a node group may set; the operator allows: ${list([...allowed])} (terraform.providerSettings)`);
       else {
         const problem = providerValueProblem(value);
         if (problem) at(['providerSettings', region, key], problem);
