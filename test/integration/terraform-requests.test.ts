@@ -93,6 +93,15 @@ for (const [what, terraform, path, message] of hostile) {
   });
 }
 
+test.serial('a terraform group\'s name is a directory of its own: one starting with a dot is refused', async (t) => {
+  for (const name of ['..', '.', '.x']) {
+    const p = isProblem(t, await svc.send('POST', '/as/v1/nodegroups', group(name, {})), 400, 'VALIDATION_FAILED');
+    t.true(p.errors!.some((e) => e.path === 'body.name' && /must not start with '\.'/.test(e.message)), JSON.stringify(p.errors));
+  }
+  t.false(existsSync(join(svc.dataDir, 'terraform', 'terraform.tfvars.json')));
+  t.false(existsSync(join(svc.dataDir, 'terraform.tfvars.json')));
+});
+
 test.serial('PUT refuses the same to a running terraform group, which keeps its spec', async (t) => {
   // A valid group that runs nothing yet (max 0): the replacement is what is refused.
   const valid = { ...group('put', {}), rules: [{ region: 'r1', role: 'origin', min: 0, max: 0, limit: 10 }] };
@@ -121,6 +130,11 @@ test.serial('a config file with a binary, a module path or a pinned variable sto
   const pinned = await t.throwsAsync(start({ variables: { node_binary: `x'; id > ${mark('file')}; '` } }), { instanceOf: ConfigError });
   t.regex(pinned!.message, /nodeGroups\[0\]\.platform\.terraform\.variables\.node_binary = .*Switchyard sets it/);
   t.deepEqual(readdirSync(marks), []);
+  const operator = (terraform: object) => () => parseConfig({ nodeGroups: [staticGroup()], terraform }, 'test');
+  t.regex(t.throws(operator({ binary: './terraform' }), { instanceOf: ConfigError })!.message, /terraform\.binary = "\.\/terraform": must be a program on the PATH \(terraform, tofu\) or an absolute path/);
+  t.regex(t.throws(operator({ env: ['AWS_REGION', 'SWITCHYARD_JWT_SECRET'] }), { instanceOf: ConfigError })!.message, /terraform\.env\[1\] = "SWITCHYARD_JWT_SECRET": is one of the control plane's secrets/);
+  t.regex(t.throws(() => parseConfig({ nodeGroups: [staticGroup()] }, 'test', { SWITCHYARD_TERRAFORM_BIN: 'bin/terraform' }), { instanceOf: ConfigError })!.message, /\(from SWITCHYARD_TERRAFORM_BIN\)/);
+  t.is(parseConfig({ nodeGroups: [staticGroup()] }, 'test', { SWITCHYARD_TERRAFORM_MODULES: 'mods' }).terraform.modulesDir, join(process.cwd(), 'mods'));
 });
 
 test.serial('groups stored by an older version: their moved settings are dropped, and one that would now be refused is not started', async (t) => {
