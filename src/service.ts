@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { ActorHost } from '../actors/host.js';
 import type { GroupCounts } from '../actors/group/actor.js';
-import { ConfigError } from './config/load.js';
+import { ConfigError, terraformConfigProblems } from './config/load.js';
 import type { Config } from './config/types.js';
 import { PasswordHasher } from './auth/passwords.js';
 import { LoginThrottle } from './auth/login-throttle.js';
@@ -32,6 +32,7 @@ import { surviveCommitFailures } from './store/failures.js';
 import { openStore, type Store } from './store/store.js';
 import { keepPrivate, makePrivate } from './store/private-dir.js';
 import { NodeGroupRegistry } from './nodegroups/registry.js';
+import { loadTerraformModules } from './platforms/terraform/modules.js';
 
 export interface ServiceOptions {
   log?: Logger;
@@ -72,6 +73,9 @@ const LOUD_EVENTS = /^(node\.|scaling\.|platform\.|actor\.|nodegroup\.|store\.)/
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? createLogger(config.log.level);
   surviveCommitFailures((message) => log.error(message));
+  // The Terraform modules node groups may name, read (in a thread of their own) while GeoIP loads.
+  const modulesLoading = loadTerraformModules(config.terraform);
+  modulesLoading.catch(() => {});
   let locator: Locator = options.locator ?? noLocator;
   if (!options.locator && config.geoip.enabled) {
     const paths = config.geoip.databases ?? bundledDatabases();
@@ -88,6 +92,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
       }
     }
   }
+  const { catalog: terraformModules, problems: terraformProblems, warnings } = await modulesLoading;
+  for (const w of warnings) log.warn(w);
+  const badGroups = terraformConfigProblems(config, terraformModules);
+  if (terraformProblems.length + badGroups.length > 0) throw new ConfigError(config.source, [...terraformProblems, ...badGroups]);
   const tightened = makePrivate(config.dataDir);
   if (tightened.changed.length > 0) {
     log.warn({ dataDir: config.dataDir, entries: tightened.changed.length, first: tightened.changed.slice(0, 10) }, 'the data directory was readable by other users: took group and other permissions off it and everything in it');
@@ -133,7 +141,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     observe: (method, seconds) => metrics.actorCall({ method }).observe(seconds),
     onError: (group, err) => log.error({ group, err }, 'actor error'),
   });
-  registry = new NodeGroupRegistry(store, actors, log, (bodies) => events.append(bodies));
+  registry = new NodeGroupRegistry(store, actors, log, (bodies) => events.append(bodies), terraformModules);
   const groups = await registry.load(config.nodeGroups);
   await actors.startGroups(groups.map((g) => g.group));
 
@@ -191,6 +199,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     jwtKey: signingKey,
     nodeTokenTtl: config.auth.nodeTokenTtl,
     tickMs: config.supervisorTick,
+    terraform: { operator: { binary: config.terraform.binary, env: config.terraform.env }, modules: terraformModules },
     ...(options.orphanTimeoutMs !== undefined ? { orphanTimeoutMs: options.orphanTimeoutMs } : {}),
   });
   for (const g of groups) if (g.deleting) await registry.retire(actors.group(g.group.name)!);

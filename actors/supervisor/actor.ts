@@ -18,6 +18,8 @@ import { StaticPlatform } from '../../src/platforms/static.js';
 import type { Platform } from '../../src/platforms/platform.js';
 import { TerraformPlatform } from '../../src/platforms/terraform/platform.js';
 import type { RunnerProgress } from '../../src/platforms/terraform/runner.js';
+import type { TerraformModules } from '../../src/platforms/terraform/policy.js';
+import type { TerraformOperatorConfig } from '../../src/config/types.js';
 import { nodeEndpoint } from '../comlink.js';
 import { surviveCommitFailures } from '../../src/store/failures.js';
 import type { GroupApi } from '../group/actor.js';
@@ -40,6 +42,8 @@ export interface SupervisorInit {
   events: MessagePort;
   /** Agents of the local platform exit after this long without reaching the service. */
   orphanTimeoutMs?: number;
+  /** The operator's Terraform CLI and environment, and the modules read at start: never a node group's. */
+  terraform: { operator: Pick<TerraformOperatorConfig, 'binary' | 'env'>; modules: TerraformModules };
 }
 
 interface Attached {
@@ -223,6 +227,8 @@ class Supervisor {
         dataDir: this.init.dataDir,
         group: g.group,
         serviceUrl: this.init.publicUrl ?? this.init.serviceUrl,
+        operator: this.init.terraform.operator,
+        modules: this.init.terraform.modules,
         nodeToken: (group, nodeId) => this.signer.nodeToken(group, nodeId, this.init.nodeTokenTtl),
         onProgress: (group, event) => this.emit([terraformEvent(group, event)]),
       });

@@ -2,7 +2,7 @@
 // into the shape the service runs on. Any problem stops the start with every bad field named,
 // with its value and what was expected.
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import ms from 'ms';
 import { ConfigSchema, NodeGroupConfig, type ConfigInput, type NodeGroupConfigInput } from './schema.js';
 import type { Config, NodeGroup, RuleConfig } from './types.js';
@@ -12,6 +12,7 @@ import { projectPath } from '../paths.js';
 import { compileExpression, ExpressionError, type Kind } from '../expressions/compile.js';
 import { es256KeyProblem } from '../auth/tokens.js';
 import { isLoopbackHost } from '../auth/users.js';
+import { MODULE_NAME, SECRET_ENV, terraformProblems, type TerraformModules } from '../platforms/terraform/policy.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -34,6 +35,8 @@ const ENV_FIELDS: ReadonlyArray<{ env: string; path: readonly string[]; integer?
   { env: 'SWITCHYARD_ADMIN_USER', path: ['auth', 'adminUser'] },
   { env: 'SWITCHYARD_GEOIP_DB', path: ['geoip', 'database'] },
   { env: 'SWITCHYARD_LOG_LEVEL', path: ['log', 'level'] },
+  { env: 'SWITCHYARD_TERRAFORM_BIN', path: ['terraform', 'binary'] },
+  { env: 'SWITCHYARD_TERRAFORM_MODULES', path: ['terraform', 'modulesDir'] },
 ];
 
 export const DEFAULT_CONFIG_FILE = projectPath('config', 'default.json');
@@ -129,6 +132,13 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     if (usernames.has(u.username)) problems.push(`auth.users[${i}].username = ${show(u.username)}: another user has this name`);
     usernames.add(u.username);
   });
+  const tfBinary = input.terraform.binary;
+  if (!isAbsolute(tfBinary) && tfBinary.includes('/')) {
+    problems.push(`terraform.binary = ${show(tfBinary)}${env.SWITCHYARD_TERRAFORM_BIN ? ' (from SWITCHYARD_TERRAFORM_BIN)' : ''}: must be a program on the PATH (terraform, tofu) or an absolute path`);
+  }
+  input.terraform.env.forEach((name, i) => {
+    if (SECRET_ENV.test(name)) problems.push(`terraform.env[${i}] = ${show(name)}: is one of the control plane's secrets, which Terraform never gets`);
+  });
   if (durationMs(input.server.channelIdleTimeout) < 1000) {
     problems.push(`server.channelIdleTimeout = ${show(input.server.channelIdleTimeout)}: must be at least 1s`);
   }
@@ -179,6 +189,13 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       enabled: input.geoip.enabled,
       ...(input.geoip.database !== undefined ? { databases: input.geoip.database.split(',').map((p) => resolve(p.trim())) } : {}),
     },
+    terraform: {
+      binary: tfBinary,
+      ...(input.terraform.modulesDir !== undefined ? { modulesDir: resolve(input.terraform.modulesDir) } : {}),
+      env: input.terraform.env,
+      providerSettings: input.terraform.providerSettings,
+      modules: input.terraform.modules,
+    },
     defaultNodeGroup,
     supervisorTick: durationMs(input.supervisorTick),
     nodeGroups: groups,
@@ -187,18 +204,61 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
 }
 
 /**
+ * The config file's Terraform node groups against the installed modules (read at start, after
+ * parseConfig): every problem, as a ConfigError would name it.
+ */
+export function terraformConfigProblems(config: Config, modules: TerraformModules): string[] {
+  return config.nodeGroups.flatMap((g, i) =>
+    g.platform.type !== 'terraform'
+      ? []
+      : terraformProblems(g.platform.terraform, g.regions.map((r) => r.name), modules).map((e) => {
+          const path = e.pointer.slice(1).replace(/\/([0-9]+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
+          return `nodeGroups[${i}].${path} = ${show(valueAt(g, e.pointer))}: ${e.message}`;
+        }),
+  );
+}
+
+/** Settings a node group once had and no longer may (README.md, "The Terraform platform"). */
+const MOVED: ReadonlyArray<[string, string]> = [
+  ['binary', 'the Terraform CLI is the operator\'s: set terraform.binary at the config file\'s top level, or SWITCHYARD_TERRAFORM_BIN'],
+  ['provider', 'the provider is the module\'s own (its required_providers), or the operator\'s choice in terraform.modules.<module>.provider'],
+  ['providerSource', 'the provider\'s source is the module\'s own (its required_providers)'],
+];
+
+/**
  * Validates one node group (from the config file or the admin API) and fills its defaults.
- * Errors carry paths relative to the group.
+ * Errors carry paths relative to the group. With the catalog of installed Terraform modules, a
+ * terraform group's module, variables and provider settings are checked against it (the admin
+ * API always passes it; the config file's groups are checked by terraformConfigProblems once the
+ * modules are read). `stored`: a group from LMDB, written by an older version, whose moved
+ * settings are dropped (never used) rather than refused.
  */
 const TERRAFORM_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
-export function normalizeNodeGroup(raw: unknown): { group: NodeGroup } | { errors: FieldError[] } {
+export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, options: { stored?: boolean } = {}): { group: NodeGroup } | { errors: FieldError[] } {
   const input = structuredClone(raw);
   groupChecker.withDefaults(input);
   if (!groupChecker.check(input)) return { errors: groupChecker.explain(input) };
   const errors: FieldError[] = [];
   const err = (pointer: string, message: string) =>
-    errors.push({ pointer, message, path: pointer.slice(1).replace(/\/([0-9]+)/g, '[$1]').replace(/\//g, '.') });
+    errors.push({ pointer, message, path: pointer.slice(1).replace(/\/([0-9]+)(?=\/|$)/g, '[$1]').replace(/\//g, '.') });
+
+  const tfRaw = input.platform.terraform as Record<string, unknown>;
+  for (const [field, where] of MOVED) {
+    if (!Object.hasOwn(tfRaw, field)) continue;
+    if (options.stored) delete tfRaw[field];
+    else err(`/platform/terraform/${field}`, `is not a node group's setting: ${where}`);
+  }
+  const module = input.platform.terraform.module;
+  if (module.includes('/') || module.startsWith('.')) {
+    err('/platform/terraform/module', 'is a path: a node group names an installed module (aws, digitalocean, local, or one in the operator\'s terraform.modulesDir, SWITCHYARD_TERRAFORM_MODULES)');
+  } else if (!MODULE_NAME.test(module)) {
+    err('/platform/terraform/module', 'must be the name of an installed module: letters, digits, _ and -, starting with a letter or digit');
+  }
+  // The group's name is a directory of its own under <dataDir>/terraform (and of the local module's state).
+  if (input.platform.type === 'terraform' && input.name.startsWith('.')) {
+    err('/name', 'on the terraform platform, must not start with \'.\' (it names the group\'s working directory)');
+  }
 
   const regions = new Set<string>();
   input.regions.forEach((r, i) => {
@@ -293,8 +353,8 @@ export function normalizeNodeGroup(raw: unknown): { group: NodeGroup } | { error
   for (const [where, map] of [['providerSettings', tf.providerSettings], ['regionVariables', tf.regionVariables]] as const) {
     for (const region of Object.keys(map)) if (!regions.has(region)) err(`/platform/terraform/${where}/${region}`, `names no region of the group (${[...regions].join(', ')})`);
   }
-  if (input.platform.type === 'terraform' && tf.provider && Object.keys(tf.providerSettings).length === 0) {
-    err('/platform/terraform/providerSettings', `the provider '${tf.provider}' needs its settings per region, e.g. {"${[...regions][0]}": {"region": "..."}}`);
+  if (input.platform.type === 'terraform' && modules && errors.length === 0) {
+    for (const e of terraformProblems(tf, [...regions], modules)) err(e.pointer, e.message);
   }
 
   if (errors.length > 0) return { errors };

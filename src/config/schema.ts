@@ -112,23 +112,20 @@ export const StaticNode = Type.Object(
 
 const Settings = Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_-]{0,63}$' }), Type.Unknown(), { default: {} });
 
+/** A node group field that moved to the operator (README.md, "The Terraform platform"): refused with where it went. */
+const Moved = (where: string) => Type.Optional(Type.Unknown({ deprecated: true, description: `refused: ${where}` }));
+
 export const TerraformSettings = Type.Object(
   {
-    /** The CLI: `terraform`, `tofu`, or a path. SWITCHYARD_TERRAFORM_BIN overrides it. */
-    binary: Type.String({ minLength: 1, default: 'terraform' }),
-    /** A module under config/terraform (aws, digitalocean, local) or a path to the operator's own. */
-    module: Type.String({ minLength: 1, default: 'local' }),
-    /** The provider the module needs one configuration of per region (e.g. aws), if any. */
-    provider: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' })),
-    /** Where Terraform finds that provider, e.g. "digitalocean/digitalocean"; default hashicorp/<provider> (digitalocean/digitalocean for digitalocean). */
-    providerSource: Type.Optional(Type.String({ pattern: '^([a-z0-9.-]+/)?[a-z0-9_-]+/[a-z0-9_-]+$' })),
-    /** Provider settings per Switchyard region, e.g. {"us-east": {"region": "us-east-1"}}. */
+    /** The name of an installed module (checked against the catalog, with a message that lists them). */
+    module: Type.String({ minLength: 1, maxLength: 256, default: 'local', description: 'the name of an installed module: one shipped under config/terraform (aws, digitalocean, local) or one in the operator\'s terraform.modulesDir' }),
+    /** Provider arguments per Switchyard region, e.g. {"us-east": {"region": "us-east-1"}}: the keys the operator allows (terraform.providerSettings), scalar values. */
     providerSettings: Type.Record(Type.String(), Settings, { default: {} }),
-    /** Module variables for every region, and per region on top. */
+    /** Module variables for every region, and per region on top: declared by the module, of its types. */
     variables: Settings,
     regionVariables: Type.Record(Type.String(), Settings, { default: {} }),
     /** The URL node agents post to; default: the service's public or listening URL. */
-    serviceUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
+    serviceUrl: Type.Optional(Type.String({ pattern: '^https?://[A-Za-z0-9._~:/?#@!&()*+,;=%\\[\\]-]+$', maxLength: 2048, description: 'an http:// or https:// URL without spaces, quotes, $ or backslashes' })),
     applyTimeout: Duration('20m'),
     /** `show` and `output` (read only), so that a stuck CLI cannot stall supervision; `init` has applyTimeout, as it downloads. */
     commandTimeout: Duration('2m'),
@@ -136,6 +133,36 @@ export const TerraformSettings = Type.Object(
     retryBackoff: Duration('10s'),
     /** How long to gather requests before an apply, so that a burst becomes one apply. */
     batchWindow: Duration('1s'),
+    binary: Moved('the Terraform CLI is the operator\'s: terraform.binary in the config file, or SWITCHYARD_TERRAFORM_BIN'),
+    provider: Moved('the provider is the module\'s own (its required_providers), or the operator\'s choice in terraform.modules.<module>.provider'),
+    providerSource: Moved('the provider\'s source is the module\'s own (its required_providers)'),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+/** The operator's Terraform settings (the config file's top level): what runs, from where, with what. */
+export const TerraformOperator = Type.Object(
+  {
+    /** The CLI: a program on the PATH (terraform, tofu) or an absolute path. SWITCHYARD_TERRAFORM_BIN overrides it. */
+    binary: Type.String({ minLength: 1, maxLength: 4096, default: 'terraform' }),
+    /** A directory of the operator's modules, one subdirectory each, named by node groups. SWITCHYARD_TERRAFORM_MODULES overrides it. */
+    modulesDir: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    /** Environment variables Terraform (and what its modules run) may see, besides PATH, HOME, TMPDIR and TF_CLI_CONFIG_FILE: cloud credentials, say. */
+    env: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$', description: 'an environment variable name' }), { maxItems: 256, default: [] }),
+    /** Provider arguments a node group may set (scalars only). */
+    providerSettings: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$', description: 'a provider argument name' }), { maxItems: 64, default: ['region'] }),
+    /** Per module: variables the operator pins for every group, and which required provider is configured per region when it requires several. */
+    modules: Type.Record(
+      Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$' }),
+      Type.Object(
+        {
+          provider: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_-]{0,63}$' })),
+          variables: Settings,
+        },
+        { additionalProperties: false },
+      ),
+      { default: {} },
+    ),
   },
   { additionalProperties: false, default: {} },
 );
@@ -294,6 +321,7 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    terraform: TerraformOperator,
     defaultNodeGroup: Type.Optional(Name),
     /** How often the supervisor looks at every node (health, timeouts, min counts). */
     supervisorTick: Duration('1s'),

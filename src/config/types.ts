@@ -54,10 +54,8 @@ export interface StaticNodeConfig {
 }
 
 export interface TerraformConfig {
-  binary: string;
+  /** The name of an installed module (README.md, "The Terraform platform"). */
   module: string;
-  provider?: string;
-  providerSource?: string;
   providerSettings: Record<string, Record<string, unknown>>;
   variables: Record<string, unknown>;
   regionVariables: Record<string, Record<string, unknown>>;
@@ -67,6 +65,19 @@ export interface TerraformConfig {
   retries: number;
   retryBackoff: number;
   batchWindow: number;
+}
+
+/** The operator's Terraform settings: never a node group's, never a request's. */
+export interface TerraformOperatorConfig {
+  /** A program on the PATH or an absolute path (SWITCHYARD_TERRAFORM_BIN). */
+  binary: string;
+  /** The operator's modules, one subdirectory each (SWITCHYARD_TERRAFORM_MODULES); absolute. */
+  modulesDir?: string;
+  /** Names of environment variables passed to Terraform, besides a fixed few. */
+  env: string[];
+  /** Provider arguments a node group may set. */
+  providerSettings: string[];
+  modules: Record<string, { provider?: string; variables: Record<string, unknown> }>;
 }
 
 export interface PlatformConfig {
@@ -136,6 +147,7 @@ export interface Config {
   };
   log: { level: string };
   geoip: { databases?: string[]; enabled: boolean };
+  terraform: TerraformOperatorConfig;
   defaultNodeGroup: string;
   supervisorTick: number;
   nodeGroups: NodeGroup[];

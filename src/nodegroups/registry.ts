@@ -12,6 +12,7 @@ import type { EventBody } from '../domain/events.js';
 import type { FieldError } from '../schemas/validate.js';
 import type { StoredGroup, Store } from '../store/store.js';
 import { stored } from '../store/failures.js';
+import type { TerraformModules } from '../platforms/terraform/policy.js';
 
 export type Change = { ok: true; group: NodeGroup } | { ok: false; status: 400 | 404 | 409 | 503; code: string; detail: string; errors?: FieldError[]; retryAfter?: number };
 
@@ -25,6 +26,8 @@ export class NodeGroupRegistry {
     private readonly actors: ActorHost,
     private readonly log: Logger,
     private readonly emit: (events: EventBody[]) => void,
+    /** The installed Terraform modules, which a terraform group's settings are checked against. */
+    private readonly terraform: TerraformModules,
   ) {}
 
   /** At start: the groups to run, from LMDB and the config file. */
@@ -53,7 +56,7 @@ export class NodeGroupRegistry {
     const out: Array<{ group: NodeGroup; deleting: boolean }> = [];
     for (const { key, value } of this.store.groups.getRange()) {
       const name = key as string;
-      const normalized = normalizeNodeGroup(value.spec);
+      const normalized = normalizeNodeGroup(value.spec, this.terraform, { stored: true });
       if ('errors' in normalized) {
         this.log.error({ group: name, errors: normalized.errors }, 'a stored node group is no longer valid; it is not started');
         continue;
@@ -73,7 +76,7 @@ export class NodeGroupRegistry {
   }
 
   async create(raw: unknown): Promise<Change> {
-    const result = normalizeNodeGroup(raw);
+    const result = normalizeNodeGroup(raw, this.terraform);
     if ('errors' in result) return invalid(result.errors);
     const group = result.group;
     // A create of the same name still under way counts as existing: its write is not visible yet.
@@ -101,7 +104,7 @@ export class NodeGroupRegistry {
     const handle = this.actors.group(name);
     const stored = this.store.groups.get(name);
     if (!handle || !stored || stored.deleting) return { ok: false, status: 404, code: 'NODE_GROUP_NOT_FOUND', detail: `node group '${name}' does not exist` };
-    const result = normalizeNodeGroup(raw);
+    const result = normalizeNodeGroup(raw, this.terraform);
     if ('errors' in result) return invalid(result.errors);
     const group = result.group;
     if (group.name !== name) return invalid([{ path: 'name', pointer: '/name', message: `must be the node group of the path ('${name}')` }]);

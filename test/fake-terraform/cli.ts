@@ -9,8 +9,11 @@
 //   failApplies   how many coming applies fail before printing any JSON (counted down)
 //   failResources how many coming node resources fail (counted down), whatever their ids
 //   hang          applies never finish until interrupted (SIGINT), as a stuck cloud API would
+//   hangApplies   how many coming applies hang so (counted down); each logs its pid first
+//   holdUntil     a file: each resource waits until it exists (a test releases a slow apply)
 //   hangCommands  other commands (init, show, output) that never finish until interrupted
-// Every run is appended to fake-terraform.log in the working directory, for tests to read.
+// Every run is appended to fake-terraform.log in the working directory (with the names of the
+// environment variables it was given), for tests to read.
 // It does not evaluate HCL: it reads the `nodes` map of terraform.tfvars.json, as the real
 // binary's modules would, and pretends each node is one `terraform_data.node` resource.
 import { appendFileSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +25,8 @@ interface Scenario {
   failApplies?: number;
   failResources?: number;
   hang?: boolean;
+  hangApplies?: number;
+  holdUntil?: string;
   hangCommands?: string[];
 }
 
@@ -56,9 +61,10 @@ function scenario(): Scenario {
 }
 
 function log(entry: Record<string, unknown>): void {
-  // The names (never the values) of the control plane's secrets this process was handed: none, it should be.
-  const secrets = Object.keys(process.env).filter((n) => /^SWITCHYARD_(?:JWT_|ADMIN_PASSWORD)/.test(n));
-  appendFileSync(`${cwd}/fake-terraform.log`, `${JSON.stringify({ at: Date.now(), args, secrets, ...entry })}\n`);
+  // The names (never the values) of the environment this process was handed, for tests to check
+  // that it is the operator's listing, not the service's whole environment.
+  const env = Object.keys(process.env).sort();
+  appendFileSync(`${cwd}/fake-terraform.log`, `${JSON.stringify({ at: Date.now(), args, env, ...entry })}\n`);
 }
 
 function message(type: string, text: string, extra: Record<string, unknown> = {}, level = 'info'): void {
@@ -136,10 +142,18 @@ async function apply(): Promise<number> {
     message('change_summary', `Plan: ${toCreate.length} to add, 0 to change, ${toDestroy.length} to destroy.`, { changes: { add: toCreate.length, change: 0, import: 0, remove: toDestroy.length, operation: 'plan' } });
     let added = 0;
     let removed = 0;
+    let hang = s.hang === true;
+    if ((s.hangApplies ?? 0) > 0) {
+      hang = true;
+      if (scenarioFile) writeFileSync(scenarioFile, JSON.stringify({ ...s, hangApplies: s.hangApplies! - 1 }));
+    }
+    // Before any resource starts: a test that sees one start knows where to send its interrupt.
+    if (hang) log({ result: 'hanging', pid: process.pid });
     const wait = async () => {
-      const total = s.hang ? Infinity : (s.delayMs ?? 0);
+      const total = hang ? Infinity : (s.delayMs ?? 0);
       const start = Date.now();
       while (!interrupted && Date.now() - start < total) await sleep(Math.min(50, total));
+      while (!interrupted && s.holdUntil && !existsSync(s.holdUntil)) await sleep(20);
     };
     for (const id of toDestroy) {
       if (interrupted) break;

@@ -17,8 +17,10 @@ const scenario = (s: object) => writeFileSync(scenarioFile, JSON.stringify(s));
 
 const tfGroup = (name: string, min = 2, timing: object = {}) => ({
   ...staticGroup({ name, regions: ['r1'], rules: [{ region: 'r1', role: 'origin', min, max: 4, limit: 10 }], timing: { faultThreshold: 1, ...timing } }),
-  platform: { type: 'terraform', terraform: { binary: FAKE_TERRAFORM, module: 'local', retries: 0, batchWindow: 50 } },
+  platform: { type: 'terraform', terraform: { module: 'local', retries: 0, batchWindow: 50 } },
 });
+/** The operator's settings: the CLI (here the fake) and what of the environment it may see. */
+const operator = { terraform: { binary: FAKE_TERRAFORM, env: ['FAKE_TERRAFORM_SCENARIO'] } };
 
 const created = (seen: readonly EventRecord[], group: string) =>
   seen.filter((e) => e.type === 'node.state' && e.group === group && e.to === 'CREATED').map((e) => (e as { nodeId: string }).nodeId);
@@ -27,7 +29,7 @@ test.serial('nodes come from applies, with their addresses; restart reconciles; 
   scenario({});
   const dataDir = tempDir();
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  let svc = await startTestService({ dataDir, groups: [tfGroup('tf')], config: { server: { host: '127.0.0.1', port: 0, publicUrl: 'https://cp.example.test' } } });
+  let svc = await startTestService({ dataDir, groups: [tfGroup('tf')], config: { ...operator, server: { host: '127.0.0.1', port: 0, publicUrl: 'https://cp.example.test' } } });
   let seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'tf').length === 2);
   const vars = JSON.parse(readFileSync(join(dataDir, 'terraform', 'tf', 'terraform.tfvars.json'), 'utf8')) as { service_url: string };
   t.is(vars.service_url, 'https://cp.example.test', 'cloud nodes are told the public URL, not the listening address');
@@ -49,7 +51,7 @@ test.serial('nodes come from applies, with their addresses; restart reconciles; 
   state.nodes.orphan = { region: 'r1', role: 'origin', public: '198.51.100.250', private: '10.0.0.250' };
   writeFileSync(join(work, 'terraform.tfstate'), JSON.stringify(state));
 
-  svc = await startTestService({ dataDir, groups: [tfGroup('tf')] });
+  svc = await startTestService({ dataDir, groups: [tfGroup('tf')], config: operator });
   t.teardown(() => svc.close());
   for (const id of ids) await new FakeNode(svc, 'tf', id).beat();
   seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'platform.progress' && e.nodeId === 'orphan' && e.phase === 'complete'));
@@ -66,7 +68,7 @@ test.serial('nodes come from applies, with their addresses; restart reconciles; 
 
 test.serial('failed creates fault their nodes, and faultThreshold stops runaway creation', async (t) => {
   scenario({ failApplies: 1000 });
-  const svc = await startTestService({ groups: [tfGroup('bad', 3)] });
+  const svc = await startTestService({ groups: [tfGroup('bad', 3)], config: operator });
   t.teardown(() => svc.close());
   const seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'scaling.blocked' && e.group === 'bad'));
   const faults = seen.filter((e) => e.type === 'node.state' && e.to === 'FAULT') as Array<{ reason?: string }>;
@@ -76,13 +78,13 @@ test.serial('failed creates fault their nodes, and faultThreshold stops runaway 
   t.like(seen.find((e) => e.type === 'scaling.blocked'), { role: 'origin', region: 'r1' });
 });
 
-test.serial('an apply that fails early, hangs past its timeout or half-succeeds is retried until the group is whole, and events say so', async (t) => {
+test.serial('an apply that fails early, hangs until interrupted or half-succeeds is retried until the group is whole, and events say so', async (t) => {
   scenario({ failApplies: 1 });
   const group = (min: number) => ({
     ...tfGroup('flaky', min, { faultThreshold: 3 }),
-    platform: { type: 'terraform', terraform: { binary: FAKE_TERRAFORM, module: 'local', retries: 3, retryBackoff: '100ms', applyTimeout: '1s', batchWindow: 50 } },
+    platform: { type: 'terraform', terraform: { module: 'local', retries: 3, retryBackoff: '100ms', batchWindow: 50 } },
   });
-  const svc = await startTestService({ groups: [group(1)] });
+  const svc = await startTestService({ groups: [group(1)], config: operator });
   t.teardown(() => svc.close());
   const retried = (s: readonly EventRecord[], pattern: RegExp) => s.some((e) => e.type === 'platform.progress' && e.group === 'flaky' && e.phase === 'retry' && pattern.test((e as { message?: string }).message ?? ''));
 
@@ -90,11 +92,14 @@ test.serial('an apply that fails early, hangs past its timeout or half-succeeds 
   let seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'flaky').length === 1);
   t.true(retried(seen, /Failed to query available provider packages/));
 
-  // A hung apply: interrupted at its timeout, then the retry goes through.
-  scenario({ hang: true });
+  // A hung apply, interrupted as its timeout would (terraform-runner.test.ts fires that timeout;
+  // here the test sends the interrupt once the apply is seen hanging), then the retry goes through.
+  scenario({ hangApplies: 1 });
   t.is((await svc.send('PUT', '/as/v1/nodegroups/flaky', group(2))).status, 200);
-  seen = await waitForEvents(svc.url, svc.adminToken, (s) => retried(s, /longer than 1000 ms and was interrupted/), { since: seen.at(-1)!.seq });
-  scenario({});
+  seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'platform.progress' && e.group === 'flaky' && e.phase === 'start'), { since: seen.at(-1)!.seq });
+  const hanging = readFileSync(join(svc.dataDir, 'terraform', 'flaky', 'fake-terraform.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { result: string; pid?: number }).find((e) => e.result === 'hanging');
+  process.kill(hanging!.pid!, 'SIGINT');
+  seen = await waitForEvents(svc.url, svc.adminToken, (s) => retried(s, /execution halted/), { since: seen.at(-1)!.seq });
   seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'flaky').length === 1, { since: seen.at(-1)!.seq });
 
   // Half a success: of two new nodes one is made and settled at once, the other is retried.
@@ -115,8 +120,10 @@ test.serial('an apply that fails early, hangs past its timeout or half-succeeds 
 });
 
 test.serial('a group actor that crashes while its node is being created: the node still arrives, changes meanwhile are refused or carried out, the supervisor goes on', async (t) => {
-  scenario({ delayMs: 1500 });
-  const svc = await startTestService({ groups: [tfGroup('slow', 1)] });
+  // The apply holds its resource until the test releases it, after the crash.
+  const release = join(tempDir('switchyard-tf-release-'), 'release');
+  scenario({ holdUntil: release });
+  const svc = await startTestService({ groups: [tfGroup('slow', 1)], config: operator });
   t.teardown(() => svc.close());
   let seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'node.state' && e.group === 'slow' && e.to === 'CREATING'));
   const id = (seen.find((e) => e.type === 'node.state' && e.to === 'CREATING') as { nodeId: string }).nodeId;
@@ -124,6 +131,7 @@ test.serial('a group actor that crashes while its node is being created: the nod
   await svc.service.actors.group('slow')!.crash();
   // A replacement spec while the thread is down is refused whole, not half applied.
   isProblem(t, await svc.send('PUT', '/as/v1/nodegroups/slow', tfGroup('slow', 3)), 503, 'NOT_READY');
+  writeFileSync(release, '');
 
   // The apply finishes after the restart: its result reaches the new thread, not the dead one.
   seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'slow').includes(id));

@@ -2,49 +2,76 @@ import test from 'ava';
 import fc from 'fast-check';
 import { parseConfig } from '../../src/config/load.js';
 import { ApplyStream, nodeAddresses, nodeIdOf, nodesInState } from '../../src/platforms/terraform/messages.js';
-import { readVariables, renderRoot, renderVariables, type NodeVars } from '../../src/platforms/terraform/render.js';
+import { readVariables, renderInputs, renderRoot, renderVariables, type NodeVars } from '../../src/platforms/terraform/render.js';
 import { staticGroup } from '../helpers/service.js';
 
 const group = (terraform: object) =>
   parseConfig({ nodeGroups: [{ ...staticGroup({ regions: ['us-east', 'eu-west'] }), platform: { type: 'terraform', terraform } }] }, 'test').nodeGroups[0]!;
 
+const AWS = { name: 'aws', source: 'hashicorp/aws' };
+
 test('the root module has one module per region, its provider alias, the nodes of its region, and merged outputs', (t) => {
-  const g = group({ module: 'aws', provider: 'aws', providerSettings: { 'us-east': { region: 'us-east-1' }, 'eu-west': { region: 'eu-central-1' } }, variables: { image_id: 'ami-1' }, regionVariables: { 'eu-west': { image_id: 'ami-2' } } });
-  const root = renderRoot(g, './modules/aws') as { provider: { aws: unknown[] }; module: Record<string, Record<string, unknown>>; output: { nodes: { value: string } }; variable: Record<string, { sensitive?: boolean }> };
+  const g = group({ module: 'aws', providerSettings: { 'us-east': { region: 'us-east-1' }, 'eu-west': { region: 'eu-central-1' } }, variables: { image_id: 'ami-1' }, regionVariables: { 'eu-west': { image_id: 'ami-2' } } });
+  const inputs = renderInputs(g, {});
+  const root = renderRoot(g, { source: './modules/aws', provider: AWS }, inputs) as { provider: { aws: unknown[] }; module: Record<string, Record<string, unknown>>; output: { nodes: { value: string } }; variable: Record<string, { sensitive?: boolean }> };
   t.deepEqual(root.provider.aws, [
-    { alias: 'us-east', region: 'us-east-1' },
-    { alias: 'eu-west', region: 'eu-central-1' },
+    { alias: 'us-east', region: '${var.provider_settings["us-east"]["region"]}' },
+    { alias: 'eu-west', region: '${var.provider_settings["eu-west"]["region"]}' },
   ]);
   t.deepEqual(Object.keys(root.module), ['nodes_us-east', 'nodes_eu-west']);
-  t.like(root.module['nodes_eu-west'], { source: './modules/aws', providers: { aws: 'aws.eu-west' }, image_id: 'ami-2', group: 'g', region: 'eu-west', tokens: '${var.tokens}' });
-  t.is(root.module['nodes_us-east']!.image_id, 'ami-1');
+  t.like(root.module['nodes_eu-west'], { source: './modules/aws', providers: { aws: 'aws.eu-west' }, image_id: '${var.inputs["eu-west"]["image_id"]}', group: '${var.group}', region: 'eu-west', tokens: '${var.tokens}' });
   t.is(root.module['nodes_us-east']!.nodes, '${{ for id, node in var.nodes : id => node if node.region == "us-east" }}');
   t.is(root.output.nodes.value, '${merge(module.nodes_us-east.nodes, module.nodes_eu-west.nodes)}');
   t.true(root.variable.tokens!.sensitive);
   t.falsy(root.variable.nodes!.sensitive, 'for_each cannot run over a sensitive map');
   t.deepEqual((root as unknown as { terraform: unknown }).terraform, { required_version: '>= 1.5.0', required_providers: { aws: { source: 'hashicorp/aws' } } });
+  const vars = renderVariables(new Map(), 'http://x', g, inputs) as { inputs: Record<string, Record<string, unknown>>; provider_settings: unknown; group: string };
+  t.deepEqual(vars.inputs, { 'us-east': { image_id: 'ami-1' }, 'eu-west': { image_id: 'ami-2' } });
+  t.deepEqual(vars.provider_settings, { 'us-east': { region: 'us-east-1' }, 'eu-west': { region: 'eu-central-1' } });
+  t.is(vars.group, 'g');
 });
 
-test('the root names its provider\'s source: Terraform would look for any provider in the hashicorp namespace', (t) => {
-  const source = (terraform: object) => (renderRoot(group(terraform), './m') as { terraform: { required_providers?: Record<string, { source: string }> } }).terraform.required_providers;
-  const settings = { 'us-east': { region: 'nyc3' }, 'eu-west': { region: 'fra1' } };
-  t.deepEqual(source({ provider: 'digitalocean', providerSettings: settings }), { digitalocean: { source: 'digitalocean/digitalocean' } });
-  t.deepEqual(source({ provider: 'linode', providerSource: 'linode/linode', providerSettings: settings }), { linode: { source: 'linode/linode' } });
-  t.is(source({ module: 'local' }), undefined, 'a module without a per-region provider declares its own');
+test('the root names the module\'s provider and its source; a module without one gets no provider configuration', (t) => {
+  const g = group({ module: 'digitalocean' });
+  const root = renderRoot(g, { source: './m', provider: { name: 'digitalocean', source: 'digitalocean/digitalocean' } }, renderInputs(g, {})) as { terraform: { required_providers?: unknown }; provider?: Record<string, unknown[]> };
+  t.deepEqual(root.terraform.required_providers, { digitalocean: { source: 'digitalocean/digitalocean' } });
+  t.deepEqual(root.provider, { digitalocean: [{ alias: 'us-east' }, { alias: 'eu-west' }] });
+  const local = renderRoot(g, { source: './m' }, renderInputs(g, {})) as { terraform: { required_providers?: unknown }; provider?: unknown };
+  t.is(local.terraform.required_providers, undefined);
+  t.is(local.provider, undefined);
 });
 
-test('operator strings are literals, never templates', (t) => {
-  const root = renderRoot(group({ variables: { script: 'echo ${HOME} %{ if x }' } }), './modules/local') as { module: Record<string, { script: string }> };
-  t.is(root.module['nodes_us-east']!.script, 'echo $${HOME} %%{ if x }');
+test('pinned inputs win over a group\'s, and reach every region', (t) => {
+  const g = group({ module: 'local', variables: { scope: 'x', agent: '/tmp/evil' } });
+  t.deepEqual(renderInputs(g, { agent: '/opt/switchyard/agent.js' })['eu-west'], { scope: 'x', agent: '/opt/switchyard/agent.js' });
+});
+
+const identifier = fc.stringMatching(/^[a-z_][a-z0-9_]{0,10}$/);
+
+test('no value of a node group is written into the configuration: only names, whatever the values (property)', (t) => {
+  fc.assert(
+    fc.property(fc.uniqueArray(identifier, { maxLength: 5 }), fc.array(fc.jsonValue(), { minLength: 10, maxLength: 10 }), fc.array(fc.jsonValue(), { minLength: 10, maxLength: 10 }), (names, a, b) => {
+      const withValues = (values: unknown[]) => group({ module: 'aws', variables: Object.fromEntries(names.map((n, i) => [n, values[i]])), providerSettings: { 'us-east': { region: values[9] } } });
+      const ga = withValues(a);
+      const gb = withValues(b);
+      const rootA = renderRoot(ga, { source: './m', provider: AWS }, renderInputs(ga, {}));
+      const rootB = renderRoot(gb, { source: './m', provider: AWS }, renderInputs(gb, {}));
+      const varsA = renderVariables(new Map(), 'http://x', ga, renderInputs(ga, {})) as { inputs: Record<string, unknown> };
+      // The values themselves, unchanged, are in the variables file, which Terraform reads as data.
+      return JSON.stringify(rootA) === JSON.stringify(rootB) && JSON.stringify(varsA.inputs['us-east']) === JSON.stringify(Object.fromEntries(names.map((n, i) => [n, a[i]])));
+    }),
+  );
+  t.pass();
 });
 
 test('the variables file keys nodes by id and carries their tokens back', (t) => {
+  const g = group({});
   fc.assert(
     fc.property(
       fc.dictionary(fc.stringMatching(/^[a-z0-9-]{1,20}$/), fc.record({ role: fc.constantFrom('origin' as const, 'edge' as const), region: fc.constantFrom('a', 'b'), token: fc.string({ minLength: 1 }) })),
       (nodes) => {
         const map = new Map<string, NodeVars>(Object.entries(nodes));
-        const json = JSON.parse(JSON.stringify(renderVariables(map, 'http://x'))) as { nodes: Record<string, unknown> };
+        const json = JSON.parse(JSON.stringify(renderVariables(map, 'http://x', g, renderInputs(g, {})))) as { nodes: Record<string, unknown> };
         const byId = (a: [string, unknown], b: [string, unknown]) => (a[0] < b[0] ? -1 : 1);
         return JSON.stringify([...readVariables(json)].sort(byId)) === JSON.stringify([...map].sort(byId)) && Object.keys(json.nodes).every((id) => map.has(id));
       },

@@ -1,6 +1,6 @@
 # One EC2 instance per node. The image must hold the media server and the Switchyard node agent
-# as the systemd unit `switchyard-agent`, which reads /etc/switchyard/agent.env (written here by
-# cloud-init from user data). Build it once with Packer or by hand.
+# as the systemd unit `switchyard-agent`, which reads /etc/switchyard/agent.env (an EnvironmentFile
+# that cloud-init writes from the user data, cloud-config.tftpl). Build it once with Packer or by hand.
 
 terraform {
   required_version = ">= 1.5.0"
@@ -23,6 +23,11 @@ variable "tokens" {
 
 variable "service_url" {
   type = string
+  # A line of the agent's environment file (systemd EnvironmentFile): no spaces, quotes, $ or \.
+  validation {
+    condition     = can(regex("^https?://[A-Za-z0-9._~:/?#@!&()*+,;=%\\[\\]-]+$", var.service_url))
+    error_message = "The service URL must be an http:// or https:// URL without spaces, quotes, $ or backslashes."
+  }
 }
 
 variable "group" {
@@ -66,6 +71,11 @@ variable "key_name" {
 variable "scope" {
   type    = string
   default = "live"
+  # A line of the agent's environment file: a name, as a node group's scope is.
+  validation {
+    condition     = can(regex("^[A-Za-z0-9._-]{1,64}$", var.scope))
+    error_message = "The scope must be 1 to 64 letters, digits, '.', '_' or '-'."
+  }
 }
 
 variable "tags" {
@@ -82,12 +92,16 @@ resource "aws_instance" "node" {
   vpc_security_group_ids = var.security_group_ids
   key_name               = var.key_name
 
-  user_data = templatefile("${path.module}/user-data.sh.tftpl", {
-    service_url = var.service_url
-    node_id     = each.key
-    token       = var.tokens[each.key]
-    role        = each.value.role
-    scope       = var.scope
+  # cloud-init writes the agent's environment file from base64 (write_files) and starts the unit
+  # with an argument list (runcmd): no value is ever shell text on the node.
+  user_data = templatefile("${path.module}/cloud-config.tftpl", {
+    environment = {
+      SWITCHYARD_URL        = var.service_url
+      SWITCHYARD_NODE_ID    = each.key
+      SWITCHYARD_NODE_TOKEN = var.tokens[each.key]
+      SWITCHYARD_NODE_ROLE  = each.value.role
+      SWITCHYARD_NODE_SCOPE = var.scope
+    }
   })
 
   metadata_options {

@@ -1,6 +1,9 @@
 # Node agents on this machine, one process per node, started and stopped by Terraform itself:
 # the whole `terraform` platform path without a cloud account. Each node gets a stable loopback
 # address from its id (127.64.0.0/10 holds four million), so that serverAddress tells nodes apart.
+#
+# agent, node_binary and state_dir are paths and a program on the control plane's machine:
+# Switchyard sets them (or the operator pins them), never a node group. Every other input is data.
 
 terraform {
   required_version = ">= 1.5.0"
@@ -35,8 +38,9 @@ variable "agent" {
 }
 
 variable "node_binary" {
-  type    = string
-  default = "node"
+  type        = string
+  default     = "node"
+  description = "The Node.js that runs the agent."
 }
 
 variable "state_dir" {
@@ -71,13 +75,17 @@ resource "terraform_data" "node" {
     dir     = "${var.state_dir}/${var.group}/${each.key}"
   }
 
+  # Every value reaches the shell through the environment and is used as a quoted variable
+  # ("$NODE_DIR"), never pasted into the command: the command is constant text.
   provisioner "local-exec" {
     command = <<-EOT
-      mkdir -p '${self.input.dir}'
-      setsid nohup '${var.node_binary}' '${var.agent}' --node-id '${each.key}' >>'${self.input.dir}/agent.log' 2>&1 < /dev/null &
-      echo $! > '${self.input.dir}/agent.pid'
+      mkdir -p "$SWITCHYARD_NODE_DIR"
+      setsid nohup "$NODE_BINARY" "$NODE_AGENT" --node-id "$SWITCHYARD_NODE_ID" >>"$SWITCHYARD_NODE_DIR/agent.log" 2>&1 </dev/null &
+      echo $! >"$SWITCHYARD_NODE_DIR/agent.pid"
     EOT
     environment = {
+      NODE_BINARY             = var.node_binary
+      NODE_AGENT              = var.agent
       SWITCHYARD_URL          = var.service_url
       SWITCHYARD_NODE_ID      = each.key
       SWITCHYARD_NODE_TOKEN   = var.tokens[each.key]
@@ -85,13 +93,16 @@ resource "terraform_data" "node" {
       SWITCHYARD_NODE_SCOPE   = var.scope
       SWITCHYARD_NODE_ADDRESS = local.addresses[each.key]
       SWITCHYARD_NODE_PORT    = tostring(var.port)
-      SWITCHYARD_NODE_DIR     = "${var.state_dir}/${var.group}/${each.key}"
+      SWITCHYARD_NODE_DIR     = self.input.dir
     }
   }
 
   provisioner "local-exec" {
     when    = destroy
-    command = "kill $(cat '${self.input.dir}/agent.pid') 2>/dev/null; rm -rf '${self.input.dir}'"
+    command = "kill \"$(cat \"$NODE_DIR/agent.pid\")\" 2>/dev/null; rm -rf \"$NODE_DIR\""
+    environment = {
+      NODE_DIR = self.input.dir
+    }
   }
 }
 

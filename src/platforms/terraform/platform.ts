@@ -1,44 +1,51 @@
 // The `terraform` platform (CONTRACT §8): nodes are resources of the operator's Terraform module,
 // applied by a TerraformRunner in the group's working directory under the data directory.
-import { isAbsolute, join } from 'node:path';
-import type { NodeGroup } from '../../config/types.js';
+import { join } from 'node:path';
+import type { NodeGroup, TerraformOperatorConfig } from '../../config/types.js';
 import type { PlatformData } from '../../domain/records.js';
 import { projectPath } from '../../paths.js';
 import { PlatformError, type NewNode, type NodeRef, type Platform } from '../platform.js';
-import { TerraformRunner, type RunnerProgress } from './runner.js';
+import type { ModuleInfo, TerraformModules } from './policy.js';
+import { TerraformRunner, type RunnerProgress, type Timers } from './runner.js';
 
 export interface TerraformPlatformOptions {
   dataDir: string;
   group: NodeGroup;
   serviceUrl: string;
+  /** The operator's settings (CLI, environment) and the modules read at start. */
+  operator: Pick<TerraformOperatorConfig, 'binary' | 'env'>;
+  modules: TerraformModules;
   nodeToken(group: string, nodeId: string): string;
   onProgress(group: string, event: RunnerProgress): void;
+  timers?: Timers;
 }
 
-/** A module named in the config: one shipped under config/terraform, or an operator's path. */
-export function moduleDirOf(module: string): string {
-  return isAbsolute(module) || module.startsWith('.') ? module : projectPath('config', 'terraform', module);
-}
-
-/** The shipped `local` module needs to know where the node agent is: fill in what was not given. */
-function withLocalDefaults(group: NodeGroup, dataDir: string): NodeGroup {
-  const tf = group.platform.terraform;
-  if (tf.module !== 'local') return group;
-  const variables = { agent: projectPath('dist', 'src', 'agent', 'main.js'), node_binary: process.execPath, state_dir: join(dataDir, 'terraform-nodes'), ...tf.variables };
-  return { ...group, platform: { ...group.platform, terraform: { ...tf, variables } } };
+/**
+ * The inputs of a module no node group sets (./policy.ts SERVICE_PINNED): for the shipped `local` module, where the node agent
+ * is, the Node.js that runs it and where nodes keep their files (this machine's paths); then
+ * whatever the operator pins (terraform.modules.<name>.variables), which wins.
+ */
+export function pinnedInputs(module: ModuleInfo, dataDir: string): Record<string, unknown> {
+  const service: Record<string, unknown> =
+    module.shipped && module.name === 'local'
+      ? { agent: projectPath('dist', 'src', 'agent', 'main.js'), node_binary: process.execPath, state_dir: join(dataDir, 'terraform-nodes') }
+      : {};
+  return { ...service, ...module.pinned };
 }
 
 export class TerraformPlatform implements Platform {
   readonly type = 'terraform' as const;
   readonly runner: TerraformRunner;
-  private readonly dataDir: string;
 
   constructor(o: TerraformPlatformOptions) {
-    this.dataDir = o.dataDir;
     this.runner = new TerraformRunner({
       dir: join(o.dataDir, 'terraform', o.group.name),
-      group: withLocalDefaults(o.group, o.dataDir),
-      moduleDir: moduleDirOf(o.group.platform.terraform.module),
+      group: o.group,
+      modules: o.modules,
+      pinned: (module) => pinnedInputs(module, o.dataDir),
+      binary: o.operator.binary,
+      passEnv: o.operator.env,
+      ...(o.timers ? { timers: o.timers } : {}),
       serviceUrl: o.group.platform.terraform.serviceUrl ?? o.serviceUrl,
       nodeToken: (id) => o.nodeToken(o.group.name, id),
       onProgress: (event) => o.onProgress(o.group.name, event),
@@ -92,7 +99,7 @@ export class TerraformPlatform implements Platform {
   }
 
   reconfigure(group: NodeGroup): void {
-    this.runner.reconfigure(withLocalDefaults(group, this.dataDir));
+    this.runner.reconfigure(group);
   }
 
   /** Cloud nodes outlive the service; only unfinished applies are waited for. */

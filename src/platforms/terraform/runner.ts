@@ -4,25 +4,53 @@
 // that fails is retried with backoff; nodes whose resources finished are settled at once (Terraform
 // never rolls back: a re-run converges). An apply that outlives its timeout is interrupted once
 // (SIGINT: Terraform then stops cleanly and saves its state) and waited for.
+//
+// What runs is the operator's: the CLI (`binary`), the module as it was read at start (./modules.ts),
+// and an environment of the operator's listing (./policy.ts FIXED_ENV, terraform.env), never the
+// service's whole environment. A group's settings are checked against the module again before
+// anything is written or run (the API and the config file checked them already).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NodeGroup } from '../../config/types.js';
 import type { Role } from '../../domain/vocabulary.js';
 import { ApplyStream, nodeAddresses, nodesInState, type NodeAddress, type Progress } from './messages.js';
-import { readVariables, renderRoot, renderVariables, type NodeVars } from './render.js';
+import { hashDir } from './modules.js';
+import { FIXED_ENV, moduleNamed, SECRET_ENV, terraformProblems, type ModuleInfo, type TerraformModules } from './policy.js';
+import { readVariables, renderInputs, renderRoot, renderVariables, type NodeVars } from './render.js';
+
+/** Arms a timeout: `fire` after `ms` unless the returned function cancels it. Injected by tests. */
+export interface Timers {
+  /** `what` names the command it is for (init, show, output, apply). */
+  start(ms: number, fire: () => void, what: string): () => void;
+}
+
+export const realTimers: Timers = {
+  start(ms, fire) {
+    const timer = setTimeout(fire, ms);
+    return () => clearTimeout(timer);
+  },
+};
 
 export interface RunnerOptions {
   dir: string;
   group: NodeGroup;
-  /** The module to copy into the working directory (Terraform wants local sources to start with ./). */
-  moduleDir: string;
+  /** The installed modules: the group's is copied into the working directory (Terraform wants local sources to start with ./). */
+  modules: TerraformModules;
+  /** Inputs Switchyard or the operator sets for a module (paths on this machine, say). */
+  pinned(module: ModuleInfo): Record<string, unknown>;
+  /** The CLI: the operator's terraform.binary (or SWITCHYARD_TERRAFORM_BIN). */
+  binary: string;
+  /** Names of environment variables Terraform may see besides FIXED_ENV (the operator's terraform.env). */
+  passEnv: readonly string[];
   serviceUrl: string;
   nodeToken(nodeId: string): string;
   onProgress(event: RunnerProgress): void;
+  /** The environment the passed variables are taken from; default process.env. */
   env?: NodeJS.ProcessEnv;
+  timers?: Timers;
 }
 
 export type RunnerProgress =
@@ -48,19 +76,6 @@ export class TerraformError extends Error {
 const VARS = 'terraform.tfvars.json';
 const ROOT = 'main.tf.json';
 
-function hashDir(dir: string): string {
-  const h = createHash('sha256');
-  const walk = (d: string) => {
-    for (const name of readdirSync(d).sort()) {
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else h.update(name).update(readFileSync(p));
-    }
-  };
-  walk(dir);
-  return h.digest('hex');
-}
-
 export class TerraformRunner {
   private desired = new Map<string, NodeVars>();
   private readonly waiters = new Map<string, Waiter[]>();
@@ -84,10 +99,6 @@ export class TerraformRunner {
 
   private get settings() {
     return this.group.platform.terraform;
-  }
-
-  private get binary(): string {
-    return this.o.env?.SWITCHYARD_TERRAFORM_BIN ?? process.env.SWITCHYARD_TERRAFORM_BIN ?? this.settings.binary;
   }
 
   reconfigure(group: NodeGroup): void {
@@ -159,21 +170,25 @@ export class TerraformRunner {
 
   private run(args: string[], onLine?: (line: string) => void, timeoutMs?: number): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean }> {
     return new Promise((resolve) => {
-      const child = spawn(this.binary, args, {
+      const child = spawn(this.o.binary, args, {
         cwd: this.o.dir,
-        env: { ...withoutSecrets({ ...process.env, ...this.o.env }), TF_IN_AUTOMATION: '1', TF_INPUT: '0', CHECKPOINT_DISABLE: '1' },
+        env: terraformEnv(this.o.env ?? process.env, this.o.passEnv),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
       let stderr = '';
       let partial = '';
       let timedOut = false;
-      const timer = timeoutMs
-        ? setTimeout(() => {
-            timedOut = true;
-            // Once: a second interrupt makes Terraform abandon its work and can lose state.
-            child.kill('SIGINT');
-          }, timeoutMs)
+      const cancel = timeoutMs
+        ? (this.o.timers ?? realTimers).start(
+            timeoutMs,
+            () => {
+              timedOut = true;
+              // Once: a second interrupt makes Terraform abandon its work and can lose state.
+              child.kill('SIGINT');
+            },
+            args[0]!,
+          )
         : undefined;
       child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
         stdout += chunk;
@@ -187,7 +202,7 @@ export class TerraformRunner {
       });
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
       const done = (code: number | null) => {
-        clearTimeout(timer);
+        cancel?.();
         if (onLine && partial) onLine(partial);
         resolve({ code, stdout, stderr, timedOut });
       };
@@ -205,32 +220,43 @@ export class TerraformRunner {
 
   /** Writes the root module, the variables file and the module copy; runs init when they changed. */
   private async prepare(): Promise<void> {
-    const name = basename(this.o.moduleDir);
-    const moduleHash = hashDir(this.o.moduleDir);
-    const target = join(this.o.dir, 'modules', name);
-    const root = renderRoot(this.group, `./modules/${name}`);
+    const tf = this.settings;
+    const module = moduleNamed(this.o.modules, tf.module);
+    const problems = terraformProblems(tf, this.group.regions.map((r) => r.name), this.o.modules);
+    if (!module || problems.length > 0) {
+      throw new TerraformError(`refused to run: ${problems.map((p) => `${p.pointer.slice(1).replace(/\//g, '.')} ${p.message}`).join('; ')}`);
+    }
+    const target = join(this.o.dir, 'modules', module.name);
+    const inputs = renderInputs(this.group, this.o.pinned(module));
+    const root = renderRoot(this.group, { source: `./modules/${module.name}`, ...(module.provider ? { provider: module.provider } : {}) }, inputs);
     const marker = join(this.o.dir, '.switchyard-init');
-    const fingerprint = createHash('sha256').update(moduleHash).update(JSON.stringify({ provider: root.provider ?? null, module: root.module })).digest('hex');
+    const fingerprint = createHash('sha256').update(module.hash).update(JSON.stringify({ terraform: root.terraform, provider: root.provider ?? null, module: root.module })).digest('hex');
     const write = (file: string, content: unknown) => {
       const tmp = join(this.o.dir, `.${file}.tmp`);
       writeFileSync(tmp, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
       renameSync(tmp, join(this.o.dir, file));
     };
+    const variables = () => renderVariables(this.desired, this.o.serviceUrl, this.group, inputs);
     if (!existsSync(marker) || readFileSync(marker, 'utf8') !== fingerprint || !existsSync(join(this.o.dir, '.terraform'))) {
       rmSync(target, { recursive: true, force: true });
-      cpSync(this.o.moduleDir, target, { recursive: true });
+      cpSync(module.dir, target, { recursive: true, dereference: true });
+      // What runs must be what requests were checked against: the module as it was read at start.
+      if (hashDir(target) !== module.hash) {
+        rmSync(target, { recursive: true, force: true });
+        throw new TerraformError(`module '${module.name}' changed on disk since the service read it at start: restart the service to use it`);
+      }
       write(ROOT, root);
-      write(VARS, renderVariables(this.desired, this.o.serviceUrl));
+      write(VARS, variables());
       this.o.onProgress({ operation: 'init', phase: 'begin' });
-      const r = await this.run(['init', '-input=false', '-no-color'], undefined, this.settings.applyTimeout);
+      const r = await this.run(['init', '-input=false', '-no-color'], undefined, tf.applyTimeout);
       const ok = r.code === 0 && !r.timedOut;
-      const why = r.timedOut ? `took longer than ${this.settings.applyTimeout} ms and was interrupted` : tail(r.stderr || r.stdout);
+      const why = r.timedOut ? `took longer than ${tf.applyTimeout} ms and was interrupted` : tail(r.stderr || r.stdout);
       this.o.onProgress({ operation: 'init', phase: 'end', ok, ...(ok ? {} : { message: why }) });
       if (!ok) throw new TerraformError(`terraform init failed: ${why}`);
       writeFileSync(marker, fingerprint);
     }
     write(ROOT, root);
-    write(VARS, renderVariables(this.desired, this.o.serviceUrl));
+    write(VARS, variables());
   }
 
   /** The node ids in Terraform's state (`show -json`), for reconciliation at start. */
@@ -318,12 +344,16 @@ function tail(text: string | undefined): string {
 }
 
 /**
- * The environment Terraform runs in, less the control plane's own secrets: the CLI, its provider
- * plugins and whatever a module's local-exec starts (the local module's agents, their nginx and
- * ffmpeg) have no use for a key that mints admin tokens. Cloud credentials pass, as they must.
+ * The environment Terraform runs in: the few variables the CLI needs (FIXED_ENV) and those the
+ * operator lists (terraform.env, cloud credentials say), never the service's whole environment;
+ * the control plane's own secrets never, even listed: the CLI, its provider plugins and whatever a
+ * module's local-exec starts have no use for a key that mints admin tokens.
  */
-export function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+export function terraformEnv(source: NodeJS.ProcessEnv, names: readonly string[]): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(env)) if (!/^SWITCHYARD_(?:JWT_|ADMIN_PASSWORD)/.test(name)) out[name] = value;
-  return out;
+  for (const name of [...FIXED_ENV, ...names]) {
+    const value = source[name];
+    if (value !== undefined && !SECRET_ENV.test(name)) out[name] = value;
+  }
+  return { ...out, TF_IN_AUTOMATION: '1', TF_INPUT: '0', CHECKPOINT_DISABLE: '1' };
 }
