@@ -255,10 +255,6 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
   } else if (!MODULE_NAME.test(module)) {
     err('/platform/terraform/module', 'must be the name of an installed module: letters, digits, _ and -, starting with a letter or digit');
   }
-  // The group's name is a directory of its own under <dataDir>/terraform (and of the local module's state).
-  if (input.platform.type === 'terraform' && input.name.startsWith('.')) {
-    err('/name', 'on the terraform platform, must not start with \'.\' (it names the group\'s working directory)');
-  }
 
   const regions = new Set<string>();
   input.regions.forEach((r, i) => {
