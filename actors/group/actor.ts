@@ -202,6 +202,11 @@ class GroupActor {
     this.events.postMessage(events);
   }
 
+  /** The supervisor's events about this group: out on this actor's port, after those of earlier commits. */
+  announce(events: EventBody[]): void {
+    this.post(events, Promise.resolve(true));
+  }
+
   // ---- front end ----------------------------------------------------------------------------
 
   /** `by`: the token subject asking (a new PENDING binding counts against its cap). */

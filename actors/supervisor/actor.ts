@@ -293,8 +293,19 @@ class Supervisor {
     this.wake.abort();
   }
 
+  /**
+   * The supervisor's events about a group go out through that group's actor, after the events of
+   * the changes they follow (a node's FAULT before the blocked rule it causes): two ports would
+   * deliver in no promised order. A group whose actor is away gets them directly.
+   */
   private emit(events: EventBody[]): void {
-    if (events.length > 0) this.init.events.postMessage(events);
+    if (events.length === 0) return;
+    const g = this.groups.get(events[0]!.group);
+    if (!g || g.gone) {
+      this.init.events.postMessage(events);
+      return;
+    }
+    g.api.announce(events).catch(() => this.init.events.postMessage(events));
   }
 
   private async loop(): Promise<void> {
