@@ -7,7 +7,7 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import type { NodeGroup } from '../src/config/types.js';
 import type { EventBody } from '../src/domain/events.js';
-import { nodeEndpoint } from './comlink.js';
+import { guardedRemote, InFlight, nodeEndpoint } from './comlink.js';
 import type { GroupApi } from './group/actor.js';
 import type { HeartbeatReply, LookupOutcome } from './group/model.js';
 import type { SupervisorApi, SupervisorInit } from './supervisor/actor.js';
@@ -66,7 +66,7 @@ class Batcher<A, R> {
 
 export class GroupHandle {
   private worker: Worker | null = null;
-  private api: Comlink.Remote<GroupApi> | null = null;
+  private api: ReturnType<typeof guardedRemote<GroupApi>> | null = null;
   private closing = false;
   private restarts = 0;
   ready = false;
@@ -82,33 +82,15 @@ export class GroupHandle {
     return this.group.name;
   }
 
-  /** comlink makes (and registers) a new proxy on every property access: one per method will do. */
-  private methods = new Map<string, (...args: never[]) => Promise<unknown>>();
-
-  /** How to fail the calls in flight on the current worker, should it die. */
-  private inFlight = new Set<(err: Error) => void>();
-
-  /** Calls the actor; rejects with ActorUnavailable if it is starting or dies during the call. */
+  /** Calls the actor; rejects with ActorUnavailable if it is starting or dies during the call (actors/comlink.ts). */
   async call<K extends Method<GroupApi>>(method: K, ...args: Params<GroupApi, K>): Promise<Result<GroupApi, K>> {
     const api = this.api;
     if (!this.ready || !api) throw new ActorUnavailable(this.name);
     const started = performance.now();
-    const inFlight = this.inFlight;
-    let fail: ((err: Error) => void) | undefined;
     try {
-      let fn = this.methods.get(method as string);
-      if (!fn) this.methods.set(method as string, (fn = api[method] as unknown as (...a: never[]) => Promise<unknown>));
-      const send = fn as unknown as (...a: Params<GroupApi, K>) => Promise<Result<GroupApi, K>>;
-      // Not Promise.race with a promise of the worker's death: it settles only if the worker
-      // dies, so every race would leave a reaction on it holding the call's answer for as long
-      // as the worker lives (the soak saw the main heap grow by about 1 MiB a second).
-      return await new Promise<Result<GroupApi, K>>((resolve, reject) => {
-        fail = reject;
-        inFlight.add(reject);
-        send(...args).then(resolve, reject);
-      });
+      const send = api[method] as unknown as (...a: Params<GroupApi, K>) => Promise<Result<GroupApi, K>>;
+      return await send(...args);
     } finally {
-      if (fail) inFlight.delete(fail);
       this.host.options.observe?.(method as string, (performance.now() - started) / 1000);
     }
   }
@@ -135,35 +117,24 @@ export class GroupHandle {
     try {
       worker = this.spawn();
       const w = worker;
-      const api = Comlink.wrap<GroupApi>(nodeEndpoint(w));
+      const inFlight = new InFlight();
+      const api = guardedRemote<GroupApi>(nodeEndpoint(w), inFlight);
       const events = new MessageChannel();
       events.port1.on('message', (batch: EventBody[]) => this.host.options.onEvents(batch));
-      const inFlight = new Set<(err: Error) => void>();
-      const died = new Promise<never>((_, reject) => {
-        w.once('exit', (code) => {
-          events.port1.close();
-          const err = new ActorUnavailable(this.name);
-          reject(err);
-          for (const fail of inFlight) fail(err);
-          inFlight.clear();
-          if (this.worker === w) this.onExit(code);
-        });
+      w.once('exit', (code) => {
+        events.port1.close();
+        inFlight.fail(new ActorUnavailable(this.name));
+        if (this.worker === w) this.onExit(code);
       });
-      died.catch(() => {});
       w.on('error', (err) => this.host.options.onError?.(this.name, err));
-      await Promise.race([
-        api.init(
-          Comlink.transfer(
-            { group: this.group, dataDir: this.host.options.dataDir, durability: this.host.options.durability, ...(this.host.options.minFreeBytes !== undefined ? { minFreeBytes: this.host.options.minFreeBytes } : {}), events: events.port2 },
-            [events.port2],
-          ),
+      await api.init(
+        Comlink.transfer(
+          { group: this.group, dataDir: this.host.options.dataDir, durability: this.host.options.durability, ...(this.host.options.minFreeBytes !== undefined ? { minFreeBytes: this.host.options.minFreeBytes } : {}), events: events.port2 },
+          [events.port2],
         ),
-        died,
-      ]);
-      if (this.group !== spec) await Promise.race([api.reconfigure(this.group), died]);
-      this.inFlight = inFlight;
+      );
+      if (this.group !== spec) await api.reconfigure(this.group);
       this.api = api;
-      this.methods = new Map();
       this.ready = true;
       await this.host.connect(this);
       // Removed while connecting: the supervisor must not keep a group that is gone.

@@ -5,7 +5,7 @@
 // supervisor's plan, made beside the nodes, against cloning a snapshot of every node (what
 // crossing to the supervisor's thread cost when the plan was made there).
 import { GroupModel } from '../actors/group/model.js';
-import { planGroup } from '../actors/supervisor/plan.js';
+import { planGroup } from '../src/policy/scaling/plan.js';
 import { fleetBindings, fleetGroup, fleetNodes, REGIONS } from './lib/synthetic-fleet.js';
 import { table } from './lib/table.js';
 

@@ -8,13 +8,13 @@ import * as Comlink from 'comlink';
 import type { NodeGroup } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
 import type { NodeAddress, PlatformData, Provision, Rendition } from '../../src/domain/records.js';
-import type { NodeEvent } from '../../src/domain/states.js';
+import type { NodeEvent } from '../../src/policy/states.js';
 import type { NodeState, Role } from '../../src/domain/vocabulary.js';
 import type { Database } from 'lmdb';
 import { groupRange, openStore, type GroupKey, type Store } from '../../src/store/store.js';
 import { stored, surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
-import { planGroup, type GroupPlan, type PlanInput } from '../supervisor/plan.js';
+import { planGroup, type GroupPlan, type PlanInput } from '../../src/policy/scaling/plan.js';
 import { GroupModel, type Failure, type HeartbeatInput, type HeartbeatReply, type LookupOutcome, type NodeFacts, type NodeView, type StreamView, type Effects } from './model.js';
 
 export type LookupKind = 'publish' | 'transcode' | 'subscribe';

@@ -6,18 +6,19 @@ import type { NodeGroup, RuleConfig } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
 import type { BindingRecord, Listener, NodeAddress, NodeRecord, PlatformData, Provision, Rendition } from '../../src/domain/records.js';
 import { unknownRegion } from '../../src/domain/regions.js';
-import { transition, type NodeEvent } from '../../src/domain/states.js';
+import { transition, type NodeEvent } from '../../src/policy/states.js';
 import { LOAD_METRIC, type BindingState, type NodeState, type Role } from '../../src/domain/vocabulary.js';
-import { IndexedMinHeap, type HeapItem } from '../../src/selection/heap.js';
-import { leastLoaded } from '../../src/selection/least-loaded.js';
-import type { Candidate, Selector } from '../../src/selection/selector.js';
-import { hasRoom } from '../../src/selection/selector.js';
-import { pickTwo, twoChoices } from '../../src/selection/two-choices.js';
-import { regionsFrom } from '../../src/selection/regions.js';
-import { compiled, metricOf, nodeScope, ruleScope } from '../../src/expressions/scope.js';
-import type { Expression } from '../../src/expressions/compile.js';
+import { IndexedMinHeap, type HeapItem } from '../../src/policy/selection/heap.js';
+import { leastLoaded } from '../../src/policy/selection/least-loaded.js';
+import type { Candidate, Selector } from '../../src/policy/selection/selector.js';
+import { hasRoom } from '../../src/policy/selection/selector.js';
+import { pickTwo, twoChoices } from '../../src/policy/selection/two-choices.js';
+import { regionsFrom } from '../../src/policy/selection/regions.js';
+import { compiled, metricOf, nodeScope, ruleScope } from '../../src/policy/expressions/scope.js';
+import type { Expression } from '../../src/policy/expressions/compile.js';
 import { pageKeys } from '../../src/domain/paging.js';
 import { ExpiryBuckets } from './expiry.js';
+import { capabilitiesOf } from '../../src/platforms/capabilities.js';
 
 /** The listener answered when neither the node nor its role names one. */
 const DEFAULT_LISTENER: Listener = { protocol: 'rtmp', port: 1935 };
@@ -109,27 +110,8 @@ export interface StreamView {
   since: number;
 }
 
-/** What the supervisor needs to decide, per node. */
-export interface NodeFacts {
-  id: string;
-  role: Role;
-  region: string;
-  state: NodeState;
-  stateSince: number;
-  lastSeen: number | null;
-  /**
-   * Whether the node has posted since this actor loaded it: after a restart its metrics and
-   * connections are unknown (not zero) until it does.
-   */
-  reported: boolean;
-  connections: number;
-  /** The node's rank as the selection sees it (reported, plus assignments since). */
-  rank: number;
-  /** Metrics as last reported, for the rules' aggregates. */
-  metrics: Record<string, number>;
-  platform: PlatformData;
-  hasLiveStreams: boolean;
-}
+export type { NodeFacts } from '../../src/policy/scaling/facts.js';
+import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 
 interface LiveNode extends Candidate {
   readonly id: string;
@@ -420,7 +402,7 @@ export class GroupModel {
       record.listeners = hb.listeners;
       dirty = true;
     }
-    const autoReinstate = this.config.timing.autoReinstate || record.platform.type === 'static';
+    const autoReinstate = this.config.timing.autoReinstate || capabilitiesOf(record.platform.type).alwaysReinstates;
     // A first heartbeat that is ready makes two moves (CREATED → STARTED → INSERVICE), each an event.
     const event = { type: 'heartbeat' as const, ready: hb.ready, autoReinstate, ...(record.faultedFrom ? { resume: record.faultedFrom.state } : {}) };
     let moved = false;

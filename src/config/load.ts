@@ -9,9 +9,10 @@ import type { Config, NodeGroup, RuleConfig } from './types.js';
 import { compile, valueAt, type FieldError } from '../schemas/validate.js';
 import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC, STATES_WITH_TIMEOUT, type Role, type TimedState } from '../domain/vocabulary.js';
 import { projectPath } from '../paths.js';
-import { compileExpression, ExpressionError, type Kind } from '../expressions/compile.js';
+import { compileExpression, ExpressionError, type Kind } from '../policy/expressions/compile.js';
 import { es256KeyProblem } from '../auth/tokens.js';
 import { isLoopbackHost } from '../auth/users.js';
+import { ruleKey } from '../domain/scaling.js';
 import { MODULE_NAME, SECRET_ENV, terraformProblems, type TerraformModules } from '../platforms/terraform/policy.js';
 
 export class ConfigError extends Error {
@@ -286,7 +287,7 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
   input.rules.forEach((r, i) => {
     if (!regions.has(r.region)) err(`/rules/${i}/region`, `must name one of the group's regions (${[...regions].join(', ')})`);
     if (roles[r.role] === undefined) err(`/rules/${i}/role`, `role '${r.role}' is not configured in this node group`);
-    const key = `${r.region}|${r.role}`;
+    const key = ruleKey(r);
     if (seen.has(key)) err(`/rules/${i}`, `another rule is for region '${r.region}' and role '${r.role}'`);
     seen.add(key);
     if (r.min > r.max) err(`/rules/${i}/min`, `must not be above max (${r.max})`);

@@ -1,5 +1,6 @@
 // Events (CONTRACT §2, GET /events): what changed, why, and where. Actors produce them; the
 // front end numbers them, keeps a bounded log in LMDB and streams them to admins.
+import type { BlockedCause, ScalingTrigger } from './scaling.js';
 import type { NodeState, Role } from './vocabulary.js';
 
 export type EventBody =
@@ -18,14 +19,13 @@ export type EventBody =
       region: string;
       action: 'create' | 'drain';
       count: number;
-      /** What fired: below min, above max, a lookup without room, a rule's condition, or no rule. */
-      trigger: 'min' | 'max' | 'request' | 'scaleOut' | 'scaleIn' | 'unconfigured' | 'retire';
+      trigger: ScalingTrigger;
       reason: string;
       nodeId?: string;
       /** The aggregates the condition read, and the limit, when a condition fired. */
       values?: Record<string, number>;
     }
-  | { type: 'scaling.blocked'; group: string; role: Role; region: string; cause: 'faults' | 'max' | 'budget'; reason: string }
+  | { type: 'scaling.blocked'; group: string; role: Role; region: string; cause: BlockedCause; reason: string }
   | { type: 'platform.error'; group: string; nodeId?: string; operation: string; message: string }
   | {
       type: 'platform.progress';

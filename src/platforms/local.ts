@@ -10,7 +10,8 @@ import type { PlatformData } from '../domain/records.js';
 import { projectPath } from '../paths.js';
 import { stopNginxOf } from '../agent/media/nginx-process.js';
 import { alive, argvOf, signalGroup } from '../os/process-group.js';
-import { PlatformError, type NewNode, type NodeRef, type Platform } from './platform.js';
+import { capabilitiesOf } from './capabilities.js';
+import { PlatformError, type NewNode, type NodeRef, type Platform, type Reconciliation } from './platform.js';
 
 export interface LocalPlatformOptions {
   /** The URL node agents post their events to. */
@@ -64,7 +65,7 @@ async function waitGone(pid: number, nodeId: string, ms: number): Promise<boolea
 }
 
 export class LocalPlatform implements Platform {
-  readonly type = 'local' as const;
+  readonly capabilities = capabilitiesOf('local');
   private readonly used = new Set<string>();
 
   constructor(private readonly options: LocalPlatformOptions) {}
@@ -74,14 +75,14 @@ export class LocalPlatform implements Platform {
     let n = ipToInt(group.platform.local.firstAddress);
     const last = ipToInt('127.255.255.254');
     while (this.used.has(intToIp(n)) && n <= last) n++;
-    if (n > last) throw new PlatformError('no free loopback address left', false);
+    if (n > last) throw new PlatformError('no free loopback address left');
     const address = intToIp(n);
     this.used.add(address);
     return { type: 'local', address };
   }
 
   async create(group: NodeGroup, node: NodeRef): Promise<PlatformData> {
-    if (node.platform.type !== 'local') throw new PlatformError(`node ${node.id} is not a local node`, false);
+    if (node.platform.type !== 'local') throw new PlatformError(`node ${node.id} is not a local node`);
     const address = node.platform.address;
     this.used.add(address);
     const dir = join(this.options.dataDir, 'nodes', node.id);
@@ -135,11 +136,22 @@ export class LocalPlatform implements Platform {
     rmSync(join(this.options.dataDir, 'nodes', node.id), { recursive: true, force: true });
   }
 
-  exists(node: NodeRef): boolean {
+  /** Whether a recorded node's agent still runs (and its address is taken either way). */
+  private exists(node: NodeRef): boolean {
     if (node.platform.type !== 'local') return false;
     this.used.add(node.platform.address);
     return node.platform.pid !== undefined && isAgent(node.platform.pid, node.id);
   }
+
+  /** Agents outlive a crash of the service: those still running are adopted, the others are missing. */
+  async reconcile(_group: NodeGroup, nodes: readonly NodeRef[]): Promise<Reconciliation> {
+    return { listed: [], missing: nodes.filter((n) => !this.exists(n)).map((n) => n.id), missingReason: 'its local node is gone', retired: [], orphans: [] };
+  }
+
+  /** Local agents are all recorded: an unknown one exits by itself after orphanTimeout. */
+  async removeOrphan(): Promise<void> {}
+
+  reconfigure(): void {}
 
   async shutdown(nodes: readonly NodeRef[]): Promise<void> {
     await Promise.allSettled(nodes.filter((n) => n.platform.type === 'local').map((n) => this.destroy(n)));

@@ -204,8 +204,8 @@ test('after a restart: known nodes in the state are adopted with their tokens, m
     { id: 'a', role: 'origin' as const, region: 'r1', platform: { type: 'terraform' as const } },
     { id: 'c', role: 'origin' as const, region: 'r1', platform: { type: 'terraform' as const } },
   ];
-  const result = await platform.reconcile(known);
-  t.deepEqual(result, { missing: ['c'], orphans: ['b'] });
+  const result = await platform.reconcile(group, known);
+  t.like(result, { missing: ['c'], orphans: ['b'], listed: [], retired: [] });
   await platform.runner.remove('b');
   t.deepEqual(log().at(-1)!.destroyed, ['b']);
   const vars = JSON.parse(readFileSync(join(dir, 'work', 'terraform.tfvars.json'), 'utf8')) as { nodes: Record<string, unknown>; tokens: Record<string, string> };

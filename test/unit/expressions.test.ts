@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { compileExpression, ExpressionError } from '../../src/expressions/compile.js';
-import { nodeScope, ruleScope, termValues } from '../../src/expressions/scope.js';
+import { compileExpression, ExpressionError } from '../../src/policy/expressions/compile.js';
+import { nodeScope, ruleScope, termValues } from '../../src/policy/expressions/scope.js';
 
 const nodes: Array<{ metrics: Record<string, number> }> = [{ metrics: { 'connections.subscriber': 100, 'cpu.load': 0.5 } }, { metrics: { 'connections.subscriber': 200, 'cpu.load': 0.9 } }, { metrics: {} }];
 

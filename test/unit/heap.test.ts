@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { IndexedMinHeap, type HeapItem } from '../../src/selection/heap.js';
+import { IndexedMinHeap, type HeapItem } from '../../src/policy/selection/heap.js';
 
 interface Item extends HeapItem {
   id: number;

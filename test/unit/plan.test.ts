@@ -2,10 +2,10 @@ import test from 'ava';
 import fc from 'fast-check';
 import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
-import { countsTowardCapacity } from '../../src/domain/states.js';
+import { countsTowardCapacity } from '../../src/policy/states.js';
 import { NODE_STATES, type NodeState, type Role } from '../../src/domain/vocabulary.js';
-import type { NodeFacts } from '../../actors/group/model.js';
-import { plan, planCapacity, planHealth } from '../../actors/supervisor/plan.js';
+import type { NodeFacts } from '../../src/policy/scaling/facts.js';
+import { plan, planCapacity, planHealth } from '../../src/policy/scaling/plan.js';
 import { staticGroup } from '../helpers/service.js';
 
 function localGroup(rules: unknown[]): NodeGroup {

@@ -1,8 +1,8 @@
 import test from 'ava';
 import fc from 'fast-check';
 import type { NodeGroup } from '../../src/config/types.js';
-import { regionOrder } from '../../src/selection/region-order.js';
-import { distanceKm } from '../../src/selection/regions.js';
+import { regionOrder } from '../../src/policy/selection/region-order.js';
+import { distanceKm } from '../../src/policy/selection/regions.js';
 
 const group = (regions: Array<{ name: string; lat: number; lon: number }>) => ({ regions }) as unknown as NodeGroup;
 

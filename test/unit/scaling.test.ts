@@ -3,10 +3,10 @@ import test from 'ava';
 import fc from 'fast-check';
 import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
-import { countsTowardCapacity, transition } from '../../src/domain/states.js';
+import { countsTowardCapacity, transition } from '../../src/policy/states.js';
 import { NODE_STATES, type NodeState } from '../../src/domain/vocabulary.js';
-import type { NodeFacts } from '../../actors/group/model.js';
-import { plan, planCapacity, planHealth, type Action } from '../../actors/supervisor/plan.js';
+import type { NodeFacts } from '../../src/policy/scaling/facts.js';
+import { plan, planCapacity, planHealth, type Action } from '../../src/policy/scaling/plan.js';
 import { staticGroup } from '../helpers/service.js';
 
 const NOW = 10_000_000;

@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { transition, type NodeEvent } from '../../src/domain/states.js';
+import { transition, type NodeEvent } from '../../src/policy/states.js';
 import { NODE_STATES, type NodeState } from '../../src/domain/vocabulary.js';
 
 const event: fc.Arbitrary<NodeEvent> = fc.oneof(

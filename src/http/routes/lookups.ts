@@ -6,7 +6,7 @@ import Type from 'typebox';
 import type { LookupKind } from '../../../actors/group/actor.js';
 import type { Assignment } from '../../../actors/group/model.js';
 import { GroupName, LiveLookupQuery, ServerAssignment, ServerAssignmentWithListener, StreamLookupQuery, StreamName } from '../../schemas/api.js';
-import { regionOrder } from '../../selection/region-order.js';
+import { regionOrder } from '../../policy/selection/region-order.js';
 import { clientAddress } from '../client-address.js';
 import type { Ctx } from '../context.js';
 import { toProblem } from '../middleware/errors.js';

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { NodeGroup, TerraformOperatorConfig } from '../../config/types.js';
 import type { PlatformData } from '../../domain/records.js';
 import { projectPath } from '../../paths.js';
-import { PlatformError, type NewNode, type NodeRef, type Platform } from '../platform.js';
+import { capabilitiesOf } from '../capabilities.js';
+import { PlatformError, type NewNode, type NodeRef, type Platform, type Reconciliation } from '../platform.js';
 import type { ModuleInfo, TerraformModules } from './policy.js';
 import { TerraformRunner, type RunnerProgress, type Timers } from './runner.js';
 
@@ -34,7 +35,7 @@ export function pinnedInputs(module: ModuleInfo, dataDir: string): Record<string
 }
 
 export class TerraformPlatform implements Platform {
-  readonly type = 'terraform' as const;
+  readonly capabilities = capabilitiesOf('terraform');
   readonly runner: TerraformRunner;
 
   constructor(o: TerraformPlatformOptions) {
@@ -73,16 +74,12 @@ export class TerraformPlatform implements Platform {
     }
   }
 
-  exists(node: NodeRef): boolean {
-    return this.runner.has(node.id);
-  }
-
   /**
    * At start: Terraform's state against the recorded nodes. Recorded nodes in the state are
    * adopted; recorded nodes missing from it are reported; resources of unknown nodes (orphans,
    * say of a create that finished after a crash) are destroyed.
    */
-  async reconcile(nodes: readonly NodeRef[]): Promise<{ missing: string[]; orphans: string[] }> {
+  async reconcile(_group: NodeGroup, nodes: readonly NodeRef[]): Promise<Reconciliation> {
     const state = await this.runner.state();
     const known = new Set(nodes.map((n) => n.id));
     const missing: string[] = [];
@@ -95,7 +92,11 @@ export class TerraformPlatform implements Platform {
       }
     }
     const orphans = [...state].filter((id) => !known.has(id));
-    return { missing, orphans };
+    return { listed: [], missing, missingReason: 'its resources are not in the Terraform state', retired: [], orphans };
+  }
+
+  async removeOrphan(id: string): Promise<void> {
+    await this.runner.remove(id);
   }
 
   reconfigure(group: NodeGroup): void {

@@ -1,5 +1,5 @@
 // Region orders: the configured order, or nearest-first from a point (CONTRACT §4).
-import type { RegionConfig } from '../config/types.js';
+import type { RegionConfig } from '../../config/types.js';
 
 const EARTH_RADIUS_KM = 6371;
 const rad = (deg: number) => (deg * Math.PI) / 180;

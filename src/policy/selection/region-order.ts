@@ -1,8 +1,8 @@
 // The order in which a lookup tries a group's regions (CONTRACT §4): `?region=a,b` first when
 // given, else nearest first from the client's location, else the configured order. `strict`
 // keeps only the regions asked for (or the nearest one): no fallback.
-import type { NodeGroup } from '../config/types.js';
-import type { Location } from '../geo/locator.js';
+import type { NodeGroup } from '../../config/types.js';
+import type { Location } from '../../geo/locator.js';
 import { regionsByDistance } from './regions.js';
 
 export type RegionOrder = { ok: true; regions: string[] } | { ok: false; unknown: string[] };

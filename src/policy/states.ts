@@ -1,6 +1,6 @@
 // The node state machine of CONTRACT §6 as one pure function, so that every caller (heartbeats,
 // the supervisor's plans, admin calls, the platforms) is held to the same legal moves.
-import type { NodeState } from './vocabulary.js';
+import type { NodeState } from '../domain/vocabulary.js';
 
 export type NodeEvent =
   /** The platform has started creating the node. */

@@ -1,14 +1,15 @@
 // The supervisor's policy as pure functions: from a snapshot of a group's nodes, its config, the
 // clock and what is already under way, the actions to take (after the cluster-autoscaler: policy
 // here, mechanism in the actor). Properties test this without threads, processes or timers.
-import type { NodeGroup, RuleConfig } from '../../src/config/types.js';
-import { compiled, ruleScope, termValues } from '../../src/expressions/scope.js';
-import { countsTowardCapacity, type NodeEvent } from '../../src/domain/states.js';
-import type { Role, TimedState } from '../../src/domain/vocabulary.js';
-import type { NodeFacts } from '../group/model.js';
+import type { NodeGroup, RuleConfig } from '../../config/types.js';
+import { compiled, ruleScope, termValues } from '../expressions/scope.js';
+import { countsTowardCapacity, type NodeEvent } from '../states.js';
+import type { Role, TimedState } from '../../domain/vocabulary.js';
+import type { NodeFacts } from './facts.js';
+import { capabilitiesOf } from '../../platforms/capabilities.js';
+import { ruleKey, type BlockedCause, type ScalingTrigger } from '../../domain/scaling.js';
 
-/** Why capacity changes: below min, above max, a lookup found no room, or a rule's condition. */
-export type Trigger = 'min' | 'max' | 'request' | 'scaleOut' | 'scaleIn' | 'unconfigured' | 'retire';
+export type Trigger = ScalingTrigger;
 
 export type Action =
   | { type: 'event'; nodeId: string; event: NodeEvent }
@@ -17,8 +18,6 @@ export type Action =
   | { type: 'destroy'; nodeId: string }
   | { type: 'blocked'; role: Role; region: string; cause: BlockedCause; reason: string };
 
-/** Why a rule did not scale out when it was asked to: too many faults, at max, or lookups' budget spent. */
-export type BlockedCause = 'faults' | 'max' | 'budget';
 
 /** A scale-out that failed lookups asked for, as the supervisor carried it out. */
 export interface Requested {
@@ -56,12 +55,11 @@ const BEING_CREATED: ReadonlySet<string> = new Set(['REQUESTED', 'CREATING', 'CR
 const DRAINING: ReadonlySet<string> = new Set(['SOFT_SUNSET', 'HARD_SUNSET']);
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
-export const ruleKey = (r: { region: string; role: Role }) => `${r.region}|${r.role}`;
 
 /** Health: silence, overstayed states, drains that finished or ran out, faults to clear. */
 export function planHealth({ group, nodes, now, busy }: PlanInput): Action[] {
   const t = group.timing;
-  const managed = group.platform.type !== 'static';
+  const managed = capabilitiesOf(group.platform.type).managed;
   const actions: Action[] = [];
   for (const n of nodes) {
     if (busy.has(n.id)) continue;
@@ -135,7 +133,8 @@ function limitOf(rule: RuleConfig, inService: readonly NodeFacts[]): number {
  * nodes do not, and more than faultThreshold of them stop creation in that region and role.
  */
 export function planCapacity({ group, nodes, now, requests, lastScaled = new Map(), evaluate = false, requested = new Map() }: PlanInput): Action[] {
-  if (group.platform.type === 'static') return [];
+  // A fleet the platform does not manage is the operator's: nothing to create or drain for capacity.
+  if (!capabilitiesOf(group.platform.type).managed) return [];
   const actions: Action[] = [];
   const asked = new Map<string, CapacityRequest>();
   for (const r of requests) asked.set(ruleKey(r), r);
