@@ -4,14 +4,6 @@
 export const ROLES = ['origin', 'edge', 'relay', 'transcoder'] as const;
 export type Role = (typeof ROLES)[number];
 
-export type Capability = 'PUBLISH' | 'SUBSCRIBE' | 'TRANSCODE';
-export const CAPABILITIES: Record<Role, readonly Capability[]> = {
-  origin: ['PUBLISH'],
-  edge: ['SUBSCRIBE'],
-  relay: [],
-  transcoder: ['TRANSCODE'],
-};
-
 /** Which connection count a role's load is measured in, and what one assignment adds to. */
 export const LOAD_METRIC: Record<Role, string> = {
   origin: 'connections.publisher',

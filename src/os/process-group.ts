@@ -4,6 +4,7 @@
 // master alone leaves its worker listening; signalling the group does not.
 import { spawn, type StdioOptions } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface Exit {
@@ -124,4 +125,41 @@ export function argvOf(pid: number): string[] {
 /** The command line of a process, or '' when it is gone or not ours to read. */
 export function cmdline(pid: number): string {
   return argvOf(pid).join(' ');
+}
+
+/**
+ * Stops the process group a pid file names, if its leader still runs and its command line names
+ * `owner` (so a pid reused by a stranger is left alone): SIGTERM, up to a second, then SIGKILL.
+ * Answers whether there was one to stop.
+ */
+export async function stopPidFileGroup(pidFile: string, owner: string): Promise<boolean> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(pidFile, 'utf8').trim());
+  } catch {
+    return false;
+  }
+  if (!Number.isInteger(pid) || pid <= 1 || !alive(pid) || !cmdline(pid).includes(owner)) return false;
+  signalGroup(pid, 'SIGTERM');
+  const deadline = Date.now() + 1000;
+  while (alive(pid) && Date.now() < deadline) await sleep(20);
+  signalGroup(pid, 'SIGKILL');
+  return true;
+}
+
+/**
+ * Stops every process group a directory's pid files name (`*.pid`, whose leader's command line
+ * names the directory): what a node agent killed outright left running (its media server), found
+ * without knowing which programs the agent runs.
+ */
+export async function stopPidFileGroupsIn(dir: string): Promise<number> {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith('.pid'));
+  } catch {
+    return 0;
+  }
+  let stopped = 0;
+  for (const name of names) if (await stopPidFileGroup(join(dir, name), dir)) stopped++;
+  return stopped;
 }

@@ -8,8 +8,7 @@ import { join } from 'node:path';
 import type { NodeGroup } from '../config/types.js';
 import type { PlatformData } from '../domain/records.js';
 import { projectPath } from '../paths.js';
-import { stopNginxOf } from '../agent/media/nginx-process.js';
-import { alive, argvOf, signalGroup } from '../os/process-group.js';
+import { alive, argvOf, signalGroup, stopPidFileGroupsIn } from '../os/process-group.js';
 import { capabilitiesOf } from './capabilities.js';
 import { PlatformError, type NewNode, type NodeRef, type Platform, type Reconciliation } from './platform.js';
 
@@ -130,8 +129,9 @@ export class LocalPlatform implements Platform {
         if (!(await waitGone(pid, node.id, 2000))) throw new PlatformError(`node agent ${pid} of ${node.id} does not exit`);
       }
     }
-    // An agent that was killed outright could not stop its media server: stop it here.
-    await stopNginxOf(join(this.options.dataDir, 'nodes', node.id));
+    // An agent that was killed outright could not stop its media server: stop what the node's
+    // directory's pid files name (the agent's own business which programs those are).
+    await stopPidFileGroupsIn(join(this.options.dataDir, 'nodes', node.id));
     this.used.delete(node.platform.address);
     rmSync(join(this.options.dataDir, 'nodes', node.id), { recursive: true, force: true });
   }

@@ -97,8 +97,6 @@ export function transition(state: NodeState, event: NodeEvent): Transition {
   }
 }
 
-/** States a node may be handed to clients in. */
-export const isAssignable = (state: NodeState): boolean => state === 'INSERVICE';
 
 /** States that count toward a rule's min and max (CONTRACT §7: FAULT does not; nodes being created do). */
 export const countsTowardCapacity = (state: NodeState): boolean =>

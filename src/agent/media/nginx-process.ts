@@ -1,11 +1,11 @@
 // One nginx master (daemon off) as a child of the agent, leading its own process group: started
 // once its ports are known free, ready when its stat page answers, reloaded with SIGHUP, stopped
 // with SIGTERM then SIGKILL to the group. An exit the agent did not ask for is reported.
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { nodePaths } from './nginx-config.js';
-import { alive, childrenOf, cmdline, signalGroup, spawnGroup, SpawnError, stopGroup, type Exit, type GroupChild } from '../../os/process-group.js';
+import { childrenOf, signalGroup, spawnGroup, SpawnError, stopGroup, stopPidFileGroup, type Exit, type GroupChild } from '../../os/process-group.js';
 
 export class NginxStartError extends Error {
   constructor(message: string) {
@@ -40,16 +40,9 @@ export function tail(file: string, lines = 5): string {
  * Stops the nginx (and whatever its workers exec) of a node directory whose agent is gone:
  * recognised by its pid file and a command line naming the directory. True if one was running.
  */
-export async function stopNginxOf(dir: string): Promise<boolean> {
-  const pidFile = nodePaths(dir).pid;
-  if (!existsSync(pidFile)) return false;
-  const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  if (!Number.isInteger(pid) || pid <= 1 || !alive(pid) || !cmdline(pid).includes(dir)) return false;
-  signalGroup(pid, 'SIGTERM');
-  const deadline = Date.now() + 1000;
-  while (alive(pid) && Date.now() < deadline) await sleep(20);
-  signalGroup(pid, 'SIGKILL');
-  return true;
+/** Stops an nginx a node's directory's pid file names (one an agent killed outright left running). */
+export function stopNginxOf(dir: string): Promise<boolean> {
+  return stopPidFileGroup(nodePaths(dir).pid, dir);
 }
 
 export class NginxProcess {
