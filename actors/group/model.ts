@@ -9,10 +9,9 @@ import { unknownRegion } from '../../src/domain/regions.js';
 import { transition, type NodeEvent } from '../../src/policy/states.js';
 import { LOAD_METRIC, type BindingState, type NodeState, type Role } from '../../src/domain/vocabulary.js';
 import { IndexedMinHeap, type HeapItem } from '../../src/policy/selection/heap.js';
-import { leastLoaded } from '../../src/policy/selection/least-loaded.js';
 import type { Candidate, Selector } from '../../src/policy/selection/selector.js';
 import { hasRoom } from '../../src/policy/selection/selector.js';
-import { pickTwo, twoChoices } from '../../src/policy/selection/two-choices.js';
+import { createSelector } from '../../src/policy/selection/registry.js';
 import { regionsFrom } from '../../src/policy/selection/regions.js';
 import { compiled, metricOf, nodeScope, ruleScope } from '../../src/policy/expressions/scope.js';
 import type { Expression } from '../../src/policy/expressions/compile.js';
@@ -252,13 +251,7 @@ export class GroupModel {
   }
 
   private selectorFor(config: NodeGroup): Selector {
-    const { strategy, nearEqual } = config.selection;
-    return strategy === 'least-loaded' ? leastLoaded : twoChoices(this.random, (limit) => this.band(limit, nearEqual));
-  }
-
-  /** How close to the lightest a node must be to count as near-equal. */
-  private band(limit: number, fraction = this.config.selection.nearEqual): number {
-    return Math.max(1, Number.isFinite(limit) ? fraction * limit : 1);
+    return createSelector(config.selection.strategy, { random: this.random, nearEqual: config.selection.nearEqual });
   }
 
   get name(): string {
@@ -893,11 +886,8 @@ export class GroupModel {
     if (!serving) return undefined;
     const pool = (n: LiveNode) => n.heap !== null && n.root === origin.id;
     for (const region of regions) {
-      const here = serving.filter((n) => n.record.region === region && pool(n) && hasRoom(n));
-      if (here.length === 0) continue;
-      if (this.config.selection.strategy === 'least-loaded') return here.reduce((a, b) => (b.heapKey < a.heapKey || (b.heapKey === a.heapKey && b.heapTie < a.heapTie) ? b : a));
-      const lightest = Math.min(...here.map((n) => n.heapKey));
-      return pickTwo(here.filter((n) => n.heapKey <= lightest + this.band(n.limit)), this.random);
+      const chosen = this.selector.choose(serving.filter((n) => n.record.region === region && pool(n) && hasRoom(n)));
+      if (chosen) return chosen;
     }
     return undefined;
   }

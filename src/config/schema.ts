@@ -1,6 +1,7 @@
 // The config file's schema. The same node-group schema validates the config file at start and
 // the admin API's node-group bodies, so an operator meets one set of rules in both places.
 import Type from 'typebox';
+import { STRATEGY_NAMES } from '../policy/selection/registry.js';
 import { DURATION_PATTERN, NAME_DESCRIPTION, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
 
 /** A duration: milliseconds as a number, or a string such as "500ms", "10s", "5m", "1h". */
@@ -225,7 +226,10 @@ export const NodeGroupConfig = Type.Object(
     selection: Type.Object(
       {
         /** two-choices: two random picks among the near-equal lightest; least-loaded: always the lightest. */
-        strategy: Type.Union([Type.Literal('two-choices'), Type.Literal('least-loaded')], { default: 'two-choices' }),
+        strategy: Type.Union(
+          STRATEGY_NAMES.map((n) => Type.Literal(n)),
+          { default: STRATEGY_NAMES[0] },
+        ),
         /** Near-equal: within this fraction of the limit of the lightest node (at least 1). */
         nearEqual: Type.Number({ minimum: 0, maximum: 1, default: 0.05 }),
       },

@@ -2,6 +2,7 @@
 // (regions, roles, parents) checked.
 import type { Role, TimedState } from '../domain/vocabulary.js';
 import type { Listener } from '../domain/records.js';
+import type { StrategyName } from '../policy/selection/registry.js';
 
 export interface RegionConfig {
   name: string;
@@ -96,7 +97,7 @@ export interface NodeGroup {
   roles: Partial<Record<Role, RoleConfig>>;
   rules: RuleConfig[];
   timing: TimingConfig;
-  selection: { strategy: 'two-choices' | 'least-loaded'; nearEqual: number };
+  selection: { strategy: StrategyName; nearEqual: number };
   limits: { pendingBindings: number; pendingPerToken: number };
 }
 

@@ -2,7 +2,7 @@
 // candidates (the power of two choices, as LiveKit adopted after stale load figures herded a
 // burst onto one node). "Near-equal": within `band(limit)` of the lightest.
 import type { IndexedMinHeap } from './heap.js';
-import { hasRoom, type Candidate, type PoolOf, type Selector } from './selector.js';
+import { hasRoom, lighter, type Candidate, type PoolOf, type Selector, type SelectorOptions } from './selector.js';
 
 const MAX_SAMPLE = 16;
 
@@ -29,10 +29,14 @@ export function pickTwo<T extends Candidate>(candidates: readonly T[], random: (
   const a = candidates[Math.floor(random() * candidates.length)]!;
   let b = candidates[Math.floor(random() * (candidates.length - 1))]!;
   if (b === a) b = candidates[candidates.length - 1]!;
-  return b.heapKey < a.heapKey || (b.heapKey === a.heapKey && b.heapTie < a.heapTie) ? b : a;
+  return lighter(a, b);
 }
 
-export function twoChoices(random: () => number, band: (limit: number) => number): Selector {
+/** How close to the lightest a node must be to count as near-equal: a fraction of the limit, at least one connection. */
+export const nearEqualBand = (fraction: number) => (limit: number): number => Math.max(1, Number.isFinite(limit) ? fraction * limit : 1);
+
+export function twoChoices({ random, nearEqual: fraction }: SelectorOptions): Selector {
+  const band = nearEqualBand(fraction);
   return {
     name: 'two-choices',
     pick<T extends Candidate>(pools: PoolOf<T>, regions: readonly string[]): T | undefined {
@@ -43,6 +47,11 @@ export function twoChoices(random: () => number, band: (limit: number) => number
         return pickTwo(nearEqual(heap, band(top.limit)), random) ?? top;
       }
       return undefined;
+    },
+    choose<T extends Candidate>(candidates: readonly T[]): T | undefined {
+      if (candidates.length === 0) return undefined;
+      const lightest = Math.min(...candidates.map((c) => c.heapKey));
+      return pickTwo(candidates.filter((c) => c.heapKey <= lightest + band(c.limit)), random);
     },
   };
 }
