@@ -17,6 +17,8 @@ import { compiled, metricOf, nodeScope, ruleScope } from '../../src/policy/expre
 import type { Expression } from '../../src/policy/expressions/compile.js';
 import { pageKeys } from '../../src/domain/paging.js';
 import { ExpiryBuckets } from './expiry.js';
+import type { Failure } from '../../src/domain/failure.js';
+import type { Heartbeat, HeartbeatReply as HeartbeatReplyMessage, TranscodeJob } from '../../src/schemas/heartbeat.js';
 import { capabilitiesOf } from '../../src/platforms/capabilities.js';
 
 /** The listener answered when neither the node nor its role names one. */
@@ -40,41 +42,13 @@ export interface Assignment {
   listener: Listener;
 }
 
-export type Failure = {
-  ok: false;
-  status: 400 | 404 | 409 | 429 | 503;
-  code: string;
-  detail: string;
-  retryAfter?: number;
-  errors?: Array<{ path: string; message: string }>;
-};
+export type { Failure } from '../../src/domain/failure.js';
 
 export type LookupOutcome = { ok: true; node: Assignment } | Failure;
 
-export interface HeartbeatInput {
-  ready: boolean;
-  address?: NodeAddress;
-  listeners?: { publish?: Listener; subscribe?: Listener };
-  metrics: Record<string, number>;
-  streams?: Array<{ name: string; publishing?: boolean; subscribers?: number }>;
-  /** Why the node is not ready (its media server crashed, say), in the agent's words. */
-  problem?: string;
-}
-
-export interface TranscodeJob {
-  stream: string;
-  origin: { nodeId: string; address: string; port: number; protocol: string };
-  renditions: Rendition[];
-}
-
-export interface HeartbeatReply {
-  heartbeatMs: number;
-  /** The node to pull from, with its pull listener (port, protocol) when that node reports one. */
-  parent: { nodeId: string; address: string; port?: number; protocol?: string } | null;
-  drain: boolean;
-  /** For transcoders: the streams bound to it, their ladders and the origin to push them to. */
-  transcode?: TranscodeJob[];
-}
+/** The heartbeat as the model applies it, and its reply: declared once, in src/schemas/heartbeat.ts. */
+export type HeartbeatInput = Heartbeat;
+export type HeartbeatReply = Omit<HeartbeatReplyMessage, 'token'>;
 
 export interface NodeView {
   id: string;

@@ -1,29 +1,11 @@
 // What the node agent needs of the media server beside it, whichever it is: the simulated one
 // (sessions opened over HTTP) or a real nginx with the RTMP module. The agent's loop is the same
 // for both: report, post the heartbeat, hand the reply's orders to the backend.
-import type { Listener, Rendition } from '../domain/records.js';
+import type { Listener } from '../domain/records.js';
+import type { NodeOrders } from '../schemas/heartbeat.js';
 
-/** A transcode order from the heartbeat reply (CONTRACT §6): the ladder and where to push it. */
-export interface TranscodeJob {
-  stream: string;
-  origin: { nodeId: string; address: string; port: number; protocol: string };
-  renditions: Rendition[];
-}
-
-/** The node an edge or relay pulls from, with its pull listener when the control plane knows it. */
-export interface ParentOrder {
-  nodeId: string;
-  address: string;
-  port?: number;
-  protocol?: string;
-}
-
-export interface NodeOrders {
-  parent: ParentOrder | null;
-  drain: boolean;
-  /** Absent: no change (the control plane may still be loading its bindings). */
-  transcode?: TranscodeJob[];
-}
+// The heartbeat's orders are the control plane's message, declared once (src/schemas/heartbeat.ts).
+export type { NodeOrders, ParentOrder, TranscodeJob } from '../schemas/heartbeat.js';
 
 export interface BackendReport {
   ready: boolean;

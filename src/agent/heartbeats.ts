@@ -3,12 +3,9 @@
 // instead of a request. The channel is the default; an agent falls back to POSTs when the control
 // plane does not offer it (an older one), and tries the channel again later.
 import WebSocket from 'ws';
-import type { NodeOrders } from './backend.js';
+import type { HeartbeatReply } from '../schemas/heartbeat.js';
 
-export interface Reply extends NodeOrders {
-  heartbeatMs: number;
-  token?: string;
-}
+export type Reply = HeartbeatReply;
 
 /** What became of one event: the node's orders, or the control plane's refusal (a problem). */
 export type Outcome = { ok: true; reply: Reply } | { ok: false; status: number; body: string };

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Claims } from '../auth/tokens.js';
 import type { Checker } from '../schemas/validate.js';
-import type { NodeEvent } from '../schemas/api.js';
+import type { Heartbeat } from '../schemas/heartbeat.js';
 import { toProblem } from './middleware/errors.js';
 import { parseJson } from './middleware/json-body.js';
 import { Problem, problemBody, problems } from './problem.js';
@@ -25,8 +25,8 @@ export interface Beat {
 
 export interface ChannelOptions {
   /** The heartbeat itself, as the POST route runs it; throws a Problem to refuse. */
-  beat(claims: Claims, body: NodeEvent): Promise<Beat>;
-  event: Checker<NodeEvent>;
+  beat(claims: Claims, body: Heartbeat): Promise<Beat>;
+  event: Checker<Heartbeat>;
   /** The largest message, as the HTTP body limit. */
   maxPayload: number;
   /** A channel with no message for this long is closed (its node went FAULT long before). */

@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import type { ActorHost, GroupHandle } from '../../actors/host.js';
 import type { Config } from '../config/types.js';
+import type { Failure } from '../domain/failure.js';
 import type { TokenSigner } from '../auth/tokens.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { NodeTokens } from '../auth/node-tokens.js';
@@ -47,8 +48,12 @@ export function groupOr404(services: Services, name: string, options: { includeD
 }
 
 /** Turns an actor's failure into the problem it names. */
-export function fail(f: { status: number; code: string; detail: string; retryAfter?: number; errors?: Array<{ path: string; message: string }> }): never {
-  throw new Problem(f.status, f.code, f.detail, { ...(f.retryAfter !== undefined ? { retryAfter: f.retryAfter } : {}), ...(f.errors ? { errors: f.errors } : {}) });
+export function fail(f: Failure): never {
+  throw new Problem(f.status, f.code, f.detail, {
+    ...(f.retryAfter !== undefined ? { retryAfter: f.retryAfter } : {}),
+    // Only what the API promises: a registry's field errors carry a JSON pointer too.
+    ...(f.errors ? { errors: f.errors.map(({ path, message }) => ({ path, message })) } : {}),
+  });
 }
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

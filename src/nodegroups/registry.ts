@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ActorHost, GroupHandle } from '../../actors/host.js';
 import type { NodeGroup } from '../config/types.js';
+import type { Failure } from '../domain/failure.js';
 import { normalizeNodeGroup } from '../config/load.js';
 import type { EventBody } from '../domain/events.js';
 import type { FieldError } from '../schemas/validate.js';
@@ -14,7 +15,7 @@ import type { StoredGroup, Store } from '../store/store.js';
 import { stored } from '../store/failures.js';
 import type { TerraformModules } from '../platforms/terraform/policy.js';
 
-export type Change = { ok: true; group: NodeGroup } | { ok: false; status: 400 | 404 | 409 | 503; code: string; detail: string; errors?: FieldError[]; retryAfter?: number };
+export type Change = { ok: true; group: NodeGroup } | Failure;
 
 const fingerprint = (g: NodeGroup) => createHash('sha256').update(JSON.stringify(g)).digest('hex');
 

@@ -1,7 +1,7 @@
 // Request and response schemas of the REST API. Field names are the specification's
 // (rest-api.md); ranges and rules the specification leaves open are decided here and shown in
 // the OpenAPI document (CONTRACT §1, §2, §4, §6).
-import Type, { type Static } from 'typebox';
+import Type from 'typebox';
 import { NAME_DESCRIPTION, NAME_PATTERN, NODE_STATES, ROLES, STREAM_NAME_DESCRIPTION, STREAM_NAME_PATTERN } from '../domain/vocabulary.js';
 
 export const GroupName = Type.String({ pattern: NAME_PATTERN, description: `node group name: ${NAME_DESCRIPTION}` });
@@ -132,7 +132,7 @@ export const StreamView = Type.Object({
   since: Type.String({ format: 'date-time' }),
 });
 
-const ListenerSchema = Type.Object({ protocol: Type.String({ pattern: '^[a-z][a-z0-9+.-]{0,15}$' }), port: Type.Integer({ minimum: 1, maximum: 65535 }) }, { additionalProperties: false });
+export const ListenerSchema = Type.Object({ protocol: Type.String({ pattern: '^[a-z][a-z0-9+.-]{0,15}$' }), port: Type.Integer({ minimum: 1, maximum: 65535 }) }, { additionalProperties: false });
 
 export const NodeView = Type.Object({
   id: Type.String(),
@@ -186,51 +186,8 @@ export const NodeGroupDetail = Type.Object({
   ),
 });
 
-// ---- node agents ------------------------------------------------------------------------------------
+// ---- node agents: their messages are declared once, in ./heartbeat.ts ------------------------------
 
-const Finite = Type.Number({ minimum: -1e15, maximum: 1e15 });
-const Host = Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:_-]+$' });
-
-export const NodeEventBody = Type.Object(
-  {
-    ready: Type.Boolean(),
-    address: Type.Optional(Type.Object({ public: Type.Optional(Host), private: Type.Optional(Host) }, { additionalProperties: false })),
-    listeners: Type.Optional(Type.Object({ publish: Type.Optional(ListenerSchema), subscribe: Type.Optional(ListenerSchema) }, { additionalProperties: false })),
-    metrics: Type.Record(Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_.]{0,63}$' }), Finite, { maxProperties: 64 }),
-    streams: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            name: StreamName,
-            publishing: Type.Optional(Type.Boolean({ description: 'a publisher feeds the stream here; omitted, true on origins and transcoders (where a listed stream is a published one), false elsewhere' })),
-            subscribers: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })),
-          },
-          { additionalProperties: true },
-        ),
-        { maxItems: 20_000 },
-      ),
-    ),
-    problem: Type.Optional(Type.String({ maxLength: 500, description: 'why the node is not ready, in words an operator can act on' })),
-  },
-  { additionalProperties: true, description: 'the node agent heartbeat (CONTRACT §6); unknown members are ignored, so agents can be newer than the service' },
-);
-/** One node event, as the POST body or as a node channel message. */
-export type NodeEvent = Static<typeof NodeEventBody>;
-export const NodeEventReply = Type.Object({
-  heartbeatMs: Type.Integer(),
-  parent: Type.Union([
-    Type.Object({
-      nodeId: Type.String(),
-      address: Type.String(),
-      port: Type.Optional(Type.Integer({ description: "the parent's pull listener, when it reports one" })),
-      protocol: Type.Optional(Type.String()),
-    }),
-    Type.Null(),
-  ]),
-  drain: Type.Boolean(),
-  token: Type.Optional(Type.String({ description: 'a fresh node token, sent when the current one is past half its life' })),
-  transcode: Type.Optional(Type.Array(Type.Unknown(), { description: 'for transcoders: the streams to transcode, their renditions and the origin to push to' })),
-});
 export const NodeIdParam = Type.String({ pattern: NAME_PATTERN, description: `node id: ${NAME_DESCRIPTION}` });
 
 // ---- health and errors ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import { Problem, problems } from '../problem.js';
 import { NodeGroupConfig } from '../../config/schema.js';
 import type { Change } from '../../nodegroups/registry.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
-import { groupOr404, iso, page, type Services } from '../services.js';
+import { fail, groupOr404, iso, page, type Services } from '../services.js';
 import { EXAMPLE_EDGE, EXAMPLE_GROUP, EXAMPLE_ORIGIN, exampleNodeGroup } from '../examples.js';
 
 function summary(handle: GroupHandle, counts: GroupCounts | null) {
@@ -38,12 +38,7 @@ function summary(handle: GroupHandle, counts: GroupCounts | null) {
 const nodeView = (n: NodeView) => ({ ...n, stateSince: iso(n.stateSince), lastHeartbeat: iso(n.lastHeartbeat) });
 
 function settled(change: Change) {
-  if (!change.ok) {
-    throw new Problem(change.status, change.code, change.detail, {
-      ...(change.errors ? { errors: change.errors.map(({ path, message }) => ({ path, message })) } : {}),
-      ...(change.retryAfter !== undefined ? { retryAfter: change.retryAfter } : {}),
-    });
-  }
+  if (!change.ok) fail(change);
   return change.group;
 }
 

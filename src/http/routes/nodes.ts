@@ -3,7 +3,8 @@
 // carries the node's orders (parent, drain, transcode jobs) and, past half its life, a fresh token.
 import Type from 'typebox';
 import type { Claims } from '../../auth/tokens.js';
-import { NodeEventBody, NodeEventReply, NodeIdParam, type NodeEvent } from '../../schemas/api.js';
+import { NodeIdParam } from '../../schemas/api.js';
+import { HeartbeatReplySchema, HeartbeatSchema, type Heartbeat } from '../../schemas/heartbeat.js';
 import { compile } from '../../schemas/validate.js';
 import { NodeChannels, type Beat } from '../node-channel.js';
 import { problems } from '../problem.js';
@@ -20,7 +21,7 @@ export function nodeRoutes(s: Services): RouteDef[] {
   };
   const notFound = (claims: Claims) => problems.notFound('NODE_NOT_FOUND', `node '${claims.nodeId}' is not in node group '${claims.nodeGroup}'`);
 
-  async function beat(claims: Claims, body: NodeEvent): Promise<Beat> {
+  async function beat(claims: Claims, body: Heartbeat): Promise<Beat> {
     // A channel's claims were checked when it opened: a revocation since must stop it too.
     if (s.nodeTokens.revoked(claims)) throw problems.badToken('this node\'s tokens were revoked');
     const handle = s.actors.group(claims.nodeGroup!);
@@ -37,7 +38,7 @@ export function nodeRoutes(s: Services): RouteDef[] {
 
   const channels = new NodeChannels({
     beat,
-    event: compile<NodeEvent>(NodeEventBody),
+    event: compile<Heartbeat>(HeartbeatSchema),
     maxPayload: s.config.server.bodyLimit,
     // A channel that quiet has a frozen peer, whose node went FAULT long before; a group that
     // heartbeats more slowly than the setting still keeps its channels between heartbeats.
@@ -68,9 +69,9 @@ export function nodeRoutes(s: Services): RouteDef[] {
       tag: 'nodes',
       access: 'node',
       params: nodeParams,
-      body: NodeEventBody,
+      body: HeartbeatSchema,
       responses: {
-        200: { description: "the node's orders", schema: NodeEventReply },
+        200: { description: "the node's orders", schema: HeartbeatReplySchema },
         400: problemResponse('VALIDATION_FAILED'),
         ...refusals,
       },
@@ -88,7 +89,7 @@ export function nodeRoutes(s: Services): RouteDef[] {
       summary: "A node agent's heartbeats over one WebSocket",
       description:
         'With `Upgrade: websocket`, the connection becomes a node channel: each text message is one event (the body of `postNodeEvent`), ' +
-        'each answer one message, in order: the node\'s orders (`NodeEventReply`), or a problem (with `status` and `code`) when that event was refused. ' +
+        'each answer one message, in order: the node\'s orders (`HeartbeatReply`), or a problem (with `status` and `code`) when that event was refused. ' +
         'A token renewed in an answer renews the channel too. The channel closes with 1008 and the problem code as reason when the token expires or the node is unknown, ' +
         'with 1001 when the service stops, with 1000 `IDLE` after five minutes without a message, and with 1009 for a message over the body limit.',
       tag: 'nodes',

@@ -1,0 +1,63 @@
+// A node agent's heartbeat and the orders in its reply (docs/nodes.md): declared once, here, and
+// used by the API (validation and the OpenAPI document), the group model that applies it and
+// the agent that sends it.
+import Type, { type Static } from 'typebox';
+import { ListenerSchema, Rendition, StreamName } from './api.js';
+
+const Finite = Type.Number({ minimum: -1e15, maximum: 1e15 });
+const Host = Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:_-]+$' });
+
+export const HeartbeatSchema = Type.Object(
+  {
+    ready: Type.Boolean(),
+    address: Type.Optional(Type.Object({ public: Type.Optional(Host), private: Type.Optional(Host) }, { additionalProperties: false })),
+    listeners: Type.Optional(Type.Object({ publish: Type.Optional(ListenerSchema), subscribe: Type.Optional(ListenerSchema) }, { additionalProperties: false })),
+    metrics: Type.Record(Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_.]{0,63}$' }), Finite, { maxProperties: 64 }),
+    streams: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: StreamName,
+            publishing: Type.Optional(Type.Boolean({ description: 'a publisher feeds the stream here; omitted, true on origins and transcoders (where a listed stream is a published one), false elsewhere' })),
+            subscribers: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })),
+          },
+          { additionalProperties: true },
+        ),
+        { maxItems: 20_000 },
+      ),
+    ),
+    problem: Type.Optional(Type.String({ maxLength: 500, description: 'why the node is not ready, in words an operator can act on' })),
+  },
+  { additionalProperties: true, description: 'the node agent heartbeat (docs/nodes.md); unknown members are ignored, so agents can be newer than the service' },
+);
+/** One heartbeat, as the POST body or as a node channel message. */
+export type Heartbeat = Static<typeof HeartbeatSchema>;
+
+/** The node an edge or relay pulls from, with its pull listener when that node reports one. */
+export const ParentOrderSchema = Type.Object({
+  nodeId: Type.String(),
+  address: Type.String(),
+  port: Type.Optional(Type.Integer({ description: "the parent's pull listener, when it reports one" })),
+  protocol: Type.Optional(Type.String()),
+});
+export type ParentOrder = Static<typeof ParentOrderSchema>;
+
+/** A transcoder's order: a stream bound to it, its ladder, and the origin to push the renditions to. */
+export const TranscodeJobSchema = Type.Object({
+  stream: Type.String(),
+  origin: Type.Object({ nodeId: Type.String(), address: Type.String(), port: Type.Integer(), protocol: Type.String() }),
+  renditions: Type.Array(Rendition),
+});
+export type TranscodeJob = Static<typeof TranscodeJobSchema>;
+
+export const HeartbeatReplySchema = Type.Object({
+  heartbeatMs: Type.Integer(),
+  parent: Type.Union([ParentOrderSchema, Type.Null()]),
+  drain: Type.Boolean(),
+  token: Type.Optional(Type.String({ description: 'a fresh node token, sent when the current one is past half its life' })),
+  transcode: Type.Optional(Type.Array(TranscodeJobSchema, { description: 'for transcoders: the streams to transcode, their renditions and the origin to push to; absent: no change (the control plane may still be loading its bindings)' })),
+});
+export type HeartbeatReply = Static<typeof HeartbeatReplySchema>;
+
+/** What the agent hands its media backend: the reply's orders. */
+export type NodeOrders = Pick<HeartbeatReply, 'parent' | 'drain' | 'transcode'>;
