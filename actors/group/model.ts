@@ -6,7 +6,7 @@ import type { NodeGroup, RuleConfig } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
 import type { BindingRecord, Listener, NodeAddress, NodeRecord, PlatformData, Provision, Rendition } from '../../src/domain/records.js';
 import { unknownRegion } from '../../src/domain/regions.js';
-import { transition, type NodeEvent } from '../../src/policy/states.js';
+import { SERVING, TOLD_TO_DRAIN, transition, type NodeEvent } from '../../src/policy/states.js';
 import { LOAD_METRIC, type BindingState, type NodeState, type Role } from '../../src/domain/vocabulary.js';
 import { IndexedMinHeap, type HeapItem } from '../../src/policy/selection/heap.js';
 import type { Candidate, Selector } from '../../src/policy/selection/selector.js';
@@ -147,10 +147,6 @@ class LiveBinding {
   ) {}
 }
 
-/** States in which a node still carries media: a parent in one of them still feeds its children. */
-export const SERVING_STATES: ReadonlySet<NodeState> = new Set(['INSERVICE', 'SOFT_SUNSET', 'HARD_SUNSET']);
-const SERVING = SERVING_STATES;
-const DRAINING: ReadonlySet<NodeState> = new Set(['SOFT_SUNSET', 'HARD_SUNSET', 'DOOMED', 'DESTRUCTION_REQUESTED', 'DESTROYING']);
 const RETRY_AFTER_S = 2;
 
 /**
@@ -388,7 +384,7 @@ export class GroupModel {
     return {
       heartbeatMs: this.config.timing.heartbeatMs,
       parent: parent ? { nodeId: parent.id, address: peerAddress(record, parent.record, this.trustNodes) ?? '', ...(parent.record.listeners?.subscribe ?? {}) } : null,
-      drain: DRAINING.has(record.state),
+      drain: TOLD_TO_DRAIN.has(record.state),
       ...(record.role === 'transcoder' ? { transcode: this.jobsOf(node) } : {}),
     };
   }

@@ -101,3 +101,16 @@ export function transition(state: NodeState, event: NodeEvent): Transition {
 /** States that count toward a rule's min and max (CONTRACT §7: FAULT does not; nodes being created do). */
 export const countsTowardCapacity = (state: NodeState): boolean =>
   state === 'REQUESTED' || state === 'CREATING' || state === 'CREATED' || state === 'STARTED' || state === 'INSERVICE';
+
+// ---- the states, by what they mean to the rest of the system ----------------------------------
+
+/** A node still carries media: a parent in one of these still feeds its children. */
+export const SERVING: ReadonlySet<NodeState> = new Set(['INSERVICE', 'SOFT_SUNSET', 'HARD_SUNSET']);
+/** A drain under way: no new assignments, the node retires when empty or when its time is up. */
+export const DRAINING: ReadonlySet<NodeState> = new Set(['SOFT_SUNSET', 'HARD_SUNSET']);
+/** The heartbeat reply tells the node to drain: it is draining, condemned or being destroyed. */
+export const TOLD_TO_DRAIN: ReadonlySet<NodeState> = new Set(['SOFT_SUNSET', 'HARD_SUNSET', 'DOOMED', 'DESTRUCTION_REQUESTED', 'DESTROYING']);
+/** Expected to heartbeat: silence past nodeTimeout is a FAULT. */
+export const HEARTBEATING: ReadonlySet<NodeState> = new Set(['STARTED', 'INSERVICE', 'SOFT_SUNSET', 'HARD_SUNSET']);
+/** On the way into service: a scale-out waits for these. */
+export const BEING_CREATED: ReadonlySet<NodeState> = new Set(['REQUESTED', 'CREATING', 'CREATED', 'STARTED']);

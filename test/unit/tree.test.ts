@@ -2,7 +2,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { parseConfig } from '../../src/config/load.js';
-import { SERVING_STATES } from '../../actors/group/model.js';
+import { SERVING as SERVING_STATES } from '../../src/policy/states.js';
 import { GroupModel } from '../../actors/group/model.js';
 import type { Role } from '../../src/domain/vocabulary.js';
 import { staticGroup } from '../helpers/service.js';
