@@ -1,7 +1,6 @@
 // Starts a real service in the test process (real LMDB in a temp directory, real worker threads,
 // real HTTP on a free loopback port) and gives tests what they need to talk to it.
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { ActorHost } from '../../actors/host.js';
@@ -12,45 +11,13 @@ import type { TokenSigner } from '../../src/auth/tokens.js';
 import { createLogger } from '../../src/observability/log.js';
 import { startService, type Service, type ServiceOptions } from '../../src/service.js';
 import { request, type Reply } from './http.js';
+import { staticGroup, tempDir } from './fixtures.js';
+
+// Fixtures live apart (./fixtures.ts), so that unit tests need not load the whole service for them.
+export { staticGroup, tempDir };
 
 export const ADMIN_PASSWORD = 'correct-horse-battery';
 export const JWT_SECRET = 'test-secret-that-is-at-least-32-bytes-long';
-
-export function tempDir(prefix = 'switchyard-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
-
-/** A static node group: the test plays the node agents. */
-export function staticGroup(options: { name?: string; regions?: string[]; nodes?: Array<{ id: string; role: string; region: string }>; rules?: unknown[]; timing?: object; roles?: object } = {}) {
-  const regions = options.regions ?? ['r1', 'r2'];
-  const nodes = options.nodes ?? [
-    { id: 'o1', role: 'origin', region: 'r1' },
-    { id: 'o2', role: 'origin', region: 'r1' },
-    { id: 'o3', role: 'origin', region: 'r2' },
-    { id: 'e1', role: 'edge', region: 'r1' },
-    { id: 'e2', role: 'edge', region: 'r1' },
-    { id: 'e3', role: 'edge', region: 'r2' },
-    { id: 't1', role: 'transcoder', region: 'r1' },
-  ];
-  return {
-    name: options.name ?? 'g',
-    platform: { type: 'static', static: { nodes: nodes.map((n, i) => ({ ...n, address: `10.0.0.${i + 1}` })) } },
-    regions: regions.map((name, i) => ({ name, lat: 50 - i * 10, lon: i * 20 })),
-    roles: options.roles ?? {
-      origin: { publish: { protocol: 'rtmp', port: 1935 } },
-      edge: { parentRole: 'origin', subscribe: { protocol: 'wss', port: 443 } },
-      transcoder: { publish: { protocol: 'rtmp', port: 1935 } },
-    },
-    rules:
-      options.rules ??
-      regions.flatMap((region) => [
-        { region, role: 'origin', min: 0, max: 4, limit: 3 },
-        { region, role: 'edge', min: 0, max: 4, limit: 5 },
-        { region, role: 'transcoder', min: 0, max: 2, limit: 2 },
-      ]),
-    timing: { heartbeatMs: 200, nodeTimeout: '2s', ...options.timing },
-  };
-}
 
 export interface TestService {
   url: string;

@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, normalizeNodeGroup, parseConfig } from '../../src/config/load.js';
-import { staticGroup } from '../helpers/service.js';
+import { staticGroup } from '../helpers/fixtures.js';
 
 const minimal = () => ({ nodeGroups: [staticGroup()] });
 

@@ -5,7 +5,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { GroupModel } from '../../actors/group/model.js';
 import { regionOrder } from '../../src/policy/selection/region-order.js';
 import { distanceKm } from '../../src/policy/selection/regions.js';
-import { staticGroup } from '../helpers/service.js';
+import { staticGroup } from '../helpers/fixtures.js';
 
 const LIMIT = 3;
 

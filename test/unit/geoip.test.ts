@@ -2,7 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { bundledDatabases, openGeoIp } from '../../src/geo/maxmind.js';
-import { tempDir } from '../helpers/service.js';
+import { tempDir } from '../helpers/fixtures.js';
 import { writeMmdb } from '../helpers/mmdb-writer.js';
 
 test('the bundled database (flat layout) places known addresses; private and reserved ones have no place', async (t) => {

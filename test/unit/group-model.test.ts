@@ -4,7 +4,7 @@ import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
 import { GroupModel } from '../../actors/group/model.js';
-import { staticGroup } from '../helpers/service.js';
+import { staticGroup } from '../helpers/fixtures.js';
 
 const REGIONS = ['r1', 'r2', 'r3'];
 const LIMIT = 4;

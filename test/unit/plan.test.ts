@@ -6,7 +6,7 @@ import { countsTowardCapacity } from '../../src/policy/states.js';
 import { NODE_STATES, type NodeState, type Role } from '../../src/domain/vocabulary.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 import { plan, planCapacity, planHealth } from '../../src/policy/scaling/plan.js';
-import { staticGroup } from '../helpers/service.js';
+import { staticGroup } from '../helpers/fixtures.js';
 
 function localGroup(rules: unknown[]): NodeGroup {
   const g = { ...staticGroup({ rules }), platform: { type: 'local' } };

@@ -7,7 +7,7 @@ import { countsTowardCapacity, transition } from '../../src/policy/states.js';
 import { NODE_STATES, type NodeState } from '../../src/domain/vocabulary.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 import { plan, planCapacity, planHealth, type Action } from '../../src/policy/scaling/plan.js';
-import { staticGroup } from '../helpers/service.js';
+import { staticGroup } from '../helpers/fixtures.js';
 
 const NOW = 10_000_000;
 const CONDITIONS = ['avg(connections.subscriber) > 0.6 * limit', 'avg(connections.subscriber) < 20', 'count() > 0', 'max(cpu.load) > 0.8 || sum(connections.subscriber) > 300', 'false'];

@@ -5,7 +5,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { SERVING as SERVING_STATES } from '../../src/policy/states.js';
 import { GroupModel } from '../../actors/group/model.js';
 import type { Role } from '../../src/domain/vocabulary.js';
-import { staticGroup } from '../helpers/service.js';
+import { staticGroup } from '../helpers/fixtures.js';
 
 const REGIONS = ['r1', 'r2'];
 const ROLES: Role[] = ['origin', 'relay', 'edge'];
