@@ -1,4 +1,4 @@
-// How the agent delivers its events (CONTRACT §6): one POST each, or over a node channel (one
+// How the agent delivers its events (docs/nodes.md): one POST each, or over a node channel (one
 // WebSocket for all of them, src/http/node-channel.ts), which costs the control plane a frame
 // instead of a request. The channel is the default; an agent falls back to POSTs when the control
 // plane does not offer it (an older one), and tries the channel again later.

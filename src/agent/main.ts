@@ -1,4 +1,4 @@
-// The node agent (CONTRACT §6): runs beside a media server (the simulated one, or a real nginx
+// The node agent (docs/nodes.md): runs beside a media server (the simulated one, or a real nginx
 // with the RTMP module), sends its events to the control plane every heartbeatMs (over a node
 // channel, or one POST each: heartbeats.ts), and does what the reply says (parent, drain,
 // transcode jobs). Started by the local platform, or by an operator on a static or cloud node.

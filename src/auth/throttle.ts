@@ -1,4 +1,4 @@
-// Login throttling (CONTRACT §5), per source address and per user name: `maxFailures` failures
+// Login throttling (docs/security.md), per source address and per user name: `maxFailures` failures
 // inside `window` are allowed; after that each further failure doubles the wait, up to
 // `maxDelay`. A success clears the key. Memory is bounded: the oldest keys go first.
 export interface ThrottleOptions {

@@ -1,6 +1,6 @@
-// JWTs (CONTRACT §5): HS256 by default, ES256 when configured. Keys are pre-built KeyObjects,
-// because jsonwebtoken re-parses a string secret on every call (../shared/notes/stack-node20.md:
-// 2.7k vs 30k verifications a second). Under ES256 the public key is published as a JWKS, so that
+// JWTs (docs/security.md): HS256 by default, ES256 when configured. Keys are pre-built KeyObjects,
+// because jsonwebtoken re-parses a string secret on every call (2.7k against 30k verifications a
+// second, measured on the development machine). Under ES256 the public key is published as a JWKS, so that
 // other services can check Switchyard's tokens without holding a secret that could mint them.
 import { createHash, createPrivateKey, createPublicKey, createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';

@@ -1,4 +1,4 @@
-// Users (CONTRACT §5): the admin, and `app` users from the config. Only scrypt hashes are kept,
+// Users (docs/security.md): the admin, and `app` users from the config. Only scrypt hashes are kept,
 // in LMDB. A password the operator supplies (environment or config) is applied when it changes;
 // a password changed through the API survives restarts as long as that supplied one stays the
 // same. With no supplied password, one is generated at first start: that one is "initial".
@@ -101,7 +101,7 @@ export class Users {
     return this.users.get(username);
   }
 
-  /** An admin still has the generated first password (CONTRACT §5: then every token waits for its change). */
+  /** An admin still has the generated first password (docs/security.md: then every token waits for its change). */
   initialPending(): boolean {
     return this.pending;
   }

@@ -1,4 +1,4 @@
-// Reads the config file, lays the environment over it (CONTRACT §10), validates it and turns it
+// Reads the config file, lays the environment over it (docs/configuration.md), validates it and turns it
 // into the shape the service runs on. Any problem stops the start with every bad field named,
 // with its value and what was expected.
 import { readFileSync } from 'node:fs';
@@ -28,7 +28,7 @@ export class ConfigError extends Error {
 const configChecker = compile<ConfigInput>(ConfigSchema);
 const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
 
-/** Environment variables that override a config field (CONTRACT §10). */
+/** Environment variables that override a config field (docs/configuration.md). */
 const ENV_FIELDS: ReadonlyArray<{ env: string; path: readonly string[]; integer?: boolean }> = [
   { env: 'SWITCHYARD_HOST', path: ['server', 'host'] },
   { env: 'SWITCHYARD_PORT', path: ['server', 'port'], integer: true },

@@ -1,4 +1,4 @@
-// Events (CONTRACT §2, GET /events): what changed, why, and where. Actors produce them; the
+// Events (docs/api.md, GET /events): what changed, why, and where. Actors produce them; the
 // front end numbers them, keeps a bounded log in LMDB and streams them to admins.
 import type { BlockedCause, ScalingTrigger } from './scaling.js';
 import type { NodeState, Role } from './vocabulary.js';

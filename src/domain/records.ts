@@ -1,4 +1,4 @@
-// What is kept in LMDB (CONTRACT §9). Per-second metrics are not: they live in the actors' memory
+// What is kept in LMDB (docs/persistence.md). Per-second metrics are not: they live in the actors' memory
 // and come back with the next heartbeat.
 import type { BindingState, NodeState, Role } from './vocabulary.js';
 

@@ -1,4 +1,4 @@
-// The words of CONTRACT §1 and §6 as types and constants, shared by the front end, the actors,
+// The words of docs/api.md, docs/nodes.md as types and constants, shared by the front end, the actors,
 // the node agent and the schemas.
 
 export const ROLES = ['origin', 'edge', 'relay', 'transcoder'] as const;

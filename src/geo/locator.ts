@@ -1,4 +1,4 @@
-// Where a client is, for nearest-region routing (CONTRACT §4). The GeoIP database plugs in here.
+// Where a client is, for nearest-region routing (docs/choosing-nodes.md). The GeoIP database plugs in here.
 export interface Location {
   lat: number;
   lon: number;

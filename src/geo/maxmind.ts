@@ -1,4 +1,4 @@
-// GeoIP with maxmind (CONTRACT §4): MaxMind-format City databases, read once at start. Both
+// GeoIP with maxmind (docs/choosing-nodes.md): MaxMind-format City databases, read once at start. Both
 // layouts are read: MaxMind's own (`location.latitude`) and the flat one of the free databases on
 // npm (`latitude` at the top). Private, reserved and unknown addresses have no location, so their
 // lookups fall back to the configured region order.

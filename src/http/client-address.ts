@@ -1,4 +1,4 @@
-// The client of a lookup (CONTRACT §4): the TCP peer, unless the server sits behind trusted
+// The client of a lookup (docs/choosing-nodes.md): the TCP peer, unless the server sits behind trusted
 // proxies (`trustProxy`: N), in which case the address the N-th proxy from us saw.
 import { isIP } from 'node:net';
 import type { Ctx } from './context.js';

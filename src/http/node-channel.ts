@@ -2,7 +2,7 @@
 // each. The upgrade request (GET /as/v1/nodes/{nodeId}/events) goes through the app like any
 // other, so its token, its path and its refusals are the POST's; from then on each text message
 // is one event, checked like the POST body, and each answer is one message: the node's orders,
-// or a problem (CONTRACT §3) when that event was refused. Answers keep the order of the events.
+// or a problem (docs/api.md) when that event was refused. Answers keep the order of the events.
 //
 // Why: a heartbeat over HTTP pays for a request (headers, routing, a Koa context) that carries a
 // few hundred bytes; over the channel it costs a frame. Fleets of thousands of nodes stay cheap.
@@ -112,7 +112,7 @@ export class NodeChannels {
     this.wss.handleUpgrade(req, upgrade.socket, upgrade.head, (ws) => this.serve(ws, claims, requestId));
   }
 
-  /** `requestId` is the upgrade's: a 5xx answer carries it, as every 5xx does (CONTRACT §3). */
+  /** `requestId` is the upgrade's: a 5xx answer carries it, as every 5xx does (docs/api.md). */
   private serve(ws: WebSocket, claims: Claims, requestId: string): void {
     // The claims the next event is checked against: replaced (not copied per message) when an
     // answer renews the node's token.

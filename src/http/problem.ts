@@ -1,4 +1,4 @@
-// Errors as RFC 9457 problem details (CONTRACT §3). Handlers throw a Problem; the error
+// Errors as RFC 9457 problem details (docs/api.md). Handlers throw a Problem; the error
 // middleware writes it. `error` repeats `detail` for Red5 Stream Manager 2.0 clients.
 import { STATUS_CODES } from 'node:http';
 
@@ -28,7 +28,7 @@ export const problems = {
   /** A token that is malformed, forged, expired or revoked. */
   badToken: (detail: string, code: 'UNAUTHORIZED' | 'TOKEN_EXPIRED' = 'UNAUTHORIZED') =>
     new Problem(401, code, detail, { headers: { 'WWW-Authenticate': `Bearer realm="switchyard", error="invalid_token", error_description="${detail.replace(/["\\]/g, '')}"` } }),
-  /** A wrong user name or password: the challenge says how to get a token (CONTRACT §3). */
+  /** A wrong user name or password: the challenge says how to get a token (docs/api.md). */
   badCredentials: (detail: string) => new Problem(401, 'INVALID_CREDENTIALS', detail, { headers: { 'WWW-Authenticate': 'Bearer realm="switchyard"' } }),
   forbidden: (detail: string, code = 'FORBIDDEN') => new Problem(403, code, detail),
   notFound: (code: string, detail: string) => new Problem(404, code, detail),

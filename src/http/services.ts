@@ -60,7 +60,7 @@ export const iso = (ms: number | null): string | null => (ms === null ? null : n
 
 /**
  * The page of `items` (fetched with one more than `limit`, to know): its first `limit`, and
- * `Link: <…>; rel="next"` only when more remain (CONTRACT §2).
+ * `Link: <…>; rel="next"` only when more remain (docs/api.md).
  */
 export function page<T>(ctx: Ctx, items: T[], limit: number, keyOf: (item: T) => string): T[] {
   if (items.length <= limit) return items;

@@ -1,4 +1,4 @@
-// Node groups: where their definitions live and how they change (CONTRACT §2, §9). Every group
+// Node groups: where their definitions live and how they change (docs/api.md, docs/persistence.md). Every group
 // is stored in LMDB. The config file seeds groups and updates those it owns when its text of
 // them changes; a group changed through the API keeps the API's version (a later file change is
 // logged, not applied). Deleting a group drains and destroys its nodes in the background, and

@@ -1,4 +1,4 @@
-// The embedded default (CONTRACT §8): each node is a node-agent process on this machine, on its
+// The embedded default (docs/nodes.md): each node is a node-agent process on this machine, on its
 // own loopback address (127.0.0.2, 127.0.0.3, … on Linux) so that serverAddress tells nodes apart
 // as on a real fleet. Agents run in their own process groups and outlive a crash of the service,
 // which finds them again by their heartbeats; a clean stop stops them.

@@ -1,4 +1,4 @@
-// The node state machine of CONTRACT §6 as one pure function, so that every caller (heartbeats,
+// The node state machine of docs/nodes.md as one pure function, so that every caller (heartbeats,
 // the supervisor's plans, admin calls, the platforms) is held to the same legal moves.
 import type { NodeState } from '../domain/vocabulary.js';
 
@@ -54,7 +54,7 @@ export function transition(state: NodeState, event: NodeEvent): Transition {
       if (state === 'STARTED' || state === 'INSERVICE') return to(state);
       return refuse(state, event);
     case 'heartbeat':
-      // CONTRACT §6: the first event moves a node to STARTED; readiness (this heartbeat's, if it
+      // docs/nodes.md: the first event moves a node to STARTED; readiness (this heartbeat's, if it
       // says so, applied again by the caller) moves it on to INSERVICE.
       if (BEFORE_START.has(state)) return to('STARTED');
       if (state === 'STARTED') return to(event.ready ? 'INSERVICE' : 'STARTED');
@@ -98,7 +98,7 @@ export function transition(state: NodeState, event: NodeEvent): Transition {
 }
 
 
-/** States that count toward a rule's min and max (CONTRACT §7: FAULT does not; nodes being created do). */
+/** States that count toward a rule's min and max (docs/scaling.md: FAULT does not; nodes being created do). */
 export const countsTowardCapacity = (state: NodeState): boolean =>
   state === 'REQUESTED' || state === 'CREATING' || state === 'CREATED' || state === 'STARTED' || state === 'INSERVICE';
 

@@ -1,6 +1,6 @@
 // Request and response schemas of the REST API. Field names are the specification's
 // (rest-api.md); ranges and rules the specification leaves open are decided here and shown in
-// the OpenAPI document (CONTRACT §1, §2, §4, §6).
+// the OpenAPI document (docs/api.md, docs/choosing-nodes.md, docs/nodes.md).
 import Type from 'typebox';
 import { NAME_DESCRIPTION, NAME_PATTERN, NODE_STATES, ROLES, STREAM_NAME_DESCRIPTION, STREAM_NAME_PATTERN } from '../domain/vocabulary.js';
 

@@ -1,6 +1,6 @@
 // Compiled schema checks that explain themselves: every failure becomes {path, message} with a
-// readable path (`streams[0].videoBR`) and one message per field, for API errors (CONTRACT §3)
-// and for config errors at start (CONTRACT §10).
+// readable path (`streams[0].videoBR`) and one message per field, for API errors (docs/api.md)
+// and for config errors at start (docs/configuration.md).
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 

@@ -13,7 +13,7 @@ export interface ProblemJson {
   requestId?: string;
 }
 
-/** The answer is an RFC 9457 problem with this status and code (CONTRACT §3). */
+/** The answer is an RFC 9457 problem with this status and code (docs/api.md). */
 export function isProblem(t: ExecutionContext, r: Reply, status: number, code?: string): ProblemJson {
   t.is(r.status, status, r.text);
   t.regex(r.headers.get('content-type') ?? '', /^application\/problem\+json/);

@@ -1,4 +1,4 @@
-// Plays a node agent over the real heartbeat protocol (CONTRACT §6), with a token minted from the
+// Plays a node agent over the real heartbeat protocol (docs/nodes.md), with a token minted from the
 // test service's signing secret.
 import type { TestService } from './service.js';
 

@@ -1,4 +1,4 @@
-// Every endpoint over real HTTP: its success path and the errors of CONTRACT §3 that apply.
+// Every endpoint over real HTTP: its success path and the errors of docs/api.md that apply.
 import anyTest, { type TestFn } from 'ava';
 import { allInService, FakeNode } from '../helpers/fake-node.js';
 import { isProblem } from '../helpers/assert.js';
@@ -253,7 +253,7 @@ test('endpoint 7 lists node groups with counts by role and state; endpoint 8 sho
   const page = await svc.get('/as/v1/nodegroups/g?limit=3');
   t.is(body<{ nodeList: unknown[] }>(page).nodeList.length, 3);
   t.regex(page.headers.get('link') ?? '', /after=e3/);
-  // A page that holds exactly what is left has no next link (CONTRACT §2: only when more remain).
+  // A page that holds exactly what is left has no next link (docs/api.md: only when more remain).
   const exact = await svc.get(`/as/v1/nodegroups/g?limit=${IDS.length}`);
   t.is(body<{ nodeList: unknown[] }>(exact).nodeList.length, IDS.length);
   t.is(exact.headers.get('link'), null);

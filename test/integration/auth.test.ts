@@ -1,4 +1,4 @@
-// CONTRACT §5 over real HTTP.
+// docs/security.md over real HTTP.
 import { createPublicKey, createSecretKey, generateKeyPairSync } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// The node-group admin API over real HTTP (CONTRACT §2): create, replace, delete in the
+// The node-group admin API over real HTTP (docs/api.md): create, replace, delete in the
 // background, drain and doom; and what survives a restart.
 import { rmSync } from 'node:fs';
 import test from 'ava';

@@ -1,4 +1,4 @@
-// Nearest region with room, for random client coordinates and random node sets (CONTRACT §4).
+// Nearest region with room, for random client coordinates and random node sets (docs/choosing-nodes.md).
 import test from 'ava';
 import fc from 'fast-check';
 import { parseConfig } from '../../src/config/load.js';

@@ -553,7 +553,7 @@ test('with platform.trustNodeAddress, clients are sent to the public address a n
   t.deepEqual(model.nodeRecord('1')?.address, { private: '192.168.7.2' });
 });
 
-test('an origin that lists a stream without the publishing flag publishes it (CONTRACT §4); an edge that does, does not', (t) => {
+test('an origin that lists a stream without the publishing flag publishes it (docs/choosing-nodes.md); an edge that does, does not', (t) => {
   const model = new GroupModel(group());
   addNodes(model, [
     { id: 'o1', role: 'origin', region: 'r1' },

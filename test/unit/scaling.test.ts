@@ -1,4 +1,4 @@
-// Properties of the supervisor's policy over random snapshots (CONTRACT §6, §7).
+// Properties of the supervisor's policy over random snapshots (docs/nodes.md, docs/scaling.md).
 import test from 'ava';
 import fc from 'fast-check';
 import { parseConfig } from '../../src/config/load.js';

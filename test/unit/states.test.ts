@@ -105,7 +105,7 @@ test('random event sequences never leave the machine in an unknown state', (t) =
   t.pass();
 });
 
-test('a node that has not started goes to STARTED on its first heartbeat, ready or not (CONTRACT §6)', (t) => {
+test('a node that has not started goes to STARTED on its first heartbeat, ready or not (docs/nodes.md)', (t) => {
   for (const state of ['REQUESTED', 'CREATING', 'CREATED'] as const) {
     for (const ready of [true, false]) t.deepEqual(transition(state, { type: 'heartbeat', ready, autoReinstate: true }), { ok: true, state: 'STARTED' });
   }

@@ -1,4 +1,4 @@
-// Who may call what (CONTRACT §5). koa-jwt verifies tokens (the one configured algorithm, HS256
+// Who may call what (docs/security.md). koa-jwt verifies tokens (the one configured algorithm, HS256
 // or ES256, against a KeyObject);
 // a verified token is cached until it expires, so the lookup path pays for one signature check
 // per token, not per request. The user's credential version is checked on every request, so a

@@ -1,4 +1,4 @@
-// Everything thrown on the way to an answer becomes a problem+json answer (CONTRACT §3). Problems
+// Everything thrown on the way to an answer becomes a problem+json answer (docs/api.md). Problems
 // keep their status and code; errors from Koa and its middleware keep their 4xx status; anything
 // else is a bug: logged with the request id, answered 500 with the id and nothing internal.
 import type { Ctx } from '../context.js';

@@ -1,5 +1,5 @@
 // Endpoints 2, 4 and 5: which node a publisher or a subscriber of a stream connects to
-// (CONTRACT §4). The region order is worked out here (query, GeoIP, config); the choice itself
+// (docs/choosing-nodes.md). The region order is worked out here (query, GeoIP, config); the choice itself
 // is the group actor's.
 import { isIP } from 'node:net';
 import Type from 'typebox';

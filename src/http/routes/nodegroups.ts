@@ -1,4 +1,4 @@
-// Endpoints 7 and 8: node groups with their nodes, load and streams (CONTRACT §2).
+// Endpoints 7 and 8: node groups with their nodes, load and streams (docs/api.md).
 import Type from 'typebox';
 import type { GroupCounts } from '../../../actors/group/actor.js';
 import type { GroupHandle } from '../../../actors/host.js';

@@ -1,4 +1,4 @@
-// The node agents' heartbeat (CONTRACT §6), as one POST per event or over a node channel (a
+// The node agents' heartbeat (docs/nodes.md), as one POST per event or over a node channel (a
 // WebSocket, node-channel.ts). A node token may only post its own node's events; the reply
 // carries the node's orders (parent, drain, transcode jobs) and, past half its life, a fresh token.
 import Type from 'typebox';

@@ -1,4 +1,4 @@
-// Endpoint 3 (register an ABR ladder) and the added read, list, replace and delete (CONTRACT §2).
+// Endpoint 3 (register an ABR ladder) and the added read, list, replace and delete (docs/api.md).
 import Type from 'typebox';
 import type { Provision } from '../../domain/records.js';
 import { unknownRegion } from '../../domain/regions.js';

@@ -1,4 +1,4 @@
-// Endpoint 6: the live and pending streams of every node group (CONTRACT §2), paged across
+// Endpoint 6: the live and pending streams of every node group (docs/api.md), paged across
 // groups in (group, stream) order; the cursor is "group/stream".
 import Type from 'typebox';
 import type { StreamView } from '../../../actors/group/model.js';

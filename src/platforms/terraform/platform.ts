@@ -1,4 +1,4 @@
-// The `terraform` platform (CONTRACT §8): nodes are resources of the operator's Terraform module,
+// The `terraform` platform (docs/nodes.md): nodes are resources of the operator's Terraform module,
 // applied by a TerraformRunner in the group's working directory under the data directory.
 import { join } from 'node:path';
 import type { NodeGroup, TerraformOperatorConfig } from '../../config/types.js';

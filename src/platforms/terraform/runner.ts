@@ -1,4 +1,4 @@
-// Drives the Terraform (or OpenTofu) CLI in one working directory per node group (CONTRACT §8).
+// Drives the Terraform (or OpenTofu) CLI in one working directory per node group (docs/nodes.md).
 // Requests (a node to create, a node to destroy) change the desired `nodes` map; one apply at a
 // time turns it into reality, and requests that arrive meanwhile go into the next apply. An apply
 // that fails is retried with backoff; nodes whose resources finished are settled at once (Terraform

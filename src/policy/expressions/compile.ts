@@ -1,4 +1,4 @@
-// Scaling expressions (CONTRACT §7), parsed by jsep and compiled into closures after a type
+// Scaling expressions (docs/scaling.md), parsed by jsep and compiled into closures after a type
 // check: no eval, nothing but numbers, metric names, `limit`, the aggregates avg min max sum
 // count, + - * /, comparisons and && || !. Errors name the column where they are.
 //

@@ -62,7 +62,7 @@ export function planCapacity({ group, nodes, now, requests, lastScaled = new Map
     if (!group.roles[rule.role]) continue;
     const key = ruleKey(rule);
     // Toward min: what serves or will (a draining node is on its way out). Toward max: every node
-    // that runs, draining ones included (CONTRACT §7: only FAULT nodes do not count).
+    // that runs, draining ones included (docs/scaling.md: only FAULT nodes do not count).
     const { counted, faults, pending, inService, draining: drainingCount } = tallies.get(key) ?? { counted: 0, draining: 0, faults: 0, pending: false, inService: [] };
     const running = counted + drainingCount;
     const draining = drainingCount > 0;

@@ -1,4 +1,4 @@
-// The order in which a lookup tries a group's regions (CONTRACT §4): `?region=a,b` first when
+// The order in which a lookup tries a group's regions (docs/choosing-nodes.md): `?region=a,b` first when
 // given, else nearest first from the client's location, else the configured order. `strict`
 // keeps only the regions asked for (or the nearest one): no fallback.
 import type { NodeGroup } from '../../config/types.js';

@@ -1,4 +1,4 @@
-// Region orders: the configured order, or nearest-first from a point (CONTRACT §4).
+// Region orders: the configured order, or nearest-first from a point (docs/choosing-nodes.md).
 import type { RegionConfig } from '../../config/types.js';
 
 const EARTH_RADIUS_KM = 6371;
