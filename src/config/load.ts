@@ -29,7 +29,7 @@ const configChecker = compile<ConfigInput>(ConfigSchema);
 const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
 
 /** Environment variables that override a config field (docs/configuration.md). */
-const ENV_FIELDS: ReadonlyArray<{ env: string; path: readonly string[]; integer?: boolean }> = [
+export const ENV_FIELDS: ReadonlyArray<{ env: string; path: readonly string[]; integer?: boolean }> = [
   { env: 'SWITCHYARD_HOST', path: ['server', 'host'] },
   { env: 'SWITCHYARD_PORT', path: ['server', 'port'], integer: true },
   { env: 'SWITCHYARD_DATA_DIR', path: ['dataDir'] },

@@ -76,7 +76,8 @@ export function compile<T>(schema: TSchema): Checker<T> {
         if (e.keyword === 'boolean') message = 'is not an allowed field';
         else if (e.keyword === 'pattern' || e.keyword === 'format') {
           // A regex reads badly in an error; the field's description says the same in words.
-          const described = schemaAt(schema, e.schemaPath)?.description;
+          const at = schemaAt(schema, e.schemaPath);
+          const described = at?.['x-expected'] ?? at?.description;
           if (typeof described === 'string') message = `must be ${described}`;
         }
         else if (e.keyword === 'required') {
@@ -89,9 +90,10 @@ export function compile<T>(schema: TSchema): Checker<T> {
         } else if (unions.has(path)) {
           const union = schemaAt(schema, e.keyword === 'anyOf' ? e.schemaPath : e.schemaPath.replace(/\/anyOf\/[0-9]+.*$/, ''));
           const allowed = (union?.anyOf as Array<{ const?: unknown }> | undefined)?.map((b) => b.const);
+          const expected = union?.['x-expected'] ?? union?.description;
           message =
-            typeof union?.description === 'string'
-              ? `must be ${union.description}`
+            typeof expected === 'string'
+              ? `must be ${expected}`
               : allowed && allowed.every((a) => a !== undefined)
                 ? `must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`
                 : 'does not match any allowed form';

@@ -1,6 +1,9 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, normalizeNodeGroup, parseConfig } from '../../src/config/load.js';
+import { readFileSync } from 'node:fs';
+import { configurationReference } from '../../src/config/reference.js';
+import { projectPath } from '../../src/paths.js';
 import { staticGroup } from '../helpers/fixtures.js';
 
 const minimal = () => ({ nodeGroups: [staticGroup()] });
@@ -163,4 +166,8 @@ test('a backend that does not exist, and listeners nginx-rtmp nodes cannot serve
   t.true(more.some((p) => p === 'nodeGroups[0].roles.edge.subscribe.protocol = "wss": nginx-rtmp nodes take rtmp only'), more.join('\n'));
   const same = problemsOf(group({ backend: 'nginx-rtmp', port: 1935, statPort: 1935 }, { origin: {}, edge: { parentRole: 'origin' }, transcoder: {} }));
   t.deepEqual(same, ['nodeGroups[0].platform.local.statPort = 1935: must differ from platform.local.port (1935)']);
+});
+
+test('docs/configuration.md is the reference the config schema generates (npm run docs:config)', (t) => {
+  t.is(readFileSync(projectPath('docs', 'configuration.md'), 'utf8'), configurationReference(), 'stale: run npm run docs:config');
 });

@@ -39,5 +39,5 @@ test('the config takes the registry\'s strategy names, and names them when one i
   const group = (strategy: string) => ({ name: 'g', platform: { type: 'static', static: { nodes: [{ id: 'o', role: 'origin', region: 'r', address: '10.0.0.1' }] } }, regions: [{ name: 'r', lat: 0, lon: 0 }], roles: { origin: {} }, selection: { strategy } });
   for (const name of STRATEGY_NAMES) t.is(parseConfig({ nodeGroups: [group(name)] }, 'test').nodeGroups[0]!.selection.strategy, name);
   const err = t.throws(() => parseConfig({ nodeGroups: [group('random')] }, 'test'), { instanceOf: ConfigError });
-  t.regex(err!.message, new RegExp(STRATEGY_NAMES.map((n) => `"${n}"`).join(', ')));
+  for (const name of STRATEGY_NAMES) t.true(err!.message.includes(name), `${err!.message} names ${name}`);
 });
