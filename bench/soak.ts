@@ -24,74 +24,13 @@ import { Fleet, LiveStreams, type NodeSpec } from './lib/fleet.js';
 import { Histogram } from './lib/histogram.js';
 import { cpuShares, median, mib, procMemory, scrapeMemory, slope } from './lib/proc.js';
 import { BENCH_PASSWORD, BENCH_SECRET, runServer, type Running } from './lib/servers.js';
+import { GROUP, groupSpec, LIVE_MS, LIVE_STREAMS, NODE_TIMEOUT_MS, NODES, REGIONS, soakConfig, TIMING } from './lib/soak-group.js';
+import { CAPACITY_WARMUP_S, soakOptions, soakTimes, TARGET_GROWTH } from './lib/soak-options.js';
 import { Statuses } from './lib/statuses.js';
 import { table } from './lib/table.js';
 
-// ---- options --------------------------------------------------------------------------------
-
-function options(argv: string[]) {
-  const o = { minutes: 5, fraction: 0.7, connections: 64, capacitySeconds: 10, sampleSeconds: 5, heapSnapshots: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const value = () => {
-      const v = Number(argv[++i]);
-      if (!Number.isFinite(v) || v <= 0) throw new Error(`${a} needs a positive number`);
-      return v;
-    };
-    if (a === '--minutes') o.minutes = value();
-    else if (a === '--fraction') o.fraction = value();
-    else if (a === '--connections') o.connections = Math.round(value());
-    else if (a === '--capacity-seconds') o.capacitySeconds = value();
-    else if (a === '--sample-seconds') o.sampleSeconds = value();
-    else if (a === '--heap-snapshots') o.heapSnapshots = true;
-    else throw new Error(`unknown option ${a} (--minutes N, --fraction F, --connections C, --capacity-seconds S, --sample-seconds S, --heap-snapshots)`);
-  }
-  return o;
-}
-
-const opts = options(process.argv.slice(2));
-const RUN_MS = Math.round(opts.minutes * 60_000);
-/** Warm-up, excluded from the growth figure: the first 20 % of the run, at most 2 minutes. */
-const WARMUP_MS = Math.min(120_000, 0.2 * RUN_MS);
-/** The windows compared: the first after warm-up and the last, a minute each (less in short runs). */
-const WINDOW_MS = Math.min(60_000, (RUN_MS - WARMUP_MS) / 3);
-const ROW_MS = opts.minutes >= 5 ? 60_000 : 10_000;
-const TARGET_GROWTH = 5;
-const CAPACITY_WARMUP_S = 5;
-
-// ---- the node group -------------------------------------------------------------------------
-
-const GROUP = 'soak';
-const REGIONS = [
-  { name: 'r1', lat: 50.1, lon: 8.7 },
-  { name: 'r2', lat: 40.7, lon: -74 },
-];
-const TIMING = { heartbeatMs: 1000, nodeTimeout: '5s', streamTimeout: '15s', publishTimeout: '20s' };
-const NODE_TIMEOUT_MS = 5000;
-const ROLES = { origin: { publish: { protocol: 'rtmp', port: 1935 } }, edge: { parentRole: 'origin', subscribe: { protocol: 'wss', port: 443 } } };
-const NODES: NodeSpec[] = [
-  ...Array.from({ length: 4 }, (_, i) => ({ id: `o${i}`, role: 'origin' as const, region: REGIONS[i % 2]!.name })),
-  ...Array.from({ length: 12 }, (_, i) => ({ id: `e${i}`, role: 'edge' as const, region: REGIONS[i % 2]!.name })),
-];
-/** Live streams at any time, and how long each is published. */
-const LIVE_STREAMS = 8;
-const LIVE_MS: [number, number] = [20_000, 60_000];
-
-function groupSpec(name: string, nodes: readonly NodeSpec[], regions: typeof REGIONS, net: number) {
-  return {
-    name,
-    platform: { type: 'static', static: { nodes: nodes.map((n, i) => ({ ...n, address: `10.${net}.${i >> 8}.${i & 255}` })) } },
-    regions,
-    roles: ROLES,
-    rules: regions.flatMap((r) => [
-      { region: r.name, role: 'origin', min: 0, max: 64, limit: 1e12 },
-      { region: r.name, role: 'edge', min: 0, max: 64, limit: 1e12 },
-    ]),
-    timing: TIMING,
-    // The soak's load generator is one token publishing thousands of streams a second.
-    limits: { pendingBindings: 10_000_000, pendingPerToken: 10_000_000 },
-  };
-}
+const opts = soakOptions(process.argv.slice(2));
+const times = soakTimes(opts);
 
 // ---- the mix --------------------------------------------------------------------------------
 
@@ -167,10 +106,7 @@ async function main(): Promise<number> {
   const config = join(dir, 'config.json');
   const dataDir = join(dir, 'data');
   const snapshots = join(benchDir, `soak-${stamp}-heap`);
-  writeFileSync(
-    config,
-    JSON.stringify({ server: { host: '127.0.0.1', port: 0 }, dataDir, auth: { tokenTtl: '24h' }, limits: { lookups: { admin: { perSecond: 0, burst: 1 } } }, nodeGroups: [groupSpec(GROUP, NODES, REGIONS, 1)] }),
-  );
+  writeFileSync(config, JSON.stringify(soakConfig(dataDir)));
   if (opts.heapSnapshots) mkdirSync(snapshots, { recursive: true });
   const statuses = new Statuses();
   let events: Follower | null = null;
@@ -315,7 +251,7 @@ async function main(): Promise<number> {
       }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
       instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => {
         if (!recording) return capacityHist.record(ms);
-        const i = Math.floor((Date.now() - rowsFrom) / ROW_MS);
+        const i = Math.floor((Date.now() - rowsFrom) / times.rowMs);
         const row = (rows[i] ??= { hist: new Histogram(), responses: 0 });
         row.hist.record(ms);
         row.responses++;
@@ -346,7 +282,7 @@ async function main(): Promise<number> {
     // ---- churn -------------------------------------------------------------------------------
     /** Set when the soak load starts; the churn's schedule and the samples' times count from it. */
     let soakStart = Date.now();
-    let soakEnd = soakStart + RUN_MS;
+    let soakEnd = soakStart + times.runMs;
     const churn = { nodeCycles: 0, faultMs: [] as number[], backMs: [] as number[], groupCycles: 0, groupCycleMs: [] as number[], provisions: 0, failures: [] as string[] };
     const failed = (what: string, err: unknown) => {
       churn.failures.push(`${what}: ${(err as Error).message}`);
@@ -364,7 +300,7 @@ async function main(): Promise<number> {
 
     /** An agent goes silent until its node is FAULT, then comes back until it is INSERVICE again. */
     async function nodeChurn(): Promise<void> {
-      const period = Math.min(20_000, RUN_MS / 4);
+      const period = Math.min(20_000, times.runMs / 4);
       for (let k = 0; ; k++) {
         if (!(await until(soakStart + (k + 0.5) * period)) || Date.now() + 20_000 > soakEnd) return;
         const role = k % 2 === 0 ? 'edge' : 'origin';
@@ -459,7 +395,7 @@ async function main(): Promise<number> {
     }
 
     async function groupChurn(): Promise<void> {
-      const period = Math.min(60_000, RUN_MS / 2);
+      const period = Math.min(60_000, times.runMs / 2);
       for (let k = 0; ; k++) {
         if (!(await until(soakStart + (k + 0.25) * period)) || Date.now() + 45_000 > soakEnd) return;
         try {
@@ -527,14 +463,14 @@ async function main(): Promise<number> {
 
     await sample();
     soakStart = Date.now();
-    soakEnd = soakStart + RUN_MS;
+    soakEnd = soakStart + times.runMs;
     for (const s of samples) s.t = 0;
     recording = true;
     rowsFrom = soakStart;
     const sampler = setInterval(() => void sample(), opts.sampleSeconds * 1000);
-    const warmupSnapshot = setTimeout(() => heapSnapshot('end of warm-up'), WARMUP_MS);
+    const warmupSnapshot = setTimeout(() => heapSnapshot('end of warm-up'), times.warmupMs);
     const loops = [nodeChurn(), provisionChurn(), groupChurn()];
-    load = run(RUN_MS / 1000, rate);
+    load = run(times.runMs / 1000, rate);
     const result = await load;
     load = null;
     clearTimeout(warmupSnapshot);
@@ -552,12 +488,12 @@ async function main(): Promise<number> {
     sy = null;
 
     // ---- report ------------------------------------------------------------------------------
-    const after = samples.filter((s) => s.t >= WARMUP_MS);
+    const after = samples.filter((s) => s.t >= times.warmupMs);
     const windowOf = (from: number, to: number, f: (s: Sample) => number) => median(samples.filter((s) => s.t >= from && s.t < to).map(f));
-    const lastT = samples.at(-1)?.t ?? RUN_MS;
+    const lastT = samples.at(-1)?.t ?? times.runMs;
     const growth = (f: (s: Sample) => number) => {
-      const first = windowOf(WARMUP_MS, WARMUP_MS + WINDOW_MS, f);
-      const last = windowOf(lastT - WINDOW_MS, lastT + 1, f);
+      const first = windowOf(times.warmupMs, times.warmupMs + times.windowMs, f);
+      const last = windowOf(lastT - times.windowMs, lastT + 1, f);
       return { first, last, percent: ((last - first) / first) * 100, perHour: slope(after.map((s) => [s.t / 3_600_000, f(s)] as const)) };
     };
     const rss = growth((s) => s.rss);
@@ -568,16 +504,16 @@ async function main(): Promise<number> {
     const bindings = growth((s) => s.bindings);
 
     // An interrupted run reports the time it ran; its growth only if it got past two windows after warm-up.
-    const measurable = lastT >= WARMUP_MS + 2 * WINDOW_MS;
-    const rowCount = Math.max(1, Math.ceil(Math.min(lastT, RUN_MS) / ROW_MS));
+    const measurable = lastT >= times.warmupMs + 2 * times.windowMs;
+    const rowCount = Math.max(1, Math.ceil(Math.min(lastT, times.runMs) / times.rowMs));
     const rowTable = Array.from({ length: rowCount }, (_, i) => {
       // The last row also takes the sample made as the load stopped.
-      const inRow = samples.filter((s) => s.t > i * ROW_MS && (s.t <= (i + 1) * ROW_MS || i === rowCount - 1));
-      const prev = samples.filter((s) => s.t <= i * ROW_MS).at(-1)?.unexpected ?? 0;
+      const inRow = samples.filter((s) => s.t > i * times.rowMs && (s.t <= (i + 1) * times.rowMs || i === rowCount - 1));
+      const prev = samples.filter((s) => s.t <= i * times.rowMs).at(-1)?.unexpected ?? 0;
       const row = rows[i];
-      const seconds = Math.max(1, Math.min(ROW_MS, Math.min(lastT, RUN_MS) - i * ROW_MS)) / 1000;
+      const seconds = Math.max(1, Math.min(times.rowMs, Math.min(lastT, times.runMs) - i * times.rowMs)) / 1000;
       return {
-        at: ROW_MS >= 60_000 ? `${i + 1}` : `${((i + 1) * ROW_MS) / 1000} s`,
+        at: times.rowMs >= 60_000 ? `${i + 1}` : `${((i + 1) * times.rowMs) / 1000} s`,
         rss: mib(median(inRow.map((s) => s.rss))),
         heap: mib(median(inRow.map((s) => s.heapUsed))),
         actorHeap: mib(median(inRow.map((s) => s.actorHeapSoak))),
@@ -594,16 +530,16 @@ async function main(): Promise<number> {
     const met = measurable && rss.percent <= TARGET_GROWTH;
     const pass = interrupted === 0 && met && statuses.unexpectedTotal === 0;
 
-    console.log(`\nSoak over time (${ROW_MS >= 60_000 ? 'per minute' : `per ${ROW_MS / 1000} s`}; medians of ${opts.sampleSeconds}-s samples; RSS from /proc, heaps from /as/v1/metrics)\n`);
+    console.log(`\nSoak over time (${times.rowMs >= 60_000 ? 'per minute' : `per ${times.rowMs / 1000} s`}; medians of ${opts.sampleSeconds}-s samples; RSS from /proc, heaps from /as/v1/metrics)\n`);
     console.log(
       table(
-        [ROW_MS >= 60_000 ? 'minute' : 'until', 'RSS MiB', 'main heap MiB', 'actor heap MiB', 'bindings', 'req/s', 'p99 ms', 'unexpected', 'service CPU %', 'others CPU %'],
+        [times.rowMs >= 60_000 ? 'minute' : 'until', 'RSS MiB', 'main heap MiB', 'actor heap MiB', 'bindings', 'req/s', 'p99 ms', 'unexpected', 'service CPU %', 'others CPU %'],
         rowTable.map((r) => [r.at, r.rss, r.heap, r.actorHeap, r.bindings, r.rps, r.p99, r.unexpected, r.cpuService, r.cpuOthers]),
       ),
     );
     const fmt = (g: ReturnType<typeof growth>, unit = 'MiB') =>
       unit === 'MiB' ? `${mib(g.first)} → ${mib(g.last)} MiB (${g.percent >= 0 ? '+' : ''}${g.percent.toFixed(1)} %; trend ${(g.perHour / 2 ** 20).toFixed(1)} MiB/h)` : `${Math.round(g.first)} → ${Math.round(g.last)} (${g.percent.toFixed(1)} %)`;
-    console.log(`\nWarm-up: first ${Math.round(WARMUP_MS / 1000)} s excluded; compared: median of the first ${Math.round(WINDOW_MS / 1000)} s after it vs median of the last ${Math.round(WINDOW_MS / 1000)} s`);
+    console.log(`\nWarm-up: first ${Math.round(times.warmupMs / 1000)} s excluded; compared: median of the first ${Math.round(times.windowMs / 1000)} s after it vs median of the last ${Math.round(times.windowMs / 1000)} s`);
     console.log(`  RSS          ${fmt(rss)}   target ≤ ${TARGET_GROWTH} %: ${!measurable ? 'not measured (the run ended too early)' : met ? 'met' : 'NOT MET'}`);
     console.log(`    anonymous  ${fmt(anon)}`);
     console.log(`    file       ${fmt(file)}   (code, mapped LMDB pages; data file ${mib(samples.at(-1)?.dbBytes ?? NaN)} MiB at the end)`);
@@ -634,7 +570,7 @@ async function main(): Promise<number> {
     }
     const verdict = interrupted ? 'INTERRUPTED' : pass ? 'PASS' : 'FAIL';
     const growthText = measurable ? `${rss.percent >= 0 ? '+' : ''}${rss.percent.toFixed(1)} %` : 'not measured';
-    console.log(`\n${verdict}: RSS ${growthText} after warm-up (target ≤ ${TARGET_GROWTH} %), ${statuses.unexpectedTotal} unexpected status(es), ${Math.round(lastT / 1000)} s of ${RUN_MS / 1000} s run`);
+    console.log(`\n${verdict}: RSS ${growthText} after warm-up (target ≤ ${TARGET_GROWTH} %), ${statuses.unexpectedTotal} unexpected status(es), ${Math.round(lastT / 1000)} s of ${times.runMs / 1000} s run`);
 
     const out = join(benchDir, `soak-${stamp}.json`);
     writeFileSync(
@@ -643,7 +579,7 @@ async function main(): Promise<number> {
         {
           date: new Date(soakStart).toISOString(),
           machine: { cores: cpus().length, cpu: cpus()[0]?.model.trim(), node: process.version },
-          options: { ...opts, warmupSeconds: WARMUP_MS / 1000, windowSeconds: WINDOW_MS / 1000, fleet: { origins: 4, edges: 12, regions: 2, liveStreams: LIVE_STREAMS }, timing: TIMING, mix: MIX },
+          options: { ...opts, warmupSeconds: times.warmupMs / 1000, windowSeconds: times.windowMs / 1000, fleet: { origins: 4, edges: 12, regions: 2, liveStreams: LIVE_STREAMS }, timing: TIMING, mix: MIX },
           capacity: { rps: Math.round(capacity.requests.average), p99: capacityHist.percentile(99), cpu: { service: cpuAtCapacity.watched[0], loadGenerator: cpuAtCapacity.watched[1], others: cpuAtCapacity.others } },
           rate,
           load: { rps: Math.round(result.requests.average), p50: overall.percentile(50), p99: overall.percentile(99), max: overall.max, errors: result.errors, timeouts: result.timeouts },
