@@ -17,13 +17,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { TokenSigner } from '../src/auth/tokens.js';
-import type { EventRecord } from '../src/domain/events.js';
 import { projectPath } from '../src/paths.js';
-import { follow, type Follower } from './lib/events.js';
+import { allReach, follow, isNodeState, type Follower } from './lib/events.js';
 import { Fleet, LiveStreams, type NodeSpec } from './lib/fleet.js';
 import { Histogram } from './lib/histogram.js';
 import { cpuShares, median, mib, procMemory, scrapeMemory, slope } from './lib/proc.js';
 import { BENCH_PASSWORD, BENCH_SECRET, runServer, type Running } from './lib/servers.js';
+import { adminSession, nodeIdOf } from './lib/soak-admin.js';
 import { GROUP, groupSpec, LIVE_MS, LIVE_STREAMS, NODE_TIMEOUT_MS, NODES, REGIONS, soakConfig, TIMING } from './lib/soak-group.js';
 import { CAPACITY_WARMUP_S, soakOptions, soakTimes, TARGET_GROWTH } from './lib/soak-options.js';
 import { Statuses } from './lib/statuses.js';
@@ -42,11 +42,6 @@ const MIX: Array<[Kind, number]> = [
   ['streams page', 1],
 ];
 type Kind = 'subscribe' | 'publish (live stream)' | 'publish (new stream)' | 'streams page';
-
-function nodeIdOf(body: string): string | null {
-  const i = body.indexOf('"nodeId":"');
-  return i < 0 ? null : body.slice(i + 10, body.indexOf('"', i + 10));
-}
 
 // ---- the run --------------------------------------------------------------------------------
 
@@ -125,45 +120,18 @@ async function main(): Promise<number> {
     const url = server.url;
     const signer = new TokenSigner(Buffer.from(BENCH_SECRET));
 
-    const login = await fetch(`${url}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: BENCH_PASSWORD }) });
-    if (!login.ok) throw new Error(`login: ${login.status} ${await login.text()}`);
-    const token = ((await login.json()) as { accessToken: string }).accessToken;
-    const authorization = `Bearer ${token}`;
+    const admin = await adminSession(url, statuses);
+    const { call, authorization } = admin;
 
-    /** An admin or app call outside the load; its status is judged against what it may answer. */
-    async function call(kind: string, method: string, path: string, expect: number[], body?: unknown): Promise<{ status: number; text: string }> {
-      try {
-        const res = await fetch(url + path, {
-          method,
-          headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        const text = await res.text();
-        statuses.record(kind, res.status, expect.includes(res.status) ? 'ok' : 'unexpected', `${method} ${path}`, text);
-        return { status: res.status, text };
-      } catch (err) {
-        statuses.record(kind, 'socket error', 'unexpected', `${method} ${path}: ${(err as Error).message}`);
-        return { status: 0, text: '' };
-      }
-    }
-
-    events = await follow(url, token, 'node.,nodegroup.,stream.moved,scaling.,platform.,actor.,store.', { since: 0 });
+    events = await follow(url, admin.token, 'node.,nodegroup.,stream.moved,scaling.,platform.,actor.,store.', { since: 0 });
     const ev = events;
-    const isState = (e: EventRecord, group: string, to: string | null) => e.type === 'node.state' && e.group === group && e.to === to;
-    /** Every one of `ids` reaches state `to` (counting events already seen when `replay`). */
-    const allReach = (group: string, ids: readonly string[], to: string | null, timeoutMs: number, replay = false) => {
-      const left = new Set(ids);
-      const test = (e: EventRecord) => isState(e, group, to) && left.delete((e as { nodeId: string }).nodeId) && left.size === 0;
-      if (replay) for (const e of ev.recent) if (test(e)) return Promise.resolve(e);
-      return ev.next(test, timeoutMs, `${ids.length} node(s) of ${group} to reach ${to ?? 'removal'} (left: ${[...left].join(', ')})`);
-    };
 
     // The static nodes are registered by the supervisor's first tick; then they heartbeat.
-    await allReach(GROUP, NODES.map((n) => n.id), 'CREATED', 10_000, true);
+    await allReach(ev, GROUP, NODES.map((n) => n.id), 'CREATED', 10_000, true);
     const agents = new Fleet(url, signer, statuses, TIMING.heartbeatMs);
     fleet = agents;
     agents.add(GROUP, NODES);
-    const inService = allReach(GROUP, NODES.map((n) => n.id), 'INSERVICE', 10_000);
+    const inService = allReach(ev, GROUP, NODES.map((n) => n.id), 'INSERVICE', 10_000);
     await agents.beatAll();
     await inService;
     agents.start();
@@ -307,14 +275,14 @@ async function main(): Promise<number> {
         const candidates = agents.ids((n) => n.group === GROUP && n.role === role);
         const victim = candidates[Math.floor(Math.random() * candidates.length)]!;
         try {
-          const fault = ev.next((e) => isState(e, GROUP, 'FAULT') && (e as { nodeId: string }).nodeId === victim, NODE_TIMEOUT_MS + 10_000, `${victim} to go FAULT`);
+          const fault = ev.next((e) => isNodeState(e, GROUP, 'FAULT') && (e as { nodeId: string }).nodeId === victim, NODE_TIMEOUT_MS + 10_000, `${victim} to go FAULT`);
           const silentAt = Date.now();
           agents.silence(victim);
           if (role === 'origin') live.originDown(victim);
           try {
             churn.faultMs.push((await fault).at - silentAt);
           } finally {
-            const back = ev.next((e) => isState(e, GROUP, 'INSERVICE') && (e as { nodeId: string }).nodeId === victim, 10_000, `${victim} back in service`);
+            const back = ev.next((e) => isNodeState(e, GROUP, 'INSERVICE') && (e as { nodeId: string }).nodeId === victim, 10_000, `${victim} back in service`);
             const resumedAt = Date.now();
             const status = await agents.resume(victim);
             if (role === 'origin' && status === 200) live.originUp(victim, Date.now());
@@ -354,7 +322,7 @@ async function main(): Promise<number> {
       ];
       const ids = nodes.map((n) => n.id);
       const started = Date.now();
-      const registered = allReach(name, ids, 'CREATED', 15_000);
+      const registered = allReach(ev, name, ids, 'CREATED', 15_000);
       const created = await call('node group create', 'POST', '/as/v1/nodegroups', [201], groupSpec(name, nodes, REGIONS.slice(0, 1), 100 + (k % 100)));
       if (created.status !== 201) {
         registered.catch(() => {});
@@ -362,7 +330,7 @@ async function main(): Promise<number> {
       }
       try {
         await registered;
-        const up = allReach(name, ids, 'INSERVICE', 10_000);
+        const up = allReach(ev, name, ids, 'INSERVICE', 10_000);
         agents.add(name, nodes);
         await up;
         const stream = `${name}-live`;
@@ -376,7 +344,7 @@ async function main(): Promise<number> {
         await call('node group detail', 'GET', `/as/v1/nodegroups/${name}`, [200]);
         agents.unpublish(nodes[0]!.id, stream);
         // Drained: retired once its viewers have left (their last report ages out).
-        const gone = allReach(name, [nodes[1]!.id], null, 30_000);
+        const gone = allReach(ev, name, [nodes[1]!.id], null, 30_000);
         agents.retire(nodes[1]!.id);
         await call('node drain', 'POST', `/as/v1/nodegroups/${name}/nodes/${nodes[1]!.id}/drain`, [202]);
         await gone;
