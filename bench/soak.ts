@@ -15,7 +15,6 @@ import { createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileS
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import autocannon from 'autocannon';
 import { TokenSigner } from '../src/auth/tokens.js';
 import { projectPath } from '../src/paths.js';
 import { allReach, follow, isNodeState, type Follower } from './lib/events.js';
@@ -25,23 +24,13 @@ import { cpuShares, median, mib, procMemory, scrapeMemory, slope } from './lib/p
 import { BENCH_PASSWORD, BENCH_SECRET, runServer, type Running } from './lib/servers.js';
 import { adminSession, nodeIdOf } from './lib/soak-admin.js';
 import { GROUP, groupSpec, LIVE_MS, LIVE_STREAMS, NODE_TIMEOUT_MS, NODES, REGIONS, soakConfig, TIMING } from './lib/soak-group.js';
+import { MIX, MixedLoad, type LoadRun } from './lib/soak-mix.js';
 import { CAPACITY_WARMUP_S, soakOptions, soakTimes, TARGET_GROWTH } from './lib/soak-options.js';
 import { Statuses } from './lib/statuses.js';
 import { table } from './lib/table.js';
 
 const opts = soakOptions(process.argv.slice(2));
 const times = soakTimes(opts);
-
-// ---- the mix --------------------------------------------------------------------------------
-
-/** Out of 200 requests: subscribe lookups of live streams, publish lookups of live and of new names, stream-list pages. */
-const MIX: Array<[Kind, number]> = [
-  ['subscribe', 169],
-  ['publish (live stream)', 10],
-  ['publish (new stream)', 20],
-  ['streams page', 1],
-];
-type Kind = 'subscribe' | 'publish (live stream)' | 'publish (new stream)' | 'streams page';
 
 // ---- the run --------------------------------------------------------------------------------
 
@@ -68,14 +57,9 @@ interface Sample {
   cpuOthers: number;
 }
 
-interface Row {
-  hist: Histogram;
-  responses: number;
-}
-
 const aborted = new AbortController();
 let sy: Running | null = null;
-let load: (autocannon.Instance & PromiseLike<autocannon.Result>) | null = null;
+let load: LoadRun | null = null;
 let interrupted = 0;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
@@ -149,100 +133,24 @@ async function main(): Promise<number> {
     await agents.beatAll();
 
     // ---- the mixed load ----------------------------------------------------------------------
-    const slots: Kind[] = MIX.flatMap(([kind, n]) => Array.from({ length: n }, () => kind));
-    for (let i = slots.length - 1; i > 0; i--) {
-      const j = Math.floor(Math.random() * (i + 1));
-      [slots[i], slots[j]] = [slots[j]!, slots[i]!];
-    }
-    let slot = 0;
-    let fresh = 0;
     const runId = Date.now().toString(36);
-    const rows: Row[] = [];
-    let rowsFrom = 0;
-    let recording = false;
-    const capacityHist = new Histogram();
-
-    function request(req: autocannon.Request, context: Record<string, unknown>): autocannon.Request {
-      let kind = slots[slot++ % slots.length]!;
-      let stream = kind === 'subscribe' || kind === 'publish (live stream)' ? live.pick() : undefined;
-      if (stream === undefined && kind !== 'streams page') {
-        kind = 'publish (new stream)';
-        stream = `${runId}-${(fresh++).toString(36)}`;
-      }
-      context.kind = kind;
-      context.stream = stream;
-      let path: string;
-      if (kind === 'subscribe') path = `/as/v1/streams/live/${stream}/subscribe${slot % 5 === 0 ? '?region=r2' : ''}`;
-      else if (kind === 'streams page') {
-        const after = slot % 2 === 0 ? live.pick() : undefined;
-        path = `/as/v1/streams?limit=${[20, 50, 100][slot % 3]}${after ? `&after=${GROUP}/${after}` : ''}`;
-      } else path = `/as/v1/streams/live/${stream}/publish`;
-      return { ...req, method: 'GET', path };
-    }
-
-    function response(status: number, body: string, context: Record<string, unknown>): void {
-      const kind = context.kind as Kind;
-      const stream = context.stream as string;
-      const now = Date.now();
-      if (status === 200) {
-        statuses.record(kind, 200, 'ok');
-        if (kind === 'subscribe') {
-          const edge = nodeIdOf(body);
-          if (edge) agents.viewed(edge, stream);
-        } else if (kind === 'publish (new stream)') {
-          const origin = nodeIdOf(body);
-          if (origin && live.wanted()) live.begin(stream, origin, now);
-        } else if (kind === 'publish (live stream)') {
-          const origin = nodeIdOf(body);
-          if (origin) live.answered(stream, origin, now);
-        }
-        return;
-      }
-      // A viewer of a stream whose origin went silent: no origin serves it until its publisher has
-      // moved (the answer says so, with Retry-After); documented, so tolerated, and counted.
-      if (kind === 'subscribe' && status === 503 && body.includes('"code":"NO_CAPACITY"') && body.includes('is not in service') && live.disturbed(stream, now)) {
-        statuses.record(kind, status, 'tolerated', 'the origin of the stream is FAULT (silenced by the churn); its publisher is moving', body);
-        return;
-      }
-      statuses.record(kind, status, 'unexpected', '', body);
-    }
-
-    function run(seconds: number, rate?: number) {
-      const instance = autocannon({
-        url,
-        connections: opts.connections,
-        duration: seconds,
-        timeout: 10,
-        headers: { authorization },
-        ...(rate ? { overallRate: rate } : {}),
-        requests: [{ method: 'GET', path: '/', setupRequest: request as never, onResponse: response as never }],
-      }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
-      instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => {
-        if (!recording) return capacityHist.record(ms);
-        const i = Math.floor((Date.now() - rowsFrom) / times.rowMs);
-        const row = (rows[i] ??= { hist: new Histogram(), responses: 0 });
-        row.hist.record(ms);
-        row.responses++;
-      });
-      instance.on('reqError', (err: Error) => statuses.record('load', 'socket error', 'unexpected', err.message));
-      return instance;
-    }
+    const mix = new MixedLoad({ url, authorization, connections: opts.connections, group: GROUP, runId, fleet: agents, live, statuses, rowMs: times.rowMs });
 
     console.log(`\nSoak: ${opts.minutes} min at ${Math.round(opts.fraction * 100)} % of capacity; ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}`);
     console.log(`  service pid ${pid}, log ${serverLog}`);
     console.log(`  capacity: the mix at full speed, ${CAPACITY_WARMUP_S} s to warm up (JIT, heap sizes), then ${opts.capacitySeconds} s measured, ${opts.connections} connections …`);
-    load = run(CAPACITY_WARMUP_S);
+    load = mix.run(CAPACITY_WARMUP_S);
     await load;
-    capacityHist.reset();
+    mix.capacityHist.reset();
     if (aborted.signal.aborted) throw new Error('interrupted during the capacity run');
     const capacityCpu = cpuShares([pid, process.pid]);
-    load = run(opts.capacitySeconds);
+    load = mix.run(opts.capacitySeconds);
     const capacity = await load;
     load = null;
     const cpuAtCapacity = capacityCpu();
     const rate = Math.max(1, Math.round(opts.fraction * capacity.requests.average));
     console.log(
-      `  capacity ${Math.round(capacity.requests.average)} req/s (p99 ${capacityHist.percentile(99)} ms; CPU of the ${cpus().length} cores: service ${Math.round(cpuAtCapacity.watched[0]!)} %, ` +
+      `  capacity ${Math.round(capacity.requests.average)} req/s (p99 ${mix.capacityHist.percentile(99)} ms; CPU of the ${cpus().length} cores: service ${Math.round(cpuAtCapacity.watched[0]!)} %, ` +
         `load generator ${Math.round(cpuAtCapacity.watched[1]!)} %, other processes ${Math.round(cpuAtCapacity.others)} %); soak at ${rate} req/s for ${opts.minutes} min`,
     );
     if (aborted.signal.aborted) throw new Error('interrupted during the capacity run');
@@ -433,12 +341,11 @@ async function main(): Promise<number> {
     soakStart = Date.now();
     soakEnd = soakStart + times.runMs;
     for (const s of samples) s.t = 0;
-    recording = true;
-    rowsFrom = soakStart;
+    mix.record(soakStart);
     const sampler = setInterval(() => void sample(), opts.sampleSeconds * 1000);
     const warmupSnapshot = setTimeout(() => heapSnapshot('end of warm-up'), times.warmupMs);
     const loops = [nodeChurn(), provisionChurn(), groupChurn()];
-    load = run(times.runMs / 1000, rate);
+    load = mix.run(times.runMs / 1000, rate);
     const result = await load;
     load = null;
     clearTimeout(warmupSnapshot);
@@ -478,7 +385,7 @@ async function main(): Promise<number> {
       // The last row also takes the sample made as the load stopped.
       const inRow = samples.filter((s) => s.t > i * times.rowMs && (s.t <= (i + 1) * times.rowMs || i === rowCount - 1));
       const prev = samples.filter((s) => s.t <= i * times.rowMs).at(-1)?.unexpected ?? 0;
-      const row = rows[i];
+      const row = mix.rows[i];
       const seconds = Math.max(1, Math.min(times.rowMs, Math.min(lastT, times.runMs) - i * times.rowMs)) / 1000;
       return {
         at: times.rowMs >= 60_000 ? `${i + 1}` : `${((i + 1) * times.rowMs) / 1000} s`,
@@ -494,7 +401,7 @@ async function main(): Promise<number> {
       };
     });
     const overall = new Histogram();
-    for (const r of rows) if (r) overall.add(r.hist);
+    for (const r of mix.rows) if (r) overall.add(r.hist);
     const met = measurable && rss.percent <= TARGET_GROWTH;
     const pass = interrupted === 0 && met && statuses.unexpectedTotal === 0;
 
@@ -548,7 +455,7 @@ async function main(): Promise<number> {
           date: new Date(soakStart).toISOString(),
           machine: { cores: cpus().length, cpu: cpus()[0]?.model.trim(), node: process.version },
           options: { ...opts, warmupSeconds: times.warmupMs / 1000, windowSeconds: times.windowMs / 1000, fleet: { origins: 4, edges: 12, regions: 2, liveStreams: LIVE_STREAMS }, timing: TIMING, mix: MIX },
-          capacity: { rps: Math.round(capacity.requests.average), p99: capacityHist.percentile(99), cpu: { service: cpuAtCapacity.watched[0], loadGenerator: cpuAtCapacity.watched[1], others: cpuAtCapacity.others } },
+          capacity: { rps: Math.round(capacity.requests.average), p99: mix.capacityHist.percentile(99), cpu: { service: cpuAtCapacity.watched[0], loadGenerator: cpuAtCapacity.watched[1], others: cpuAtCapacity.others } },
           rate,
           load: { rps: Math.round(result.requests.average), p50: overall.percentile(50), p99: overall.percentile(99), max: overall.max, errors: result.errors, timeouts: result.timeouts },
           growth: { rss, anon, file, heap, actorHeap, bindings },
