@@ -11,7 +11,7 @@
 //   4. A table over time, the RSS growth after warm-up against the 5 % target, every unexpected
 //      status with its body; the result as JSON in .bench/. Exit code 1 when the target is missed
 //      or anything unexpected happened.
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,12 +20,13 @@ import { projectPath } from '../src/paths.js';
 import { allReach, follow, isNodeState, type Follower } from './lib/events.js';
 import { Fleet, LiveStreams, type NodeSpec } from './lib/fleet.js';
 import { Histogram } from './lib/histogram.js';
-import { cpuShares, median, mib, procMemory, scrapeMemory, slope } from './lib/proc.js';
+import { cpuShares, median, mib, slope } from './lib/proc.js';
 import { BENCH_PASSWORD, BENCH_SECRET, runServer, type Running } from './lib/servers.js';
 import { adminSession, nodeIdOf } from './lib/soak-admin.js';
 import { GROUP, groupSpec, LIVE_MS, LIVE_STREAMS, NODE_TIMEOUT_MS, NODES, REGIONS, soakConfig, TIMING } from './lib/soak-group.js';
 import { MIX, MixedLoad, type LoadRun } from './lib/soak-mix.js';
 import { CAPACITY_WARMUP_S, soakOptions, soakTimes, TARGET_GROWTH } from './lib/soak-options.js';
+import { HeapSnapshots, Sampler, type Sample } from './lib/soak-sampling.js';
 import { Statuses } from './lib/statuses.js';
 import { table } from './lib/table.js';
 
@@ -33,29 +34,6 @@ const opts = soakOptions(process.argv.slice(2));
 const times = soakTimes(opts);
 
 // ---- the run --------------------------------------------------------------------------------
-
-interface Sample {
-  t: number;
-  rss: number;
-  anon: number;
-  file: number;
-  rssMetric: number;
-  heapUsed: number;
-  heapTotal: number;
-  external: number;
-  actorHeap: number;
-  actorHeapSoak: number;
-  bindings: number;
-  lagP99: number;
-  handles: number;
-  threads: number;
-  dbBytes: number;
-  unexpected: number;
-  /** % of the machine's CPU (all cores) since the last sample: the service, this load generator, everything else. */
-  cpuService: number;
-  cpuBench: number;
-  cpuOthers: number;
-}
 
 const aborted = new AbortController();
 let sy: Running | null = null;
@@ -283,75 +261,25 @@ async function main(): Promise<number> {
     }
 
     // ---- sampling ----------------------------------------------------------------------------
-    const samples: Sample[] = [];
-    const snapshotsTaken: string[] = [];
-    const dbFile = join(dataDir, 'switchyard.mdb');
-    const cpu = cpuShares([pid, process.pid]);
-    async function sample(): Promise<void> {
-      const proc = procMemory(pid);
-      if (!proc) return;
-      const shares = cpu();
-      let m;
-      try {
-        const res = await fetch(`${url}/as/v1/metrics`);
-        const text = await res.text();
-        statuses.record('metrics', res.status, res.status === 200 ? 'ok' : 'unexpected', '', text);
-        if (res.status !== 200) return;
-        m = scrapeMemory(text);
-      } catch (err) {
-        statuses.record('metrics', 'socket error', 'unexpected', (err as Error).message);
-        return;
-      }
-      const actor = Object.values(m.actorHeap).reduce((a, b) => a + b, 0);
-      let dbBytes = NaN;
-      try {
-        dbBytes = statSync(dbFile).size;
-      } catch {
-        /* not there yet */
-      }
-      samples.push({
-        t: Date.now() - soakStart,
-        rss: proc.rss,
-        anon: proc.anon,
-        file: proc.file,
-        rssMetric: m.rss,
-        heapUsed: m.heapUsed,
-        heapTotal: m.heapTotal,
-        external: m.external,
-        actorHeap: actor,
-        actorHeapSoak: m.actorHeap[GROUP] ?? NaN,
-        bindings: m.bindings,
-        lagP99: m.eventLoopLagP99,
-        handles: m.handles,
-        threads: proc.threads,
-        dbBytes,
-        unexpected: statuses.unexpectedTotal,
-        cpuService: shares.watched[0]!,
-        cpuBench: shares.watched[1]!,
-        cpuOthers: shares.others,
-      });
-    }
-    const heapSnapshot = (label: string) => {
-      if (!opts.heapSnapshots) return;
-      process.kill(pid, 'SIGUSR2');
-      snapshotsTaken.push(`${label} at ${Math.round((Date.now() - soakStart) / 1000)} s`);
-    };
+    const sampler = new Sampler({ pid, url, dbFile: join(dataDir, 'switchyard.mdb'), group: GROUP, statuses });
+    const samples = sampler.samples;
 
-    await sample();
+    await sampler.sample();
     soakStart = Date.now();
     soakEnd = soakStart + times.runMs;
-    for (const s of samples) s.t = 0;
+    sampler.begin(soakStart);
     mix.record(soakStart);
-    const sampler = setInterval(() => void sample(), opts.sampleSeconds * 1000);
-    const warmupSnapshot = setTimeout(() => heapSnapshot('end of warm-up'), times.warmupMs);
+    const heapSnapshots = new HeapSnapshots(pid, opts.heapSnapshots, soakStart);
+    const sampling = setInterval(() => void sampler.sample(), opts.sampleSeconds * 1000);
+    const warmupSnapshot = setTimeout(() => heapSnapshots.take('end of warm-up'), times.warmupMs);
     const loops = [nodeChurn(), provisionChurn(), groupChurn()];
     load = mix.run(times.runMs / 1000, rate);
     const result = await load;
     load = null;
     clearTimeout(warmupSnapshot);
-    await sample();
-    clearInterval(sampler);
-    heapSnapshot('end');
+    await sampler.sample();
+    clearInterval(sampling);
+    heapSnapshots.take('end');
     aborted.abort();
     await Promise.allSettled(loops);
     live.endAll();
@@ -428,7 +356,7 @@ async function main(): Promise<number> {
         `${churn.groupCycles} node group(s) created, used, drained, doomed and deleted${churn.groupCycles ? ` (median ${Math.round(median(churn.groupCycleMs) / 100) / 10} s each)` : ''}; ${churn.provisions} provisions created`,
     );
     console.log(`  events       ${[...ev.counts].map(([t, n]) => `${t} ${n}`).join(', ')}`);
-    if (snapshotsTaken.length) console.log(`  heap snapshots (main thread): ${snapshotsTaken.join(', ')} in ${snapshots}`);
+    if (heapSnapshots.taken.length) console.log(`  heap snapshots (main thread): ${heapSnapshots.taken.join(', ')} in ${snapshots}`);
 
     console.log('\nStatuses by request kind\n');
     console.log(
@@ -470,7 +398,7 @@ async function main(): Promise<number> {
           churn,
           liveStreams: { started: live.started, ended: live.ended, moved: live.moved },
           events: Object.fromEntries(ev.counts),
-          heapSnapshots: snapshotsTaken,
+          heapSnapshots: heapSnapshots.taken,
         },
         null,
         1,
