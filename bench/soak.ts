@@ -14,16 +14,16 @@
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { TokenSigner } from '../src/auth/tokens.js';
 import { projectPath } from '../src/paths.js';
-import { allReach, follow, isNodeState, type Follower } from './lib/events.js';
-import { Fleet, LiveStreams, type NodeSpec } from './lib/fleet.js';
+import { allReach, follow, type Follower } from './lib/events.js';
+import { Fleet, LiveStreams } from './lib/fleet.js';
 import { Histogram } from './lib/histogram.js';
 import { cpuShares, median, mib, slope } from './lib/proc.js';
 import { BENCH_PASSWORD, BENCH_SECRET, runServer, type Running } from './lib/servers.js';
 import { adminSession, nodeIdOf } from './lib/soak-admin.js';
-import { GROUP, groupSpec, LIVE_MS, LIVE_STREAMS, NODE_TIMEOUT_MS, NODES, REGIONS, soakConfig, TIMING } from './lib/soak-group.js';
+import { Churn } from './lib/soak-churn.js';
+import { GROUP, LIVE_MS, LIVE_STREAMS, NODES, soakConfig, TIMING } from './lib/soak-group.js';
 import { MIX, MixedLoad, type LoadRun } from './lib/soak-mix.js';
 import { CAPACITY_WARMUP_S, soakOptions, soakTimes, TARGET_GROWTH } from './lib/soak-options.js';
 import { HeapSnapshots, Sampler, type Sample } from './lib/soak-sampling.js';
@@ -133,146 +133,20 @@ async function main(): Promise<number> {
     );
     if (aborted.signal.aborted) throw new Error('interrupted during the capacity run');
 
-    // ---- churn -------------------------------------------------------------------------------
-    /** Set when the soak load starts; the churn's schedule and the samples' times count from it. */
-    let soakStart = Date.now();
-    let soakEnd = soakStart + times.runMs;
-    const churn = { nodeCycles: 0, faultMs: [] as number[], backMs: [] as number[], groupCycles: 0, groupCycleMs: [] as number[], provisions: 0, failures: [] as string[] };
-    const failed = (what: string, err: unknown) => {
-      churn.failures.push(`${what}: ${(err as Error).message}`);
-      statuses.record('churn', 'failed', 'unexpected', what, (err as Error).message);
-    };
-    /** Waits until `at` (a schedule, not a synchronisation); false when the run is over. */
-    const until = async (at: number) => {
-      try {
-        await sleep(Math.max(0, at - Date.now()), undefined, { signal: aborted.signal });
-      } catch {
-        return false;
-      }
-      return !aborted.signal.aborted;
-    };
-
-    /** An agent goes silent until its node is FAULT, then comes back until it is INSERVICE again. */
-    async function nodeChurn(): Promise<void> {
-      const period = Math.min(20_000, times.runMs / 4);
-      for (let k = 0; ; k++) {
-        if (!(await until(soakStart + (k + 0.5) * period)) || Date.now() + 20_000 > soakEnd) return;
-        const role = k % 2 === 0 ? 'edge' : 'origin';
-        const candidates = agents.ids((n) => n.group === GROUP && n.role === role);
-        const victim = candidates[Math.floor(Math.random() * candidates.length)]!;
-        try {
-          const fault = ev.next((e) => isNodeState(e, GROUP, 'FAULT') && (e as { nodeId: string }).nodeId === victim, NODE_TIMEOUT_MS + 10_000, `${victim} to go FAULT`);
-          const silentAt = Date.now();
-          agents.silence(victim);
-          if (role === 'origin') live.originDown(victim);
-          try {
-            churn.faultMs.push((await fault).at - silentAt);
-          } finally {
-            const back = ev.next((e) => isNodeState(e, GROUP, 'INSERVICE') && (e as { nodeId: string }).nodeId === victim, 10_000, `${victim} back in service`);
-            const resumedAt = Date.now();
-            const status = await agents.resume(victim);
-            if (role === 'origin' && status === 200) live.originUp(victim, Date.now());
-            churn.backMs.push((await back).at - resumedAt);
-          }
-          churn.nodeCycles++;
-        } catch (err) {
-          failed(`silencing ${victim}`, err);
-        }
-      }
-    }
-
-    /** Provisions created every few seconds, the oldest deleted; the admin's lists read meanwhile. */
-    async function provisionChurn(): Promise<void> {
-      const kept: string[] = [];
-      for (let k = 0; ; k++) {
-        if (!(await until(soakStart + k * 3000)) || Date.now() + 3000 > soakEnd) break;
-        const name = `prov-${runId}-${k}`;
-        const rendition = (suffix: string, level: number, br: number, w: number, h: number) => ({ name: `${name}_${suffix}`, level, videoBR: br, videoWidth: w, videoHeight: h, videoFPS: 30, audioBR: 128_000 });
-        const r = await call('provision create', 'POST', `/as/v1/provision/${GROUP}`, [201], { streamName: name, region: 'r1', streams: [rendition('hi', 1, 2_500_000, 1280, 720), rendition('lo', 2, 800_000, 640, 360)] });
-        if (r.status === 201) kept.push(name);
-        churn.provisions++;
-        if (kept.length > 4) await call('provision delete', 'DELETE', `/as/v1/provision/${GROUP}/${kept.shift()}`, [204]);
-        await call('provision list', 'GET', `/as/v1/provision/${GROUP}?limit=10`, [200]);
-        await call('node groups', 'GET', '/as/v1/nodegroups', [200]);
-      }
-      for (const name of kept) await call('provision delete', 'DELETE', `/as/v1/provision/${GROUP}/${name}`, [204]);
-    }
-
-    /** A node group created through the API, used, one edge drained, one doomed, then deleted. */
-    async function groupCycle(k: number): Promise<void> {
-      const name = `churn${k}`;
-      const nodes: NodeSpec[] = [
-        { id: `${name}-o0`, role: 'origin', region: 'r1' },
-        { id: `${name}-e0`, role: 'edge', region: 'r1' },
-        { id: `${name}-e1`, role: 'edge', region: 'r1' },
-      ];
-      const ids = nodes.map((n) => n.id);
-      const started = Date.now();
-      const registered = allReach(ev, name, ids, 'CREATED', 15_000);
-      const created = await call('node group create', 'POST', '/as/v1/nodegroups', [201], groupSpec(name, nodes, REGIONS.slice(0, 1), 100 + (k % 100)));
-      if (created.status !== 201) {
-        registered.catch(() => {});
-        throw new Error(`could not create ${name}`);
-      }
-      try {
-        await registered;
-        const up = allReach(ev, name, ids, 'INSERVICE', 10_000);
-        agents.add(name, nodes);
-        await up;
-        const stream = `${name}-live`;
-        const pub = await call('lookup (churn group)', 'GET', `/as/v1/streams/live/${stream}/publish?nodeGroup=${name}`, [200]);
-        if (pub.status === 200) agents.publish(nodeIdOf(pub.text)!, stream);
-        for (let i = 0; i < 10; i++) await call('lookup (churn group)', 'GET', `/as/v1/streams/live/${name}-new${i}/publish?nodeGroup=${name}`, [200]);
-        for (let i = 0; i < 10; i++) {
-          const sub = await call('lookup (churn group)', 'GET', `/as/v1/streams/live/${stream}/subscribe?nodeGroup=${name}`, [200]);
-          if (sub.status === 200) agents.viewed(nodeIdOf(sub.text)!, stream);
-        }
-        await call('node group detail', 'GET', `/as/v1/nodegroups/${name}`, [200]);
-        agents.unpublish(nodes[0]!.id, stream);
-        // Drained: retired once its viewers have left (their last report ages out).
-        const gone = allReach(ev, name, [nodes[1]!.id], null, 30_000);
-        agents.retire(nodes[1]!.id);
-        await call('node drain', 'POST', `/as/v1/nodegroups/${name}/nodes/${nodes[1]!.id}/drain`, [202]);
-        await gone;
-        agents.retire(nodes[2]!.id);
-        await call('node doom', 'POST', `/as/v1/nodegroups/${name}/nodes/${nodes[2]!.id}/doom`, [202]);
-      } finally {
-        const deleted = ev.next((e) => e.type === 'nodegroup.changed' && e.group === name && e.change === 'deleted', 60_000, `${name} to be deleted`);
-        for (const id of ids) agents.retire(id);
-        const del = await call('node group delete', 'DELETE', `/as/v1/nodegroups/${name}`, [202]);
-        if (del.status === 202) await deleted;
-        else deleted.catch(() => {});
-        agents.remove(ids);
-      }
-      churn.groupCycleMs.push(Date.now() - started);
-      churn.groupCycles++;
-    }
-
-    async function groupChurn(): Promise<void> {
-      const period = Math.min(60_000, times.runMs / 2);
-      for (let k = 0; ; k++) {
-        if (!(await until(soakStart + (k + 0.25) * period)) || Date.now() + 45_000 > soakEnd) return;
-        try {
-          await groupCycle(k);
-        } catch (err) {
-          failed(`node group churn${k}`, err);
-        }
-      }
-    }
-
     // ---- sampling ----------------------------------------------------------------------------
     const sampler = new Sampler({ pid, url, dbFile: join(dataDir, 'switchyard.mdb'), group: GROUP, statuses });
     const samples = sampler.samples;
 
     await sampler.sample();
-    soakStart = Date.now();
-    soakEnd = soakStart + times.runMs;
+    /** The churn's schedule and the samples' times count from here. */
+    const soakStart = Date.now();
     sampler.begin(soakStart);
     mix.record(soakStart);
     const heapSnapshots = new HeapSnapshots(pid, opts.heapSnapshots, soakStart);
     const sampling = setInterval(() => void sampler.sample(), opts.sampleSeconds * 1000);
     const warmupSnapshot = setTimeout(() => heapSnapshots.take('end of warm-up'), times.warmupMs);
-    const loops = [nodeChurn(), provisionChurn(), groupChurn()];
+    const churn = new Churn({ fleet: agents, live, admin, events: ev, statuses, runId, start: soakStart, end: soakStart + times.runMs, signal: aborted.signal });
+    const loops = churn.run();
     load = mix.run(times.runMs / 1000, rate);
     const result = await load;
     load = null;
@@ -352,8 +226,8 @@ async function main(): Promise<number> {
     console.log(`  load         ${rate} req/s asked, ${Math.round(result.requests.average)} req/s done; p50 ${overall.percentile(50)} ms, p99 ${overall.percentile(99)} ms, max ${Math.round(overall.max)} ms; autocannon errors ${result.errors}, timeouts ${result.timeouts}`);
     console.log(`  live streams ${live.started} started, ${live.ended} ended, ${live.moved} moved by their publishers`);
     console.log(
-      `  churn        ${churn.nodeCycles} agent(s) silenced and back (silence → FAULT median ${Math.round(median(churn.faultMs))} ms, back → INSERVICE median ${Math.round(median(churn.backMs))} ms); ` +
-        `${churn.groupCycles} node group(s) created, used, drained, doomed and deleted${churn.groupCycles ? ` (median ${Math.round(median(churn.groupCycleMs) / 100) / 10} s each)` : ''}; ${churn.provisions} provisions created`,
+      `  churn        ${churn.counts.nodeCycles} agent(s) silenced and back (silence → FAULT median ${Math.round(median(churn.counts.faultMs))} ms, back → INSERVICE median ${Math.round(median(churn.counts.backMs))} ms); ` +
+        `${churn.counts.groupCycles} node group(s) created, used, drained, doomed and deleted${churn.counts.groupCycles ? ` (median ${Math.round(median(churn.counts.groupCycleMs) / 100) / 10} s each)` : ''}; ${churn.counts.provisions} provisions created`,
     );
     console.log(`  events       ${[...ev.counts].map(([t, n]) => `${t} ${n}`).join(', ')}`);
     if (heapSnapshots.taken.length) console.log(`  heap snapshots (main thread): ${heapSnapshots.taken.join(', ')} in ${snapshots}`);
@@ -395,7 +269,7 @@ async function main(): Promise<number> {
           statuses: Object.fromEntries([...statuses.counts].map(([k, m]) => [k, Object.fromEntries(m)])),
           tolerated: [...statuses.tolerated.values()],
           unexpected: [...statuses.unexpected.values()],
-          churn,
+          churn: churn.counts,
           liveStreams: { started: live.started, ended: live.ended, moved: live.moved },
           events: Object.fromEntries(ev.counts),
           heapSnapshots: heapSnapshots.taken,
