@@ -11,137 +11,34 @@
 //   4. A table over time, the RSS growth after warm-up against the 5 % target, every unexpected
 //      status with its body; the result as JSON in .bench/. Exit code 1 when the target is missed
 //      or anything unexpected happened.
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+//
+// This file is the sequence of the run; its parts are in bench/lib: soak-options (options and
+// times), soak-group (the node group and the service's config), soak-admin (calls outside the
+// load), soak-mix (the load), soak-churn, soak-sampling and soak-report.
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import autocannon from 'autocannon';
 import { TokenSigner } from '../src/auth/tokens.js';
-import type { EventRecord } from '../src/domain/events.js';
 import { projectPath } from '../src/paths.js';
-import { follow, type Follower } from './lib/events.js';
-import { Fleet, LiveStreams, type NodeSpec } from './lib/fleet.js';
-import { Histogram } from './lib/histogram.js';
-import { cpuShares, median, mib, procMemory, scrapeMemory, slope } from './lib/proc.js';
+import { allReach, follow, type Follower } from './lib/events.js';
+import { Fleet, LiveStreams } from './lib/fleet.js';
+import { cpuShares } from './lib/proc.js';
 import { BENCH_PASSWORD, BENCH_SECRET, runServer, type Running } from './lib/servers.js';
+import { adminSession, nodeIdOf } from './lib/soak-admin.js';
+import { Churn } from './lib/soak-churn.js';
+import { GROUP, LIVE_MS, LIVE_STREAMS, NODES, soakConfig, TIMING } from './lib/soak-group.js';
+import { MixedLoad, type LoadRun } from './lib/soak-mix.js';
+import { CAPACITY_WARMUP_S, soakOptions, soakTimes } from './lib/soak-options.js';
+import { report } from './lib/soak-report.js';
+import { HeapSnapshots, Sampler } from './lib/soak-sampling.js';
 import { Statuses } from './lib/statuses.js';
-import { table } from './lib/table.js';
 
-// ---- options --------------------------------------------------------------------------------
-
-function options(argv: string[]) {
-  const o = { minutes: 5, fraction: 0.7, connections: 64, capacitySeconds: 10, sampleSeconds: 5, heapSnapshots: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const value = () => {
-      const v = Number(argv[++i]);
-      if (!Number.isFinite(v) || v <= 0) throw new Error(`${a} needs a positive number`);
-      return v;
-    };
-    if (a === '--minutes') o.minutes = value();
-    else if (a === '--fraction') o.fraction = value();
-    else if (a === '--connections') o.connections = Math.round(value());
-    else if (a === '--capacity-seconds') o.capacitySeconds = value();
-    else if (a === '--sample-seconds') o.sampleSeconds = value();
-    else if (a === '--heap-snapshots') o.heapSnapshots = true;
-    else throw new Error(`unknown option ${a} (--minutes N, --fraction F, --connections C, --capacity-seconds S, --sample-seconds S, --heap-snapshots)`);
-  }
-  return o;
-}
-
-const opts = options(process.argv.slice(2));
-const RUN_MS = Math.round(opts.minutes * 60_000);
-/** Warm-up, excluded from the growth figure: the first 20 % of the run, at most 2 minutes. */
-const WARMUP_MS = Math.min(120_000, 0.2 * RUN_MS);
-/** The windows compared: the first after warm-up and the last, a minute each (less in short runs). */
-const WINDOW_MS = Math.min(60_000, (RUN_MS - WARMUP_MS) / 3);
-const ROW_MS = opts.minutes >= 5 ? 60_000 : 10_000;
-const TARGET_GROWTH = 5;
-const CAPACITY_WARMUP_S = 5;
-
-// ---- the node group -------------------------------------------------------------------------
-
-const GROUP = 'soak';
-const REGIONS = [
-  { name: 'r1', lat: 50.1, lon: 8.7 },
-  { name: 'r2', lat: 40.7, lon: -74 },
-];
-const TIMING = { heartbeatMs: 1000, nodeTimeout: '5s', streamTimeout: '15s', publishTimeout: '20s' };
-const NODE_TIMEOUT_MS = 5000;
-const ROLES = { origin: { publish: { protocol: 'rtmp', port: 1935 } }, edge: { parentRole: 'origin', subscribe: { protocol: 'wss', port: 443 } } };
-const NODES: NodeSpec[] = [
-  ...Array.from({ length: 4 }, (_, i) => ({ id: `o${i}`, role: 'origin' as const, region: REGIONS[i % 2]!.name })),
-  ...Array.from({ length: 12 }, (_, i) => ({ id: `e${i}`, role: 'edge' as const, region: REGIONS[i % 2]!.name })),
-];
-/** Live streams at any time, and how long each is published. */
-const LIVE_STREAMS = 8;
-const LIVE_MS: [number, number] = [20_000, 60_000];
-
-function groupSpec(name: string, nodes: readonly NodeSpec[], regions: typeof REGIONS, net: number) {
-  return {
-    name,
-    platform: { type: 'static', static: { nodes: nodes.map((n, i) => ({ ...n, address: `10.${net}.${i >> 8}.${i & 255}` })) } },
-    regions,
-    roles: ROLES,
-    rules: regions.flatMap((r) => [
-      { region: r.name, role: 'origin', min: 0, max: 64, limit: 1e12 },
-      { region: r.name, role: 'edge', min: 0, max: 64, limit: 1e12 },
-    ]),
-    timing: TIMING,
-    // The soak's load generator is one token publishing thousands of streams a second.
-    limits: { pendingBindings: 10_000_000, pendingPerToken: 10_000_000 },
-  };
-}
-
-// ---- the mix --------------------------------------------------------------------------------
-
-/** Out of 200 requests: subscribe lookups of live streams, publish lookups of live and of new names, stream-list pages. */
-const MIX: Array<[Kind, number]> = [
-  ['subscribe', 169],
-  ['publish (live stream)', 10],
-  ['publish (new stream)', 20],
-  ['streams page', 1],
-];
-type Kind = 'subscribe' | 'publish (live stream)' | 'publish (new stream)' | 'streams page';
-
-function nodeIdOf(body: string): string | null {
-  const i = body.indexOf('"nodeId":"');
-  return i < 0 ? null : body.slice(i + 10, body.indexOf('"', i + 10));
-}
-
-// ---- the run --------------------------------------------------------------------------------
-
-interface Sample {
-  t: number;
-  rss: number;
-  anon: number;
-  file: number;
-  rssMetric: number;
-  heapUsed: number;
-  heapTotal: number;
-  external: number;
-  actorHeap: number;
-  actorHeapSoak: number;
-  bindings: number;
-  lagP99: number;
-  handles: number;
-  threads: number;
-  dbBytes: number;
-  unexpected: number;
-  /** % of the machine's CPU (all cores) since the last sample: the service, this load generator, everything else. */
-  cpuService: number;
-  cpuBench: number;
-  cpuOthers: number;
-}
-
-interface Row {
-  hist: Histogram;
-  responses: number;
-}
+const opts = soakOptions(process.argv.slice(2));
+const times = soakTimes(opts);
 
 const aborted = new AbortController();
 let sy: Running | null = null;
-let load: (autocannon.Instance & PromiseLike<autocannon.Result>) | null = null;
+let load: LoadRun | null = null;
 let interrupted = 0;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
@@ -167,15 +64,13 @@ async function main(): Promise<number> {
   const config = join(dir, 'config.json');
   const dataDir = join(dir, 'data');
   const snapshots = join(benchDir, `soak-${stamp}-heap`);
-  writeFileSync(
-    config,
-    JSON.stringify({ server: { host: '127.0.0.1', port: 0 }, dataDir, auth: { tokenTtl: '24h' }, limits: { lookups: { admin: { perSecond: 0, burst: 1 } } }, nodeGroups: [groupSpec(GROUP, NODES, REGIONS, 1)] }),
-  );
+  writeFileSync(config, JSON.stringify(soakConfig(dataDir)));
   if (opts.heapSnapshots) mkdirSync(snapshots, { recursive: true });
   const statuses = new Statuses();
   let events: Follower | null = null;
   let fleet: Fleet | null = null;
   try {
+    // ---- 1. the service, and the static group's agents in service --------------------------
     sy = await runServer(
       projectPath('dist', 'src', 'main.js'),
       { SWITCHYARD_CONFIG: config, SWITCHYARD_ADMIN_PASSWORD: BENCH_PASSWORD, SWITCHYARD_JWT_SECRET: BENCH_SECRET, SWITCHYARD_LOG_LEVEL: 'info' },
@@ -187,53 +82,22 @@ async function main(): Promise<number> {
     server.proc.stdout!.pipe(createWriteStream(serverLog));
     const pid = server.proc.pid!;
     const url = server.url;
-    const signer = new TokenSigner(Buffer.from(BENCH_SECRET));
-
-    const login = await fetch(`${url}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: BENCH_PASSWORD }) });
-    if (!login.ok) throw new Error(`login: ${login.status} ${await login.text()}`);
-    const token = ((await login.json()) as { accessToken: string }).accessToken;
-    const authorization = `Bearer ${token}`;
-
-    /** An admin or app call outside the load; its status is judged against what it may answer. */
-    async function call(kind: string, method: string, path: string, expect: number[], body?: unknown): Promise<{ status: number; text: string }> {
-      try {
-        const res = await fetch(url + path, {
-          method,
-          headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        const text = await res.text();
-        statuses.record(kind, res.status, expect.includes(res.status) ? 'ok' : 'unexpected', `${method} ${path}`, text);
-        return { status: res.status, text };
-      } catch (err) {
-        statuses.record(kind, 'socket error', 'unexpected', `${method} ${path}: ${(err as Error).message}`);
-        return { status: 0, text: '' };
-      }
-    }
-
-    events = await follow(url, token, 'node.,nodegroup.,stream.moved,scaling.,platform.,actor.,store.', { since: 0 });
+    const admin = await adminSession(url, statuses);
+    events = await follow(url, admin.token, 'node.,nodegroup.,stream.moved,scaling.,platform.,actor.,store.', { since: 0 });
     const ev = events;
-    const isState = (e: EventRecord, group: string, to: string | null) => e.type === 'node.state' && e.group === group && e.to === to;
-    /** Every one of `ids` reaches state `to` (counting events already seen when `replay`). */
-    const allReach = (group: string, ids: readonly string[], to: string | null, timeoutMs: number, replay = false) => {
-      const left = new Set(ids);
-      const test = (e: EventRecord) => isState(e, group, to) && left.delete((e as { nodeId: string }).nodeId) && left.size === 0;
-      if (replay) for (const e of ev.recent) if (test(e)) return Promise.resolve(e);
-      return ev.next(test, timeoutMs, `${ids.length} node(s) of ${group} to reach ${to ?? 'removal'} (left: ${[...left].join(', ')})`);
-    };
 
     // The static nodes are registered by the supervisor's first tick; then they heartbeat.
-    await allReach(GROUP, NODES.map((n) => n.id), 'CREATED', 10_000, true);
-    const agents = new Fleet(url, signer, statuses, TIMING.heartbeatMs);
+    await allReach(ev, GROUP, NODES.map((n) => n.id), 'CREATED', 10_000, true);
+    const agents = new Fleet(url, new TokenSigner(Buffer.from(BENCH_SECRET)), statuses, TIMING.heartbeatMs);
     fleet = agents;
     agents.add(GROUP, NODES);
-    const inService = allReach(GROUP, NODES.map((n) => n.id), 'INSERVICE', 10_000);
+    const inService = allReach(ev, GROUP, NODES.map((n) => n.id), 'INSERVICE', 10_000);
     await agents.beatAll();
     await inService;
     agents.start();
 
     const publishLookup = async (stream: string, kind = 'publish (publisher moving)'): Promise<string | null> => {
-      const r = await call(kind, 'GET', `/as/v1/streams/live/${stream}/publish`, [200]);
+      const r = await admin.call(kind, 'GET', `/as/v1/streams/live/${stream}/publish`, [200]);
       return r.status === 200 ? nodeIdOf(r.text) : null;
     };
     const live = new LiveStreams(agents, LIVE_STREAMS, LIVE_MS, publishLookup);
@@ -244,303 +108,47 @@ async function main(): Promise<number> {
     }
     await agents.beatAll();
 
-    // ---- the mixed load ----------------------------------------------------------------------
-    const slots: Kind[] = MIX.flatMap(([kind, n]) => Array.from({ length: n }, () => kind));
-    for (let i = slots.length - 1; i > 0; i--) {
-      const j = Math.floor(Math.random() * (i + 1));
-      [slots[i], slots[j]] = [slots[j]!, slots[i]!];
-    }
-    let slot = 0;
-    let fresh = 0;
+    // ---- 2. capacity: the mix at full speed --------------------------------------------------
     const runId = Date.now().toString(36);
-    const rows: Row[] = [];
-    let rowsFrom = 0;
-    let recording = false;
-    const capacityHist = new Histogram();
-
-    function request(req: autocannon.Request, context: Record<string, unknown>): autocannon.Request {
-      let kind = slots[slot++ % slots.length]!;
-      let stream = kind === 'subscribe' || kind === 'publish (live stream)' ? live.pick() : undefined;
-      if (stream === undefined && kind !== 'streams page') {
-        kind = 'publish (new stream)';
-        stream = `${runId}-${(fresh++).toString(36)}`;
-      }
-      context.kind = kind;
-      context.stream = stream;
-      let path: string;
-      if (kind === 'subscribe') path = `/as/v1/streams/live/${stream}/subscribe${slot % 5 === 0 ? '?region=r2' : ''}`;
-      else if (kind === 'streams page') {
-        const after = slot % 2 === 0 ? live.pick() : undefined;
-        path = `/as/v1/streams?limit=${[20, 50, 100][slot % 3]}${after ? `&after=${GROUP}/${after}` : ''}`;
-      } else path = `/as/v1/streams/live/${stream}/publish`;
-      return { ...req, method: 'GET', path };
-    }
-
-    function response(status: number, body: string, context: Record<string, unknown>): void {
-      const kind = context.kind as Kind;
-      const stream = context.stream as string;
-      const now = Date.now();
-      if (status === 200) {
-        statuses.record(kind, 200, 'ok');
-        if (kind === 'subscribe') {
-          const edge = nodeIdOf(body);
-          if (edge) agents.viewed(edge, stream);
-        } else if (kind === 'publish (new stream)') {
-          const origin = nodeIdOf(body);
-          if (origin && live.wanted()) live.begin(stream, origin, now);
-        } else if (kind === 'publish (live stream)') {
-          const origin = nodeIdOf(body);
-          if (origin) live.answered(stream, origin, now);
-        }
-        return;
-      }
-      // A viewer of a stream whose origin went silent: no origin serves it until its publisher has
-      // moved (the answer says so, with Retry-After); documented, so tolerated, and counted.
-      if (kind === 'subscribe' && status === 503 && body.includes('"code":"NO_CAPACITY"') && body.includes('is not in service') && live.disturbed(stream, now)) {
-        statuses.record(kind, status, 'tolerated', 'the origin of the stream is FAULT (silenced by the churn); its publisher is moving', body);
-        return;
-      }
-      statuses.record(kind, status, 'unexpected', '', body);
-    }
-
-    function run(seconds: number, rate?: number) {
-      const instance = autocannon({
-        url,
-        connections: opts.connections,
-        duration: seconds,
-        timeout: 10,
-        headers: { authorization },
-        ...(rate ? { overallRate: rate } : {}),
-        requests: [{ method: 'GET', path: '/', setupRequest: request as never, onResponse: response as never }],
-      }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
-      instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => {
-        if (!recording) return capacityHist.record(ms);
-        const i = Math.floor((Date.now() - rowsFrom) / ROW_MS);
-        const row = (rows[i] ??= { hist: new Histogram(), responses: 0 });
-        row.hist.record(ms);
-        row.responses++;
-      });
-      instance.on('reqError', (err: Error) => statuses.record('load', 'socket error', 'unexpected', err.message));
-      return instance;
-    }
-
+    const mix = new MixedLoad({ url, authorization: admin.authorization, connections: opts.connections, group: GROUP, runId, fleet: agents, live, statuses, rowMs: times.rowMs });
     console.log(`\nSoak: ${opts.minutes} min at ${Math.round(opts.fraction * 100)} % of capacity; ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}`);
     console.log(`  service pid ${pid}, log ${serverLog}`);
     console.log(`  capacity: the mix at full speed, ${CAPACITY_WARMUP_S} s to warm up (JIT, heap sizes), then ${opts.capacitySeconds} s measured, ${opts.connections} connections …`);
-    load = run(CAPACITY_WARMUP_S);
+    load = mix.run(CAPACITY_WARMUP_S);
     await load;
-    capacityHist.reset();
+    mix.capacityHist.reset();
     if (aborted.signal.aborted) throw new Error('interrupted during the capacity run');
     const capacityCpu = cpuShares([pid, process.pid]);
-    load = run(opts.capacitySeconds);
+    load = mix.run(opts.capacitySeconds);
     const capacity = await load;
     load = null;
     const cpuAtCapacity = capacityCpu();
     const rate = Math.max(1, Math.round(opts.fraction * capacity.requests.average));
     console.log(
-      `  capacity ${Math.round(capacity.requests.average)} req/s (p99 ${capacityHist.percentile(99)} ms; CPU of the ${cpus().length} cores: service ${Math.round(cpuAtCapacity.watched[0]!)} %, ` +
+      `  capacity ${Math.round(capacity.requests.average)} req/s (p99 ${mix.capacityHist.percentile(99)} ms; CPU of the ${cpus().length} cores: service ${Math.round(cpuAtCapacity.watched[0]!)} %, ` +
         `load generator ${Math.round(cpuAtCapacity.watched[1]!)} %, other processes ${Math.round(cpuAtCapacity.others)} %); soak at ${rate} req/s for ${opts.minutes} min`,
     );
     if (aborted.signal.aborted) throw new Error('interrupted during the capacity run');
 
-    // ---- churn -------------------------------------------------------------------------------
-    /** Set when the soak load starts; the churn's schedule and the samples' times count from it. */
-    let soakStart = Date.now();
-    let soakEnd = soakStart + RUN_MS;
-    const churn = { nodeCycles: 0, faultMs: [] as number[], backMs: [] as number[], groupCycles: 0, groupCycleMs: [] as number[], provisions: 0, failures: [] as string[] };
-    const failed = (what: string, err: unknown) => {
-      churn.failures.push(`${what}: ${(err as Error).message}`);
-      statuses.record('churn', 'failed', 'unexpected', what, (err as Error).message);
-    };
-    /** Waits until `at` (a schedule, not a synchronisation); false when the run is over. */
-    const until = async (at: number) => {
-      try {
-        await sleep(Math.max(0, at - Date.now()), undefined, { signal: aborted.signal });
-      } catch {
-        return false;
-      }
-      return !aborted.signal.aborted;
-    };
-
-    /** An agent goes silent until its node is FAULT, then comes back until it is INSERVICE again. */
-    async function nodeChurn(): Promise<void> {
-      const period = Math.min(20_000, RUN_MS / 4);
-      for (let k = 0; ; k++) {
-        if (!(await until(soakStart + (k + 0.5) * period)) || Date.now() + 20_000 > soakEnd) return;
-        const role = k % 2 === 0 ? 'edge' : 'origin';
-        const candidates = agents.ids((n) => n.group === GROUP && n.role === role);
-        const victim = candidates[Math.floor(Math.random() * candidates.length)]!;
-        try {
-          const fault = ev.next((e) => isState(e, GROUP, 'FAULT') && (e as { nodeId: string }).nodeId === victim, NODE_TIMEOUT_MS + 10_000, `${victim} to go FAULT`);
-          const silentAt = Date.now();
-          agents.silence(victim);
-          if (role === 'origin') live.originDown(victim);
-          try {
-            churn.faultMs.push((await fault).at - silentAt);
-          } finally {
-            const back = ev.next((e) => isState(e, GROUP, 'INSERVICE') && (e as { nodeId: string }).nodeId === victim, 10_000, `${victim} back in service`);
-            const resumedAt = Date.now();
-            const status = await agents.resume(victim);
-            if (role === 'origin' && status === 200) live.originUp(victim, Date.now());
-            churn.backMs.push((await back).at - resumedAt);
-          }
-          churn.nodeCycles++;
-        } catch (err) {
-          failed(`silencing ${victim}`, err);
-        }
-      }
-    }
-
-    /** Provisions created every few seconds, the oldest deleted; the admin's lists read meanwhile. */
-    async function provisionChurn(): Promise<void> {
-      const kept: string[] = [];
-      for (let k = 0; ; k++) {
-        if (!(await until(soakStart + k * 3000)) || Date.now() + 3000 > soakEnd) break;
-        const name = `prov-${runId}-${k}`;
-        const rendition = (suffix: string, level: number, br: number, w: number, h: number) => ({ name: `${name}_${suffix}`, level, videoBR: br, videoWidth: w, videoHeight: h, videoFPS: 30, audioBR: 128_000 });
-        const r = await call('provision create', 'POST', `/as/v1/provision/${GROUP}`, [201], { streamName: name, region: 'r1', streams: [rendition('hi', 1, 2_500_000, 1280, 720), rendition('lo', 2, 800_000, 640, 360)] });
-        if (r.status === 201) kept.push(name);
-        churn.provisions++;
-        if (kept.length > 4) await call('provision delete', 'DELETE', `/as/v1/provision/${GROUP}/${kept.shift()}`, [204]);
-        await call('provision list', 'GET', `/as/v1/provision/${GROUP}?limit=10`, [200]);
-        await call('node groups', 'GET', '/as/v1/nodegroups', [200]);
-      }
-      for (const name of kept) await call('provision delete', 'DELETE', `/as/v1/provision/${GROUP}/${name}`, [204]);
-    }
-
-    /** A node group created through the API, used, one edge drained, one doomed, then deleted. */
-    async function groupCycle(k: number): Promise<void> {
-      const name = `churn${k}`;
-      const nodes: NodeSpec[] = [
-        { id: `${name}-o0`, role: 'origin', region: 'r1' },
-        { id: `${name}-e0`, role: 'edge', region: 'r1' },
-        { id: `${name}-e1`, role: 'edge', region: 'r1' },
-      ];
-      const ids = nodes.map((n) => n.id);
-      const started = Date.now();
-      const registered = allReach(name, ids, 'CREATED', 15_000);
-      const created = await call('node group create', 'POST', '/as/v1/nodegroups', [201], groupSpec(name, nodes, REGIONS.slice(0, 1), 100 + (k % 100)));
-      if (created.status !== 201) {
-        registered.catch(() => {});
-        throw new Error(`could not create ${name}`);
-      }
-      try {
-        await registered;
-        const up = allReach(name, ids, 'INSERVICE', 10_000);
-        agents.add(name, nodes);
-        await up;
-        const stream = `${name}-live`;
-        const pub = await call('lookup (churn group)', 'GET', `/as/v1/streams/live/${stream}/publish?nodeGroup=${name}`, [200]);
-        if (pub.status === 200) agents.publish(nodeIdOf(pub.text)!, stream);
-        for (let i = 0; i < 10; i++) await call('lookup (churn group)', 'GET', `/as/v1/streams/live/${name}-new${i}/publish?nodeGroup=${name}`, [200]);
-        for (let i = 0; i < 10; i++) {
-          const sub = await call('lookup (churn group)', 'GET', `/as/v1/streams/live/${stream}/subscribe?nodeGroup=${name}`, [200]);
-          if (sub.status === 200) agents.viewed(nodeIdOf(sub.text)!, stream);
-        }
-        await call('node group detail', 'GET', `/as/v1/nodegroups/${name}`, [200]);
-        agents.unpublish(nodes[0]!.id, stream);
-        // Drained: retired once its viewers have left (their last report ages out).
-        const gone = allReach(name, [nodes[1]!.id], null, 30_000);
-        agents.retire(nodes[1]!.id);
-        await call('node drain', 'POST', `/as/v1/nodegroups/${name}/nodes/${nodes[1]!.id}/drain`, [202]);
-        await gone;
-        agents.retire(nodes[2]!.id);
-        await call('node doom', 'POST', `/as/v1/nodegroups/${name}/nodes/${nodes[2]!.id}/doom`, [202]);
-      } finally {
-        const deleted = ev.next((e) => e.type === 'nodegroup.changed' && e.group === name && e.change === 'deleted', 60_000, `${name} to be deleted`);
-        for (const id of ids) agents.retire(id);
-        const del = await call('node group delete', 'DELETE', `/as/v1/nodegroups/${name}`, [202]);
-        if (del.status === 202) await deleted;
-        else deleted.catch(() => {});
-        agents.remove(ids);
-      }
-      churn.groupCycleMs.push(Date.now() - started);
-      churn.groupCycles++;
-    }
-
-    async function groupChurn(): Promise<void> {
-      const period = Math.min(60_000, RUN_MS / 2);
-      for (let k = 0; ; k++) {
-        if (!(await until(soakStart + (k + 0.25) * period)) || Date.now() + 45_000 > soakEnd) return;
-        try {
-          await groupCycle(k);
-        } catch (err) {
-          failed(`node group churn${k}`, err);
-        }
-      }
-    }
-
-    // ---- sampling ----------------------------------------------------------------------------
-    const samples: Sample[] = [];
-    const snapshotsTaken: string[] = [];
-    const dbFile = join(dataDir, 'switchyard.mdb');
-    const cpu = cpuShares([pid, process.pid]);
-    async function sample(): Promise<void> {
-      const proc = procMemory(pid);
-      if (!proc) return;
-      const shares = cpu();
-      let m;
-      try {
-        const res = await fetch(`${url}/as/v1/metrics`);
-        const text = await res.text();
-        statuses.record('metrics', res.status, res.status === 200 ? 'ok' : 'unexpected', '', text);
-        if (res.status !== 200) return;
-        m = scrapeMemory(text);
-      } catch (err) {
-        statuses.record('metrics', 'socket error', 'unexpected', (err as Error).message);
-        return;
-      }
-      const actor = Object.values(m.actorHeap).reduce((a, b) => a + b, 0);
-      let dbBytes = NaN;
-      try {
-        dbBytes = statSync(dbFile).size;
-      } catch {
-        /* not there yet */
-      }
-      samples.push({
-        t: Date.now() - soakStart,
-        rss: proc.rss,
-        anon: proc.anon,
-        file: proc.file,
-        rssMetric: m.rss,
-        heapUsed: m.heapUsed,
-        heapTotal: m.heapTotal,
-        external: m.external,
-        actorHeap: actor,
-        actorHeapSoak: m.actorHeap[GROUP] ?? NaN,
-        bindings: m.bindings,
-        lagP99: m.eventLoopLagP99,
-        handles: m.handles,
-        threads: proc.threads,
-        dbBytes,
-        unexpected: statuses.unexpectedTotal,
-        cpuService: shares.watched[0]!,
-        cpuBench: shares.watched[1]!,
-        cpuOthers: shares.others,
-      });
-    }
-    const heapSnapshot = (label: string) => {
-      if (!opts.heapSnapshots) return;
-      process.kill(pid, 'SIGUSR2');
-      snapshotsTaken.push(`${label} at ${Math.round((Date.now() - soakStart) / 1000)} s`);
-    };
-
-    await sample();
-    soakStart = Date.now();
-    soakEnd = soakStart + RUN_MS;
-    for (const s of samples) s.t = 0;
-    recording = true;
-    rowsFrom = soakStart;
-    const sampler = setInterval(() => void sample(), opts.sampleSeconds * 1000);
-    const warmupSnapshot = setTimeout(() => heapSnapshot('end of warm-up'), WARMUP_MS);
-    const loops = [nodeChurn(), provisionChurn(), groupChurn()];
-    load = run(RUN_MS / 1000, rate);
+    // ---- 3. the soak: the mix at `rate`, the churn beside it, samples all along --------------
+    const sampler = new Sampler({ pid, url, dbFile: join(dataDir, 'switchyard.mdb'), group: GROUP, statuses });
+    await sampler.sample();
+    /** The churn's schedule and the samples' times count from here. */
+    const soakStart = Date.now();
+    sampler.begin(soakStart);
+    mix.record(soakStart);
+    const heapSnapshots = new HeapSnapshots(pid, opts.heapSnapshots, soakStart);
+    const sampling = setInterval(() => void sampler.sample(), opts.sampleSeconds * 1000);
+    const warmupSnapshot = setTimeout(() => heapSnapshots.take('end of warm-up'), times.warmupMs);
+    const churn = new Churn({ fleet: agents, live, admin, events: ev, statuses, runId, start: soakStart, end: soakStart + times.runMs, signal: aborted.signal });
+    const loops = churn.run();
+    load = mix.run(times.runMs / 1000, rate);
     const result = await load;
     load = null;
     clearTimeout(warmupSnapshot);
-    await sample();
-    clearInterval(sampler);
-    heapSnapshot('end');
+    await sampler.sample();
+    clearInterval(sampling);
+    heapSnapshots.take('end');
     aborted.abort();
     await Promise.allSettled(loops);
     live.endAll();
@@ -551,121 +159,26 @@ async function main(): Promise<number> {
     await server.stop();
     sy = null;
 
-    // ---- report ------------------------------------------------------------------------------
-    const after = samples.filter((s) => s.t >= WARMUP_MS);
-    const windowOf = (from: number, to: number, f: (s: Sample) => number) => median(samples.filter((s) => s.t >= from && s.t < to).map(f));
-    const lastT = samples.at(-1)?.t ?? RUN_MS;
-    const growth = (f: (s: Sample) => number) => {
-      const first = windowOf(WARMUP_MS, WARMUP_MS + WINDOW_MS, f);
-      const last = windowOf(lastT - WINDOW_MS, lastT + 1, f);
-      return { first, last, percent: ((last - first) / first) * 100, perHour: slope(after.map((s) => [s.t / 3_600_000, f(s)] as const)) };
-    };
-    const rss = growth((s) => s.rss);
-    const anon = growth((s) => s.anon);
-    const file = growth((s) => s.file);
-    const heap = growth((s) => s.heapUsed);
-    const actorHeap = growth((s) => s.actorHeapSoak);
-    const bindings = growth((s) => s.bindings);
-
-    // An interrupted run reports the time it ran; its growth only if it got past two windows after warm-up.
-    const measurable = lastT >= WARMUP_MS + 2 * WINDOW_MS;
-    const rowCount = Math.max(1, Math.ceil(Math.min(lastT, RUN_MS) / ROW_MS));
-    const rowTable = Array.from({ length: rowCount }, (_, i) => {
-      // The last row also takes the sample made as the load stopped.
-      const inRow = samples.filter((s) => s.t > i * ROW_MS && (s.t <= (i + 1) * ROW_MS || i === rowCount - 1));
-      const prev = samples.filter((s) => s.t <= i * ROW_MS).at(-1)?.unexpected ?? 0;
-      const row = rows[i];
-      const seconds = Math.max(1, Math.min(ROW_MS, Math.min(lastT, RUN_MS) - i * ROW_MS)) / 1000;
-      return {
-        at: ROW_MS >= 60_000 ? `${i + 1}` : `${((i + 1) * ROW_MS) / 1000} s`,
-        rss: mib(median(inRow.map((s) => s.rss))),
-        heap: mib(median(inRow.map((s) => s.heapUsed))),
-        actorHeap: mib(median(inRow.map((s) => s.actorHeapSoak))),
-        bindings: Math.round(median(inRow.map((s) => s.bindings))),
-        rps: row ? Math.round(row.responses / seconds) : 0,
-        p99: row ? row.hist.percentile(99) : 0,
-        unexpected: (inRow.at(-1)?.unexpected ?? prev) - prev,
-        cpuService: Math.round(median(inRow.map((s) => s.cpuService))),
-        cpuOthers: Math.round(median(inRow.map((s) => s.cpuOthers))),
-      };
-    });
-    const overall = new Histogram();
-    for (const r of rows) if (r) overall.add(r.hist);
-    const met = measurable && rss.percent <= TARGET_GROWTH;
-    const pass = interrupted === 0 && met && statuses.unexpectedTotal === 0;
-
-    console.log(`\nSoak over time (${ROW_MS >= 60_000 ? 'per minute' : `per ${ROW_MS / 1000} s`}; medians of ${opts.sampleSeconds}-s samples; RSS from /proc, heaps from /as/v1/metrics)\n`);
-    console.log(
-      table(
-        [ROW_MS >= 60_000 ? 'minute' : 'until', 'RSS MiB', 'main heap MiB', 'actor heap MiB', 'bindings', 'req/s', 'p99 ms', 'unexpected', 'service CPU %', 'others CPU %'],
-        rowTable.map((r) => [r.at, r.rss, r.heap, r.actorHeap, r.bindings, r.rps, r.p99, r.unexpected, r.cpuService, r.cpuOthers]),
-      ),
+    // ---- 4. the report -------------------------------------------------------------------------
+    const { pass } = report(
+      {
+        opts,
+        times,
+        soakStart,
+        capacity: { result: capacity, hist: mix.capacityHist, cpu: cpuAtCapacity },
+        rate,
+        result,
+        rows: mix.rows,
+        samples: sampler.samples,
+        statuses,
+        live,
+        churn: churn.counts,
+        events: ev.counts,
+        heapSnapshots: { taken: heapSnapshots.taken, dir: snapshots },
+        interrupted,
+      },
+      join(benchDir, `soak-${stamp}.json`),
     );
-    const fmt = (g: ReturnType<typeof growth>, unit = 'MiB') =>
-      unit === 'MiB' ? `${mib(g.first)} → ${mib(g.last)} MiB (${g.percent >= 0 ? '+' : ''}${g.percent.toFixed(1)} %; trend ${(g.perHour / 2 ** 20).toFixed(1)} MiB/h)` : `${Math.round(g.first)} → ${Math.round(g.last)} (${g.percent.toFixed(1)} %)`;
-    console.log(`\nWarm-up: first ${Math.round(WARMUP_MS / 1000)} s excluded; compared: median of the first ${Math.round(WINDOW_MS / 1000)} s after it vs median of the last ${Math.round(WINDOW_MS / 1000)} s`);
-    console.log(`  RSS          ${fmt(rss)}   target ≤ ${TARGET_GROWTH} %: ${!measurable ? 'not measured (the run ended too early)' : met ? 'met' : 'NOT MET'}`);
-    console.log(`    anonymous  ${fmt(anon)}`);
-    console.log(`    file       ${fmt(file)}   (code, mapped LMDB pages; data file ${mib(samples.at(-1)?.dbBytes ?? NaN)} MiB at the end)`);
-    console.log(`  main heap    ${fmt(heap)}`);
-    console.log(`  actor heap   ${fmt(actorHeap)}   (group ${GROUP})`);
-    console.log(`  bindings     ${fmt(bindings, 'n')}`);
-    console.log(`  load         ${rate} req/s asked, ${Math.round(result.requests.average)} req/s done; p50 ${overall.percentile(50)} ms, p99 ${overall.percentile(99)} ms, max ${Math.round(overall.max)} ms; autocannon errors ${result.errors}, timeouts ${result.timeouts}`);
-    console.log(`  live streams ${live.started} started, ${live.ended} ended, ${live.moved} moved by their publishers`);
-    console.log(
-      `  churn        ${churn.nodeCycles} agent(s) silenced and back (silence → FAULT median ${Math.round(median(churn.faultMs))} ms, back → INSERVICE median ${Math.round(median(churn.backMs))} ms); ` +
-        `${churn.groupCycles} node group(s) created, used, drained, doomed and deleted${churn.groupCycles ? ` (median ${Math.round(median(churn.groupCycleMs) / 100) / 10} s each)` : ''}; ${churn.provisions} provisions created`,
-    );
-    console.log(`  events       ${[...ev.counts].map(([t, n]) => `${t} ${n}`).join(', ')}`);
-    if (snapshotsTaken.length) console.log(`  heap snapshots (main thread): ${snapshotsTaken.join(', ')} in ${snapshots}`);
-
-    console.log('\nStatuses by request kind\n');
-    console.log(
-      table(
-        ['kind', 'statuses'],
-        [...statuses.counts].map(([kind, m]) => [kind, [...m].map(([s, n]) => `${s}: ${n}`).join(', ')]),
-      ),
-    );
-    for (const f of statuses.tolerated.values()) console.log(`\ntolerated: ${f.count} × ${f.kind} ${f.status} ${f.code} — ${f.why}\n  e.g. ${f.samples[0] ?? ''}`);
-    if (statuses.unexpectedTotal === 0) console.log('\nNo unexpected status.');
-    for (const f of statuses.unexpected.values()) {
-      console.log(`\nUNEXPECTED: ${f.count} × ${f.kind} ${f.status} ${f.code} ${f.why} (first at ${Math.round((f.firstAt - soakStart) / 1000)} s, last at ${Math.round((f.lastAt - soakStart) / 1000)} s)`);
-      for (const s of f.samples) console.log(`  ${s}`);
-    }
-    const verdict = interrupted ? 'INTERRUPTED' : pass ? 'PASS' : 'FAIL';
-    const growthText = measurable ? `${rss.percent >= 0 ? '+' : ''}${rss.percent.toFixed(1)} %` : 'not measured';
-    console.log(`\n${verdict}: RSS ${growthText} after warm-up (target ≤ ${TARGET_GROWTH} %), ${statuses.unexpectedTotal} unexpected status(es), ${Math.round(lastT / 1000)} s of ${RUN_MS / 1000} s run`);
-
-    const out = join(benchDir, `soak-${stamp}.json`);
-    writeFileSync(
-      out,
-      JSON.stringify(
-        {
-          date: new Date(soakStart).toISOString(),
-          machine: { cores: cpus().length, cpu: cpus()[0]?.model.trim(), node: process.version },
-          options: { ...opts, warmupSeconds: WARMUP_MS / 1000, windowSeconds: WINDOW_MS / 1000, fleet: { origins: 4, edges: 12, regions: 2, liveStreams: LIVE_STREAMS }, timing: TIMING, mix: MIX },
-          capacity: { rps: Math.round(capacity.requests.average), p99: capacityHist.percentile(99), cpu: { service: cpuAtCapacity.watched[0], loadGenerator: cpuAtCapacity.watched[1], others: cpuAtCapacity.others } },
-          rate,
-          load: { rps: Math.round(result.requests.average), p50: overall.percentile(50), p99: overall.percentile(99), max: overall.max, errors: result.errors, timeouts: result.timeouts },
-          growth: { rss, anon, file, heap, actorHeap, bindings },
-          pass,
-          verdict,
-          ranSeconds: lastT / 1000,
-          rows: rowTable,
-          samples,
-          statuses: Object.fromEntries([...statuses.counts].map(([k, m]) => [k, Object.fromEntries(m)])),
-          tolerated: [...statuses.tolerated.values()],
-          unexpected: [...statuses.unexpected.values()],
-          churn,
-          liveStreams: { started: live.started, ended: live.ended, moved: live.moved },
-          events: Object.fromEntries(ev.counts),
-          heapSnapshots: snapshotsTaken,
-        },
-        null,
-        1,
-      ),
-    );
-    console.log(`\nResult: ${out}`);
     if (aborted.signal.aborted && interrupted) return 130;
     return pass ? 0 : 1;
   } finally {

@@ -1,5 +1,6 @@
-// Follows the service's event stream (SSE) and lets a bench wait for an event instead of sleeping.
-// Memory stays bounded however long it runs: counts by type and the last few hundred events.
+// Follows the service's event stream (SSE) and lets a bench wait for an event instead of sleeping
+// (any event, or every one of some nodes reaching a state). Memory stays bounded however long it
+// runs: counts by type and the last few hundred events.
 import type { EventRecord } from '../../src/domain/events.js';
 import { openEvents } from '../../src/events/stream-client.js';
 
@@ -63,4 +64,17 @@ export async function follow(url: string, token: string, types: string, options:
     if (!controller.signal.aborted) follower.failure = `the event stream failed: ${err.message}`;
   });
   return follower;
+}
+
+/** `e` is a node of `group` reaching state `to` (null: removed). */
+export function isNodeState(e: EventRecord, group: string, to: string | null): boolean {
+  return e.type === 'node.state' && e.group === group && e.to === to;
+}
+
+/** Every one of `ids` reaches state `to` (counting events already seen when `replay`). */
+export function allReach(events: Follower, group: string, ids: readonly string[], to: string | null, timeoutMs: number, replay = false): Promise<EventRecord> {
+  const left = new Set(ids);
+  const test = (e: EventRecord) => isNodeState(e, group, to) && left.delete((e as { nodeId: string }).nodeId) && left.size === 0;
+  if (replay) for (const e of events.recent) if (test(e)) return Promise.resolve(e);
+  return events.next(test, timeoutMs, `${ids.length} node(s) of ${group} to reach ${to ?? 'removal'} (left: ${[...left].join(', ')})`);
 }
