@@ -19,7 +19,7 @@ interface SimNode extends NodeSpec {
   authorization: string;
   /** Not posting (a simulated crash or network cut); the service will fault it. */
   silenced: boolean;
-  /** Retired by the bench (drained, doomed, its group deleted): a 404 is then its expected end. */
+  /** Retired by the bench (drained, doomed, its group deleted): a 404 or a 401 is then its expected end. */
   retiring: boolean;
   /** Stopped for good (its 404 came). */
   stopped: boolean;
@@ -169,9 +169,10 @@ export class Fleet {
         const text = await res.text();
         status = res.status;
         if (res.status === 200) this.statuses.record('heartbeat', 200, 'ok');
-        else if (res.status === 404 && n.retiring) {
-          // The agent of a node the bench retired learns that its node is gone, and stops.
-          this.statuses.record('heartbeat (retired node)', 404, 'ok');
+        else if ((res.status === 404 || res.status === 401) && n.retiring) {
+          // The agent of a node the bench retired learns that its node is gone (404), or that its
+          // tokens went with it (401: a destroyed node's tokens are revoked), and stops.
+          this.statuses.record('heartbeat (retired node)', res.status, 'ok');
           n.stopped = true;
         } else this.statuses.record('heartbeat', res.status, 'unexpected', `node ${n.id} (${n.group})`, text);
       } catch (err) {
