@@ -305,6 +305,25 @@ export const ConfigSchema = Type.Object(
           {
             app: LookupRate(5_000, 10_000),
             admin: LookupRate(1_000, 2_000),
+            /** Lookups without a token (compat.red5sm2.anonymousLookups), per client address (an IPv6 /64). */
+            anonymous: LookupRate(50, 500),
+          },
+          { additionalProperties: false, default: {} },
+        ),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    /** Other products' APIs beside ours, each off unless asked for (docs/migrating-from-red5-sm2.md). */
+    compat: Type.Object(
+      {
+        red5sm2: Type.Object(
+          {
+            /** Red5 Pro Stream Manager 2.0's paths under /as/v1 (SWITCHYARD_COMPAT_RED5SM2=on). */
+            enabled: Type.Boolean({ default: false }),
+            /** Its stream lookups, listings and node-group names without a token, limited per client address (limits.lookups.anonymous). */
+            anonymousLookups: Type.Boolean({ default: false }),
+            /** Where node groups created through its admin API run: its cloudPlatform and images name another product's resources. */
+            platform: Platform,
           },
           { additionalProperties: false, default: {} },
         ),
