@@ -43,7 +43,7 @@ export interface ServiceOptions {
   passwordPool?: { threads?: number; maxQueue?: number };
   /** Where a line meant for the operator's eyes only goes (the generated password): stderr, never the JSON log. */
   announce?: (line: string) => void;
-  /** The front end's clock (token expiry on open node channels and in the verified-token cache), for tests. */
+  /** The front end's clock (token expiry on open node channels and in the verified-token cache, lookup rate buckets), for tests. */
   now?: () => number;
 }
 
@@ -157,7 +157,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     signer,
     throttle: new LoginThrottle(config.auth.loginThrottle),
     nodeTokens,
-    lookupRate: new LookupRateLimiter(config.limits.lookups),
+    lookupRate: new LookupRateLimiter(config.limits.lookups, options.now),
     events,
     metrics,
     locator,

@@ -86,6 +86,17 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     node[field.path.at(-1)!] = field.integer && /^[0-9]+$/.test(value) ? Number(value) : value;
     fromEnv.set(`/${field.path.join('/')}`, field.env);
   }
+  // An on/off switch: anything else is left as given, for the check to refuse by name.
+  const compat = env.SWITCHYARD_COMPAT_RED5SM2;
+  if (compat !== undefined && compat !== '') {
+    const on = /^(on|true|1)$/i.test(compat) ? true : /^(off|false|0)$/i.test(compat) ? false : compat;
+    const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+    if (!isObject(input.compat)) input.compat = {};
+    const section = input.compat as Record<string, unknown>;
+    if (!isObject(section.red5sm2)) section.red5sm2 = {};
+    (section.red5sm2 as Record<string, unknown>).enabled = on;
+    fromEnv.set('/compat/red5sm2/enabled', 'SWITCHYARD_COMPAT_RED5SM2');
+  }
 
   configChecker.withDefaults(input);
   const problems: string[] = [];
@@ -201,6 +212,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     supervisorTick: durationMs(input.supervisorTick),
     nodeGroups: groups,
     limits: input.limits,
+    compat: { red5sm2: { enabled: input.compat.red5sm2.enabled, anonymousLookups: input.compat.red5sm2.anonymousLookups, platform: input.compat.red5sm2.platform } },
   };
 }
 

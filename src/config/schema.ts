@@ -359,11 +359,25 @@ export const ConfigSchema = Type.Object(
           {
             app: described(LookupRate(5_000, 10_000), 'app tokens'),
             admin: described(LookupRate(1_000, 2_000), 'admin tokens'),
+            anonymous: described(LookupRate(50, 500), 'lookups without a token (compat.red5sm2.anonymousLookups), per client address (an IPv6 /64)'),
           },
           { additionalProperties: false, default: {}, description: 'lookups per second per token subject, by role (a token bucket): past it, 429 with Retry-After' },
         ),
       },
       { additionalProperties: false, default: {}, description: 'what one client may use' },
+    ),
+    compat: Type.Object(
+      {
+        red5sm2: Type.Object(
+          {
+            enabled: Type.Boolean({ default: false, description: "Red5 Pro Stream Manager 2.0's paths under /as/v1, beside ours (docs/migrating-from-red5-sm2.md)" }),
+            anonymousLookups: Type.Boolean({ default: false, description: 'its stream lookups, listings and node-group names without a token, limited per client address (limits.lookups.anonymous)' }),
+            platform: described(Platform, "where node groups created through its admin API run: its cloudPlatform and images name another product's resources"),
+          },
+          { additionalProperties: false, default: {}, description: 'Red5 Pro Stream Manager 2.0 (environment SWITCHYARD_COMPAT_RED5SM2=on)' },
+        ),
+      },
+      { additionalProperties: false, default: {}, description: "other products' APIs beside ours, each off unless asked for" },
     ),
   },
   { additionalProperties: false },

@@ -152,5 +152,14 @@ export interface Config {
   defaultNodeGroup: string;
   supervisorTick: number;
   nodeGroups: NodeGroup[];
-  limits: { lookups: { app: LookupRate; admin: LookupRate } };
+  limits: { lookups: { app: LookupRate; admin: LookupRate; anonymous: LookupRate } };
+  compat: { red5sm2: Red5Sm2Config };
+}
+
+/** Red5 Pro Stream Manager 2.0's API beside ours (docs/migrating-from-red5-sm2.md). */
+export interface Red5Sm2Config {
+  enabled: boolean;
+  anonymousLookups: boolean;
+  /** The platform section of node groups created through SM2's admin API, as in a node group's config (checked when one is created). */
+  platform: unknown;
 }

@@ -17,6 +17,7 @@ import { streamRoutes } from './routes/streams.js';
 import { systemRoutes } from './routes/system.js';
 import { isLoopbackHost } from '../auth/users.js';
 import type { Services } from './services.js';
+import { RED5SM2_QUIET_ROUTES, red5sm2Routes, type Guard } from '../compat/red5sm2/index.js';
 
 /** High-volume routes whose access lines are logged at debug, not info (metrics count them). */
 const QUIET = new Set([
@@ -27,10 +28,35 @@ const QUIET = new Set([
   '/as/v1/healthz',
   '/as/v1/readyz',
   '/as/v1/metrics',
+  ...RED5SM2_QUIET_ROUTES,
 ]);
 
+/** One access guard per service, so that every route (compat routes' own checks too) shares its token cache. */
+const guards = new WeakMap<Services, Guard>();
+function guardOf(s: Services): Guard {
+  let guard = guards.get(s);
+  if (!guard) {
+    guard = createGuard({
+      key: s.signer.verifyKey,
+      algorithm: s.signer.algorithm,
+      users: s.users,
+      nodeTokens: s.nodeTokens,
+      loopbackOnly: isLoopbackHost(s.config.server.host),
+      metricsAuth: s.config.server.metricsAuth,
+      passwordRoute: PASSWORD_ROUTE,
+      now: s.now,
+    });
+    guards.set(s, guard);
+  }
+  return guard;
+}
+
 export function allRoutes(s: Services): RouteDef[] {
-  return [...authRoutes(s), ...lookupRoutes(s), ...provisionRoutes(s), ...streamRoutes(s), ...nodeGroupRoutes(s), ...nodeRoutes(s), ...systemRoutes(s)];
+  return [
+    ...authRoutes(s), ...lookupRoutes(s), ...provisionRoutes(s), ...streamRoutes(s), ...nodeGroupRoutes(s), ...nodeRoutes(s), ...systemRoutes(s),
+    // Red5 Pro Stream Manager 2.0's paths, when compat.red5sm2.enabled (docs/migrating-from-red5-sm2.md).
+    ...red5sm2Routes(s, (access) => guardOf(s)(access)),
+  ];
 }
 
 export function createApp(s: Services, routes: readonly RouteDef[]): Koa<AppState, AppContextExtras> {
@@ -38,17 +64,7 @@ export function createApp(s: Services, routes: readonly RouteDef[]): Koa<AppStat
   // Errors are answered and logged by errorHandler; Koa's own printing would duplicate them.
   app.silent = true;
   const router = new Router<AppState, AppContextExtras>();
-  const guard = createGuard({
-    key: s.signer.verifyKey,
-    algorithm: s.signer.algorithm,
-    users: s.users,
-    nodeTokens: s.nodeTokens,
-    loopbackOnly: isLoopbackHost(s.config.server.host),
-    metricsAuth: s.config.server.metricsAuth,
-    passwordRoute: PASSWORD_ROUTE,
-    now: s.now,
-  });
-  mount(router, routes, { bodyLimit: s.config.server.bodyLimit, guard });
+  mount(router, routes, { bodyLimit: s.config.server.bodyLimit, guard: guardOf(s) });
   const observe = (route: string, method: string, status: number) => s.metrics.request({ method, route, status: String(status) }).inc();
   installRequestLogger(app, s.log);
   app.use(requestFrame(s.log, observe, securityHeaders(s.config.server.tls !== undefined), QUIET, s.stopping));

@@ -1,5 +1,6 @@
 // Errors as RFC 9457 problem details (docs/api.md). Handlers throw a Problem; the error
-// middleware writes it. `error` repeats `detail` for Red5 Stream Manager 2.0 clients.
+// middleware writes it. `error` and `errorMessage` repeat `detail` for Red5 Stream Manager 2.0
+// clients: current ones read `error`, older ones `errorMessage` (docs/migrating-from-red5-sm2.md).
 import { STATUS_CODES } from 'node:http';
 
 export interface FieldProblem {
@@ -42,6 +43,7 @@ export interface ProblemBody {
   code: string;
   detail: string;
   error: string;
+  errorMessage: string;
   errors?: FieldProblem[];
   requestId?: string;
 }
@@ -54,6 +56,7 @@ export function problemBody(p: Problem, requestId?: string): ProblemBody {
     code: p.code,
     detail: p.detail,
     error: p.detail,
+    errorMessage: p.detail,
     ...(p.extra.errors ? { errors: p.extra.errors } : {}),
     ...(requestId ? { requestId } : {}),
   };

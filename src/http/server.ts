@@ -19,7 +19,7 @@ export interface ServerLimits {
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 function problem(status: number, title: string, code: string, detail: string) {
-  return { payload: JSON.stringify({ type: 'about:blank', title, status, code, detail, error: detail }), title };
+  return { payload: JSON.stringify({ type: 'about:blank', title, status, code, detail, error: detail, errorMessage: detail }), title };
 }
 
 /** An answer written straight to the socket; a HEAD request's has no body (its client reads none). */

@@ -199,6 +199,7 @@ export const ProblemSchema = Type.Object({
   code: Type.String(),
   detail: Type.String(),
   error: Type.String({ description: 'repeats detail, for Red5 Stream Manager 2.0 clients' }),
+  errorMessage: Type.String({ description: 'repeats detail, for older Red5 Stream Manager clients' }),
   errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
   requestId: Type.Optional(Type.String()),
 });

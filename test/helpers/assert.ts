@@ -9,6 +9,7 @@ export interface ProblemJson {
   code: string;
   detail: string;
   error: string;
+  errorMessage: string;
   errors?: Array<{ path: string; message: string }>;
   requestId?: string;
 }
@@ -23,6 +24,7 @@ export function isProblem(t: ExecutionContext, r: Reply, status: number, code?: 
   t.is(typeof p.title, 'string');
   if (code) t.is(p.code, code);
   t.is(p.error, p.detail, '`error` repeats `detail` for Red5 clients');
+  t.is(p.errorMessage, p.detail, '`errorMessage` repeats `detail` for older Red5 clients');
   t.false(/\/work\/|node_modules|at .*\(.*:\d+:\d+\)/.test(r.text), 'no internal path or stack');
   return p;
 }

@@ -141,13 +141,13 @@ export function checkReply(req: RawRequest, r: RawReply): string | null {
   }
   if (r.status >= 400 && req.method.toUpperCase() !== 'HEAD') {
     if (!String(r.headers['content-type']).startsWith('application/problem+json')) return `a ${r.status} without problem+json for ${req.method} ${req.path}`;
-    let p: { status?: number; code?: string; detail?: string; error?: string };
+    let p: { status?: number; code?: string; detail?: string; error?: string; errorMessage?: string };
     try {
       p = JSON.parse(r.text) as typeof p;
     } catch {
       return `an unparsable problem for ${req.method} ${req.path}: ${r.text.slice(0, 200)}`;
     }
-    if (p.status !== r.status || typeof p.code !== 'string' || p.detail !== p.error) return `a malformed problem for ${req.method} ${req.path}: ${r.text.slice(0, 200)}`;
+    if (p.status !== r.status || typeof p.code !== 'string' || p.detail !== p.error || p.detail !== p.errorMessage) return `a malformed problem for ${req.method} ${req.path}: ${r.text.slice(0, 200)}`;
     if (/node_modules|\/work\/|\bat [\w.<>]+ \(/.test(r.text)) return `an internal detail leaked for ${req.method} ${req.path}: ${r.text.slice(0, 200)}`;
   }
   if (r.headers['x-powered-by'] !== undefined) return 'X-Powered-By is set';

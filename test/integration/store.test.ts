@@ -1,6 +1,6 @@
 // Random sequences of acknowledged writes through a real node-group actor (worker thread, LMDB),
 // then the actor is killed or stopped and a new one loads the same directory: it must hold
-// exactly what was acknowledged (CONTRACT §9).
+// exactly what was acknowledged (docs/persistence.md).
 import { rmSync } from 'node:fs';
 import test from 'ava';
 import fc from 'fast-check';

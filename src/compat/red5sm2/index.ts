@@ -1,0 +1,20 @@
+// Red5 Pro Stream Manager 2.0's API beside ours, when compat.red5sm2.enabled says so
+// (SWITCHYARD_COMPAT_RED5SM2=on): SM2's paths and shapes, translated onto the same services our
+// own routes use. Nothing here chooses nodes, validates a node group or stores anything itself
+// (docs/migrating-from-red5-sm2.md).
+import type { RouteDef } from '../../http/route.js';
+import type { Services } from '../../http/services.js';
+import type { Guard } from './access.js';
+import { adminRoutes } from './admin-routes.js';
+import { provisionRoutes } from './provision-routes.js';
+import { QUIET_STREAM_ROUTES, streamRoutes } from './stream-routes.js';
+
+export type { Guard } from './access.js';
+
+/** SM2's routes, or none when the layer is off. `guard` is the app's own access guard. */
+export function red5sm2Routes(s: Services, guard: Guard): RouteDef[] {
+  if (!s.config.compat.red5sm2.enabled) return [];
+  return [...adminRoutes(s), ...streamRoutes(s, guard), ...provisionRoutes(s)];
+}
+
+export const RED5SM2_QUIET_ROUTES: readonly string[] = [...QUIET_STREAM_ROUTES, '/as/v1/admin/healthz'];

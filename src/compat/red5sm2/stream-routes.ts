@@ -1,0 +1,230 @@
+// SM2's stream service: which server a publisher or a subscriber of `scope/name` connects to, the
+// streams of a group, one stream's servers, and the groups a client may name
+// (docs/migrating-from-red5-sm2.md). Answers are SM2's arrays of stream locations; the choosing
+// is the group actor's, as for our own lookups (README, What it does).
+import Type, { type Static } from 'typebox';
+import type { GroupHandle } from '../../../actors/host.js';
+import type { Assignment, StreamView } from '../../../actors/group/model.js';
+import { GroupName } from '../../schemas/api.js';
+import { regionOrder } from '../../policy/selection/region-order.js';
+import { clientAddress } from '../../http/client-address.js';
+import type { Ctx } from '../../http/context.js';
+import { toProblem } from '../../http/middleware/errors.js';
+import { problems } from '../../http/problem.js';
+import { problemResponse, route, type RouteDef } from '../../http/route.js';
+import { fail, groupOr404, type Services } from '../../http/services.js';
+import { askerOf, rateLimit, type Check, type Guard } from './access.js';
+import { allNodes, allStreams, oneStream, provisionOwning } from './group-reads.js';
+import { guidOf, SEGMENT_DESCRIPTION, SEGMENT_PATTERN, streamOf, type Guid } from './names.js';
+
+export const TAG = 'red5-sm2';
+const Segment = Type.String({ pattern: SEGMENT_PATTERN, description: SEGMENT_DESCRIPTION });
+
+export const StreamLocation = Type.Object({
+  streamGuid: Type.String({ description: 'scope/name (scope/room/name): the name to publish or play' }),
+  serverAddress: Type.String({ description: 'host (IP or DNS name) the client connects to' }),
+  nodeRole: Type.String(),
+  subGroup: Type.String({ description: 'the region' }),
+  nodeState: Type.String(),
+  subscribers: Type.Optional(Type.Integer({ description: 'with stats=true: viewers of the stream, as its edges last reported' })),
+  durationMs: Type.Optional(Type.Integer({ description: 'with stats=true: how long the stream has been live' })),
+});
+type Location = Static<typeof StreamLocation>;
+
+const RegionList = Type.String({ pattern: '^[A-Za-z0-9._-]{1,32}(,[A-Za-z0-9._-]{1,32}){0,63}$', description: 'comma-separated regions to try first, in order' });
+const LookupQuery = {
+  strict: Type.Optional(Type.Boolean({ description: 'true: only the regions asked for (or the nearest); 503 instead of falling back' })),
+  endpoints: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'servers wanted; Switchyard answers one' })),
+  subgroup: Type.Optional(RegionList),
+  /** The HTML5 testbed's name for subgroup. */
+  region: Type.Optional(RegionList),
+};
+const PublishQuery = Type.Object(
+  {
+    ...LookupQuery,
+    transcode: Type.Optional(Type.Boolean({ description: 'true: a transcoder for a provisioned stream, then the origin it feeds' })),
+    distribute: Type.Optional(Type.Boolean({ description: 'accepted: Switchyard hands a transcoder its ladder by itself' })),
+  },
+  { additionalProperties: false },
+);
+const SubscribeQuery = Type.Object(LookupQuery, { additionalProperties: false });
+const StatsQuery = Type.Object(
+  {
+    stats: Type.Optional(Type.Boolean({ description: 'true: with subscribers and durationMs' })),
+    aggregate: Type.Optional(Type.Boolean({ description: 'true (default): origins only; false: transcoders too' })),
+  },
+  { additionalProperties: false },
+);
+
+const lookupErrors = {
+  400: problemResponse('VALIDATION_FAILED: a bad guid or query value, a scope not the group\'s, endpoints above 1 with transcode'),
+  401: problemResponse('UNAUTHORIZED: a token is required (compat.red5sm2.anonymousLookups is off), or the one sent does not verify'),
+  403: problemResponse('FORBIDDEN: a node token, or PASSWORD_CHANGE_REQUIRED'),
+  404: problemResponse('NODE_GROUP_NOT_FOUND, STREAM_NOT_FOUND (subscribe to a stream with no binding) or PROVISION_NOT_FOUND (transcode=true)'),
+  429: problemResponse('RATE_LIMITED (with Retry-After): the lookups per second of the token, or of the address (limits.lookups.anonymous), or the PENDING caps'),
+  503: problemResponse('NO_CAPACITY (with Retry-After; a scale-out is requested), NOT_READY or STORE_UNAVAILABLE'),
+};
+
+/** A guid spans two path segments, or three with a room: one route each. */
+const guidRoutes = (base: string, suffix: string) => [
+  { path: `${base}/{scope}/{name}`, id: suffix, params: {} as Record<string, never> },
+  { path: `${base}/{scope}/{room}/{name}`, id: `${suffix}InRoom`, params: { room: Segment } },
+];
+const guidOfParams = (p: { scope: string; room?: string; name: string }): Guid => ({ scope: p.scope, ...(p.room !== undefined ? { room: p.room } : {}), name: p.name });
+const exampleGuid = (room: boolean, name = 'cam1') => ({ nodeGroup: 'default', scope: 'live', ...(room ? { room: 'room1' } : {}), name });
+
+export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
+  const access = s.config.compat.red5sm2.anonymousLookups ? 'public' : 'app';
+  // Made on first use: the app's guard exists once the app does.
+  let appGuard: Check | undefined;
+  const app: Check = (ctx, next) => (appGuard ??= guard('app'))(ctx, next);
+
+  /** The stream a guid names in a group, or a 400 naming what does not fit. */
+  const streamIn = (handle: GroupHandle, guid: Guid): string => {
+    const parsed = streamOf(guid, handle.group.scope);
+    if (!parsed.ok) throw problems.validation(parsed.errors);
+    return parsed.stream;
+  };
+  const located = (a: Assignment, streamGuid: string): Location => ({ streamGuid, serverAddress: a.serverAddress, nodeRole: a.role, subGroup: a.region, nodeState: 'INSERVICE' });
+
+  async function lookup(ctx: Ctx, kind: 'publish' | 'subscribe', params: { nodeGroup: string } & Guid, query: Static<typeof PublishQuery>): Promise<Location[]> {
+    const started = performance.now();
+    let result = 'OK';
+    const transcode = kind === 'publish' && query.transcode === true;
+    try {
+      const asker = await askerOf(ctx, s, app);
+      rateLimit(s, asker);
+      const handle = groupOr404(s, params.nodeGroup);
+      const stream = streamIn(handle, params);
+      if (transcode && (query.endpoints ?? 1) > 1) throw problems.validation([{ path: 'query.endpoints', message: 'must be 1 with transcode=true' }]);
+      const requested = query.subgroup ?? query.region;
+      const order = regionOrder(handle.group, { ...(requested ? { requested: requested.split(',') } : {}), location: s.locator.locate(clientAddress(ctx, s.config.server.trustProxy)), strict: query.strict === true });
+      if (!order.ok) {
+        throw problems.validation([{ path: `query.${query.subgroup ? 'subgroup' : 'region'}`, message: `names unknown region(s) ${order.unknown.join(', ')}; node group '${handle.name}' has ${handle.group.regions.map((r) => r.name).join(', ')}` }]);
+      }
+      // A transcoder is asked for by the provision's guid, or (iOS testbed, SM2's docs) by a
+      // variant's: either way the publisher sends the provision's stream, which the answer names.
+      const name = transcode ? ((await provisionOwning(handle, stream))?.streamName ?? stream) : stream;
+      const outcome = await handle.lookup(transcode ? 'transcode' : kind, name, order.regions, asker.subject);
+      if (!outcome.ok) fail(outcome);
+      const guid = guidOf(handle.group.scope, name);
+      if (!transcode) return [located(outcome.node, guidOf(handle.group.scope, stream))];
+      const origin = (await oneStream(handle, name))?.origin;
+      return [located(outcome.node, guid), ...(origin?.serverAddress ? [{ streamGuid: guid, serverAddress: origin.serverAddress, nodeRole: 'origin', subGroup: origin.region ?? '', nodeState: origin.state ?? 'INSERVICE' }] : [])];
+    } catch (err) {
+      result = toProblem(err).code;
+      throw err;
+    } finally {
+      s.metrics.lookup({ endpoint: `sm2:${transcode ? 'transcode' : kind}`, result }).observe((performance.now() - started) / 1000);
+    }
+  }
+
+  /** A stream's servers as SM2 lists them: its origin, and with aggregate=false its transcoder. */
+  function locations(v: StreamView, streamGuid: string, q: Static<typeof StatsQuery>, addresses: Map<string, string | null> | null, now: number): Location[] {
+    const stats = (subscribers: number) => (q.stats ? { subscribers, durationMs: v.state === 'LIVE' ? Math.max(0, now - v.since) : 0 } : {});
+    const out: Location[] = [];
+    if (v.origin.serverAddress) out.push({ streamGuid, serverAddress: v.origin.serverAddress, nodeRole: 'origin', subGroup: v.origin.region ?? '', nodeState: v.origin.state ?? 'INSERVICE', ...stats(v.subscribers) });
+    const t = v.transcoder;
+    const address = t && addresses?.get(t.nodeId);
+    if (t && address) out.push({ streamGuid, serverAddress: address, nodeRole: 'transcoder', subGroup: t.region ?? '', nodeState: t.state ?? 'INSERVICE', ...stats(0) });
+    return out;
+  }
+  const addressesOf = async (h: GroupHandle, q: Static<typeof StatsQuery>) => (q.aggregate === false ? new Map((await allNodes(h)).map((n) => [n.id, n.address])) : null);
+
+  const ListParams = Type.Object({ nodeGroup: GroupName });
+  const routes: RouteDef[] = [
+    route({
+      method: 'GET',
+      // Registered before /streams/stream/{nodeGroup}, which would take it: a group named
+      // `node-groups` has its SM2 listing shadowed (its lookups, and our own paths, still serve).
+      path: '/as/v1/streams/stream/node-groups',
+      operationId: 'sm2NodeGroupNames',
+      example: { response: ['default'] },
+      summary: 'SM2: the node group names a client may use',
+      tag: TAG,
+      access,
+      responses: { 200: { description: 'names', schema: Type.Array(Type.String()) }, 401: lookupErrors[401], 403: lookupErrors[403], 429: lookupErrors[429] },
+      async handle(ctx) {
+        rateLimit(s, await askerOf(ctx, s, app));
+        ctx.body = [...s.actors.groups.values()].filter((h) => !h.deleting).map((h) => h.name).sort();
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/as/v1/streams/stream/{nodeGroup}',
+      operationId: 'sm2ListStreams',
+      example: { params: { nodeGroup: 'default' }, query: { stats: 'true', aggregate: 'true' } },
+      summary: "SM2: a group's live streams and the servers they are on (origins; with aggregate=false, transcoders too)",
+      tag: TAG,
+      access,
+      params: ListParams,
+      query: StatsQuery,
+      responses: { 200: { description: 'stream locations', schema: Type.Array(StreamLocation) }, 401: lookupErrors[401], 403: lookupErrors[403], 404: problemResponse('NODE_GROUP_NOT_FOUND'), 429: lookupErrors[429], 503: problemResponse("NOT_READY (with Retry-After): the group's actor is restarting") },
+      async handle(ctx, { params, query }) {
+        const asker = await askerOf(ctx, s, app);
+        rateLimit(s, asker);
+        const handle = groupOr404(s, params.nodeGroup);
+        const { bindings } = await handle.call('counts');
+        rateLimit(s, asker, Math.floor((bindings.LIVE + bindings.PENDING) / 1000));
+        const [streams, addresses] = await Promise.all([allStreams(handle), addressesOf(handle, query)]);
+        const now = Date.now();
+        ctx.body = streams.filter((v) => v.state === 'LIVE').flatMap((v) => locations(v, guidOf(handle.group.scope, v.name), query, addresses, now));
+      },
+    }),
+  ];
+  for (const kind of ['publish', 'subscribe'] as const) {
+    for (const { path, id, params } of guidRoutes(`/as/v1/streams/stream/{nodeGroup}/${kind}`, kind === 'publish' ? 'sm2Publish' : 'sm2Subscribe')) {
+      routes.push(
+        route({
+          method: 'GET',
+          path,
+          operationId: id,
+          example: { params: exampleGuid(id.endsWith('InRoom')), query: kind === 'publish' ? { strict: 'false', transcode: 'false', endpoints: '1' } : { strict: 'false', endpoints: '1' } },
+          summary: kind === 'publish' ? 'SM2: the origin a publisher connects to (transcode=true: the transcoder, then the origin it feeds)' : 'SM2: the edge a subscriber connects to',
+          tag: TAG,
+          access,
+          params: Type.Object({ nodeGroup: GroupName, scope: Segment, ...params, name: Segment }),
+          query: kind === 'publish' ? PublishQuery : SubscribeQuery,
+          responses: { 200: { description: 'the server to connect to, first', schema: Type.Array(StreamLocation) }, ...lookupErrors },
+          async handle(ctx, { params: p, query }) {
+            ctx.body = await lookup(ctx, kind, { ...p, ...guidOfParams(p as { scope: string; room?: string; name: string }) }, query as Static<typeof PublishQuery>);
+          },
+        }),
+      );
+    }
+  }
+  for (const { path, id, params } of guidRoutes('/as/v1/streams/stream/{nodeGroup}/stream', 'sm2StreamServers')) {
+    routes.push(
+      route({
+        method: 'GET',
+        path,
+        operationId: id,
+        example: { params: exampleGuid(id.endsWith('InRoom')), query: { aggregate: 'true' } },
+        summary: "SM2: one live stream's servers (aggregate=true: the origin it is published to)",
+        tag: TAG,
+        access,
+        params: Type.Object({ nodeGroup: GroupName, scope: Segment, ...params, name: Segment }),
+        query: StatsQuery,
+        responses: { 200: { description: 'stream locations, the origin first', schema: Type.Array(StreamLocation) }, ...lookupErrors, 404: problemResponse('NODE_GROUP_NOT_FOUND or STREAM_NOT_FOUND (not live)') },
+        async handle(ctx, { params: p, query }) {
+          rateLimit(s, await askerOf(ctx, s, app));
+          const handle = groupOr404(s, p.nodeGroup);
+          const guid = guidOfParams(p as { scope: string; room?: string; name: string });
+          const stream = streamIn(handle, guid);
+          // A rendition is carried with its stream: its servers are the stream's.
+          let v = await oneStream(handle, stream);
+          if (!v) {
+            const owner = await provisionOwning(handle, stream);
+            if (owner && owner.streamName !== stream) v = await oneStream(handle, owner.streamName);
+          }
+          if (!v || v.state !== 'LIVE') throw problems.notFound('STREAM_NOT_FOUND', `stream '${guidOf(handle.group.scope, stream)}' is not live in node group '${handle.name}'`);
+          ctx.body = locations(v, guidOf(handle.group.scope, stream), query, await addressesOf(handle, query), Date.now());
+        },
+      }),
+    );
+  }
+  return routes;
+}
+
+/** High-volume routes, logged at debug (metrics count them). */
+export const QUIET_STREAM_ROUTES = ['publish', 'subscribe'].flatMap((k) => [`/as/v1/streams/stream/{nodeGroup}/${k}/{scope}/{name}`, `/as/v1/streams/stream/{nodeGroup}/${k}/{scope}/{room}/{name}`]);
