@@ -54,7 +54,7 @@ test.serial('log in, watch nodes come into service, read streams, drain a node b
   // The group's nodes are listed before any has reported.
   await row(page, 'e1').waitFor();
   t.not(await row(page, 'e1').getAttribute('data-state'), 'INSERVICE');
-  t.regex(await page.locator('.live').innerText(), /Live/);
+  await page.locator('.live', { hasText: 'Live' }).waitFor();
   await page.evaluate('window.sameDocument = true');
   await b.shot(page, '1-logged-in-nodes-not-reported');
 
@@ -125,7 +125,7 @@ test.serial('log in, watch nodes come into service, read streams, drain a node b
   clean(t, b);
 });
 
-test.serial('a provision refused field by field, corrected, created and deleted; a node group created, replaced and deleted', async (t) => {
+test.serial('a node token issued and revoked; a provision refused field by field, corrected, created and deleted; a node group created, replaced and deleted', async (t) => {
   const svc = await startTestService({ groups: [group()], config: { auth: { users: [{ username: 'backend', role: 'app', passwordHash: hash('app-user-password') }] } } });
   t.teardown(() => svc.close());
   const b = await openBrowser(t, svc.url);
@@ -139,6 +139,21 @@ test.serial('a provision refused field by field, corrected, created and deleted;
   await page.getByLabel('User name').fill('admin');
   await page.getByLabel('Password', { exact: true }).fill(ADMIN_PASSWORD);
   await page.getByLabel('Password', { exact: true }).press('Enter');
+
+  // A node in full, and a token for its agent that the service takes; revoked, it is refused.
+  await page.getByRole('button', { name: 'Details of o1' }).click();
+  await page.getByRole('button', { name: 'Issue a token' }).click();
+  const token = await page.getByLabel(/^Token/).inputValue();
+  const beat = () => svc.send('POST', '/as/v1/nodes/o1/events', { ready: true, metrics: {} }, token);
+  t.is((await beat()).status, 200, 'the issued token heartbeats for o1');
+  await b.shot(page, '8-node-details');
+  await page.getByRole('button', { name: 'Revoke tokens…' }).click();
+  await page.getByRole('button', { name: 'Revoke every token of o1' }).click();
+  await page.locator('.toast', { hasText: 'Every token issued to o1 so far is revoked' }).waitFor();
+  t.is((await beat()).status, 401, 'revoked');
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog').waitFor({ state: 'detached' });
+
   await page.getByRole('link', { name: 'Provisions' }).click();
   await page.getByRole('button', { name: 'New provision' }).click();
   const editor = page.getByLabel('JSON');
@@ -149,7 +164,7 @@ test.serial('a provision refused field by field, corrected, created and deleted;
   const problems = page.locator('#json-problems');
   await problems.getByRole('button', { name: 'body.streams[0].videoBR' }).waitFor();
   await problems.getByRole('button', { name: 'body.region' }).waitFor();
-  await b.shot(page, '8-provision-refused');
+  await b.shot(page, '9-provision-refused');
   await problems.getByRole('button', { name: 'body.streams[0].videoBR' }).click();
   t.is(await page.evaluate("(({ value, selectionStart, selectionEnd }) => value.slice(selectionStart, selectionEnd))(document.getElementById('json-editor'))"), '5', 'the refused value is selected');
   await editor.fill(template);
@@ -179,7 +194,7 @@ test.serial('a provision refused field by field, corrected, created and deleted;
   await page.getByLabel('Type studio to confirm').fill('studio');
   await confirm.click();
   await page.locator('tr[data-group="studio"]').waitFor({ state: 'detached' });
-  await b.shot(page, '9-groups');
+  await b.shot(page, '10-groups');
   clean(t, b);
 });
 
@@ -194,7 +209,7 @@ test.serial('the generated password must be changed first (public bind), and a s
   await page.getByLabel('Password', { exact: true }).fill(initial);
   await page.getByLabel('Password', { exact: true }).press('Enter');
   await page.getByRole('heading', { name: 'Change the admin password' }).waitFor();
-  await b.shot(page, '10-password-change');
+  await b.shot(page, '11-password-change');
   await page.getByLabel('Current password').fill(initial);
   await page.getByLabel('New password (at least 12 characters)').fill('operator-chosen-secret');
   await page.getByLabel('New password again').fill('operator-chosen-secret');
@@ -206,7 +221,7 @@ test.serial('the generated password must be changed first (public bind), and a s
   const token = ((await login.json()) as { accessToken: string }).accessToken;
   t.is((await svc.send('POST', '/as/v1/auth/password', { currentPassword: 'operator-chosen-secret', newPassword: 'changed-elsewhere-123' }, token)).status, 204);
   await page.locator('#login-notice', { hasText: 'Log in again' }).waitFor();
-  await b.shot(page, '11-session-ended');
+  await b.shot(page, '12-session-ended');
   t.is(await page.evaluate("sessionStorage.getItem('switchyard.token')"), null, 'the dead token is forgotten');
   await page.getByLabel('Password', { exact: true }).fill('changed-elsewhere-123');
   await page.getByLabel('Password', { exact: true }).press('Enter');
@@ -235,7 +250,7 @@ test.serial('the API docs page renders every operation of the OpenAPI document, 
   const login = page.locator('.opblock.is-open');
   await login.getByText('Failed logins are refused for a while').waitFor();
   await login.getByText('correct-horse-battery').first().waitFor();
-  await b.shot(page, '12-api-docs');
+  await b.shot(page, '13-api-docs');
   // "Try it out" on GET /as/v1/nodegroups answers 200: authorised, and allowed by the page's CSP.
   await page.locator('.opblock-summary', { hasText: /^GET\s*\/as\/v1\/nodegroups\s*Endpoint 7/ }).click();
   const list = page.locator('.opblock.is-open', { hasText: 'Endpoint 7' });

@@ -152,3 +152,5 @@ export const createGroup = (json: string) => api<{ name: string }>('POST', '/as/
 export const replaceGroup = (name: string, json: string) => api<{ name: string }>('PUT', `/as/v1/nodegroups/${seg(name)}`, json);
 export const deleteGroup = (name: string) => api<{ name: string; status: string }>('DELETE', `/as/v1/nodegroups/${seg(name)}`);
 export const replaceProvision = (group: string, stream: string, json: string) => api<Provision>('PUT', `/as/v1/provision/${seg(group)}/${seg(stream)}`, json);
+export const issueNodeToken = (group: string, nodeId: string) => api<{ accessToken: string; expiresIn: number }>('POST', `/as/v1/nodegroups/${seg(group)}/nodes/${seg(nodeId)}/token`);
+export const revokeNodeTokens = (group: string, nodeId: string) => api<{ nodeId: string; generation: number }>('POST', `/as/v1/nodegroups/${seg(group)}/nodes/${seg(nodeId)}/token/revoke`);

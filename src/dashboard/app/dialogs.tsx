@@ -8,7 +8,8 @@ import { locate } from './jsonpath.js';
 
 export type ModalSpec =
   | { kind: 'confirm'; title: string; body: ComponentChildren; confirm: string; danger?: boolean; typeToConfirm?: string; run: () => Promise<void> }
-  | { kind: 'json'; title: string; intro: ComponentChildren; initial: string; submit: string; run: (text: string) => Promise<void> };
+  | { kind: 'json'; title: string; intro: ComponentChildren; initial: string; submit: string; run: (text: string) => Promise<void> }
+  | { kind: 'view'; title: string; body: ComponentChildren };
 
 let current: ModalSpec | null = null;
 const listeners = new Set<() => void>();
@@ -27,6 +28,7 @@ export function ModalHost() {
   }, []);
   if (!current) return null;
   // A new key per spec: each opening starts from a fresh dialog.
+  if (current.kind === 'view') return <View key={current.title} spec={current} />;
   return current.kind === 'confirm' ? <Confirm key={current.title} spec={current} /> : <JsonEditor key={current.title} spec={current} />;
 }
 
@@ -188,6 +190,19 @@ function JsonEditor({ spec }: { spec: Extract<ModalSpec, { kind: 'json' }> }) {
         </button>
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Sending…' : spec.submit}
+        </button>
+      </div>
+    </Shell>
+  );
+}
+
+function View({ spec }: { spec: Extract<ModalSpec, { kind: 'view' }> }) {
+  return (
+    <Shell title={spec.title} busy={false} onSubmit={() => setModal(null)} wide>
+      <div class="modal-body">{spec.body}</div>
+      <div class="modal-actions">
+        <button type="submit" class="primary" autofocus>
+          Close
         </button>
       </div>
     </Shell>

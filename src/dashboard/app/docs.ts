@@ -2,6 +2,7 @@
 // SwaggerUIBundle) on the service's own OpenAPI document. Nothing is fetched from elsewhere: no
 // validator badge, no fonts. In a tab where the dashboard is logged in, "Try it out" carries
 // its token.
+import { session } from './api.js';
 import './docs.css';
 
 interface SwaggerUi {
@@ -13,7 +14,7 @@ declare global {
   }
 }
 
-const token = sessionStorage.getItem('switchyard.token');
+const token = session.token;
 const ui = window.SwaggerUIBundle?.({
   url: '/as/v1/openapi.json',
   dom_id: '#swagger-ui',

@@ -7,30 +7,15 @@ import { transition } from '../../domain/states.js';
 import { ROLES } from '../../domain/vocabulary.js';
 import { nodeAction, type GroupDetail, type Node } from './api.js';
 import { openModal } from './dialogs.js';
-import { ago, num, stateTone } from './format.js';
+import { openNode } from './node-details.js';
+import { StateBadge, LoadBar } from './badges.js';
+import { ago, num } from './format.js';
 import { refresh, toast } from './store.js';
 
 const allows = (n: Node, action: 'drain' | 'doom') => {
   const t = transition(n.state, { type: action });
   return t.ok && t.state !== n.state;
 };
-
-export function StateBadge({ state }: { state: string | null }) {
-  return <span class={`badge tone-${stateTone(state)}`}>{state ?? 'removed'}</span>;
-}
-
-export function LoadBar({ load, limit }: { load: number; limit: number | null }) {
-  const share = limit && limit > 0 ? Math.min(1, load / limit) : 0;
-  return (
-    <span class="load">
-      <meter min={0} max={1} low={0.6} high={0.9} optimum={0} value={share} aria-hidden="true" />
-      <span>
-        {num(load)}
-        {limit !== null ? ` / ${num(limit)}` : ''}
-      </span>
-    </span>
-  );
-}
 
 function act(group: string, n: Node, action: 'drain' | 'doom') {
   const drain = action === 'drain';
@@ -62,7 +47,9 @@ function NodeRow({ group, n, now, changed }: { group: string; n: Node; now: numb
   return (
     <tr id={`node-${n.id}`} class={changed ? 'changed' : undefined} data-node={n.id} data-state={n.state}>
       <th scope="row" data-label="Node">
-        <span class="mono">{n.id}</span>
+        <button type="button" class="link mono" onClick={() => openNode(group, n, now)} aria-label={`Details of ${n.id}`}>
+          {n.id}
+        </button>
         <span class="sub mono">{n.address ?? 'no address yet'}</span>
       </th>
       <td data-label="State">

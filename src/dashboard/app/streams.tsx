@@ -2,7 +2,7 @@
 // carry it to how many viewers, and since when.
 import type { Stream } from './api.js';
 import { ago, num } from './format.js';
-import { StateBadge } from './nodes.js';
+import { StateBadge } from './badges.js';
 
 export function StreamsView({ streams, more, now }: { streams: Stream[] | null; more: boolean; now: number }) {
   if (streams === null) return <p class="muted">Loading streams…</p>;
