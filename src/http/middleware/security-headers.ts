@@ -1,6 +1,6 @@
+// Headers for a JSON-only API: nothing may be sniffed, framed, cached or referred.
 import type { PageKind } from '../../dashboard/manifest.js';
 
-// Headers for a JSON-only API: nothing may be sniffed, framed, cached or referred.
 export function securityHeaders(tls: boolean): Record<string, string> {
   return {
     'X-Content-Type-Options': 'nosniff',

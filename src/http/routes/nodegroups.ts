@@ -56,7 +56,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       operationId: 'listNodeGroups',
       example: { query: { limit: '10' } },
       summary: 'Endpoint 7: every node group with its node counts by role and state, load and streams',
-      description: "Paged by name. A group whose actor is restarting is listed with ready: false and no counts.",
+      description: 'Paged by name. A group whose actor is restarting is listed with ready: false and its counts empty until it is back.',
       tag: 'nodegroups',
       access: 'admin',
       query: PageQuery,
