@@ -79,6 +79,8 @@ export interface StreamView {
   transcoder?: { nodeId: string; region: string | null; state: NodeState | null };
   renditions?: string[];
   subscribers: number;
+  /** The edges that carry it (or were just handed its viewers), with the viewers each reported. */
+  edges: Array<{ nodeId: string; region: string; state: NodeState; subscribers: number }>;
   boundAt: number;
   since: number;
 }
@@ -1258,6 +1260,7 @@ export class GroupModel {
       ...(b.transcoder ? { transcoder: { nodeId: b.transcoder, region: transcoder?.record.region ?? null, state: transcoder?.record.state ?? null } } : {}),
       ...(provision ? { renditions: provision.streams.map((r) => r.name) } : {}),
       subscribers: b.subscribers,
+      edges: (this.servedBy.get(b.stream) ?? []).map((n) => ({ nodeId: n.id, region: n.record.region, state: n.record.state, subscribers: n.streams.get(b.stream) ?? 0 })),
       boundAt: toMs(b.boundAt),
       since: toMs(b.since),
     };

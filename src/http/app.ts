@@ -15,6 +15,7 @@ import { nodeRoutes } from './routes/nodes.js';
 import { provisionRoutes } from './routes/provisions.js';
 import { streamRoutes } from './routes/streams.js';
 import { systemRoutes } from './routes/system.js';
+import { staticPages } from './static-pages.js';
 import { isLoopbackHost } from '../auth/users.js';
 import type { Services } from './services.js';
 import { RED5SM2_QUIET_ROUTES, red5sm2Routes, type Guard } from '../compat/red5sm2/index.js';
@@ -70,5 +71,7 @@ export function createApp(s: Services, routes: readonly RouteDef[]): Koa<AppStat
   app.use(requestFrame(s.log, observe, securityHeaders(s.config.server.tls !== undefined), QUIET, s.stopping));
   app.use(router.routes());
   app.use(router.allowedMethods());
+  // The dashboard and the docs page: only what no API route took gets here.
+  app.use(staticPages({ log: s.log }));
   return app;
 }

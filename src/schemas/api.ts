@@ -128,6 +128,10 @@ export const StreamView = Type.Object({
   transcoder: Type.Optional(NodeRef),
   renditions: Type.Optional(Type.Array(Type.String())),
   subscribers: Type.Integer({ description: 'viewers on edges, as the edges last reported' }),
+  edges: Type.Array(
+    Type.Object({ nodeId: Type.String(), region: Type.String(), state: StateName, subscribers: Type.Integer({ description: 'its viewers of this stream, as it last reported' }) }),
+    { description: 'the edges that carry the stream, or were just handed its viewers' },
+  ),
   boundAt: Type.String({ format: 'date-time' }),
   since: Type.String({ format: 'date-time' }),
 });

@@ -21,6 +21,9 @@ const pathArb = fc.oneof(
     '/as/v1/openapi.json',
     '/as/v1/metrics',
     '/',
+    '/dashboard',
+    '/dashboard/',
+    '/as/v1/docs',
     '/as/v1',
     '/as/v1/',
     '//as//v1//streams',
@@ -33,6 +36,7 @@ const pathArb = fc.oneof(
   segment.map((a) => `/as/v1/nodegroups/${a}`),
   fc.tuple(segment, segment).map(([a, b]) => `/as/v1/nodegroups/${a}/nodes/${b}/token`),
   segment.map((a) => `/as/v1/nodes/${a}/events`),
+  segment.map((a) => `/dashboard/assets/${a}`),
   fc.array(segment, { maxLength: 6 }).map((s) => `/${s.join('/')}`),
 );
 

@@ -51,6 +51,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       operationId: 'listNodeGroups',
       example: { query: { limit: '10' } },
       summary: 'Endpoint 7: every node group with its node counts by role and state, load and streams',
+      description: 'Paged by name. A group whose actor is restarting is listed with ready: false and its counts empty until it is back.',
       tag: 'nodegroups',
       access: 'admin',
       query: PageQuery,
@@ -68,6 +69,8 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       operationId: 'getNodeGroup',
       example: { params: { nodeGroupName: EXAMPLE_GROUP }, query: { limit: '100' } },
       summary: 'Endpoint 8: one node group: its config, its nodes (paged with ?limit= and ?after=) and its scaling state',
+      description:
+        'Each node with its state, load against its limit, parent, listeners and last heartbeat (and faultReason or problem when it has one); scaling gives, per rule, the nodes in service, starting and faulted against min and max. A group being deleted answers too.',
       tag: 'nodegroups',
       access: 'admin',
       params: Type.Object({ nodeGroupName: GroupName }),
@@ -123,6 +126,8 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       operationId: 'replaceNodeGroup',
       example: { params: { nodeGroupName: 'studio' }, body: exampleNodeGroup },
       summary: "Replace a node group's definition; nodes of regions or roles it no longer has are drained",
+      description:
+        "The body is a whole node group, as for create, whose name must be the path's. Refused (409) while its platform would change and it has nodes, or when a region it drops still has streams or provisions.",
       tag: 'nodegroups',
       access: 'admin',
       params: Type.Object({ nodeGroupName: GroupName }),
@@ -144,6 +149,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       operationId: 'deleteNodeGroup',
       example: { params: { nodeGroupName: 'studio' } },
       summary: 'Delete a node group: 202 at once; its nodes are drained and destroyed in the background, then it is gone',
+      description: 'The group is listed with status deleting until its nodes are gone, then the event nodegroup.changed (deleted) says so; its bindings and provisions go with it.',
       tag: 'nodegroups',
       access: 'admin',
       params: Type.Object({ nodeGroupName: GroupName }),
@@ -168,6 +174,10 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
           action === 'drain'
             ? 'Drain a node: no new assignments; it is retired when its connections reach zero, or after drainTimeout'
             : 'Condemn a node (DOOMED): it is destroyed at once, its viewers and publishers cut',
+        description:
+          action === 'drain'
+            ? 'The node goes SOFT_SUNSET and its agent is told to drain; allowed from INSERVICE and STARTED (a draining node answers with its state). After drainTimeout it goes HARD_SUNSET, then it is destroyed.'
+            : 'Refused while the node is already being destroyed. A static node stays DOOMED until it is removed from the group\'s config.',
         tag: 'nodegroups',
         access: 'admin',
         params: Type.Object({ nodeGroupName: GroupName, nodeId: NodeIdParam }),
@@ -193,6 +203,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       operationId: 'issueNodeToken',
       example: { params: { nodeGroupName: EXAMPLE_GROUP, nodeId: EXAMPLE_ORIGIN } },
       summary: "A node token for a node's agent (static fleets; the local platform hands its agents their own)",
+      description: "Give it to the node's agent as SWITCHYARD_NODE_TOKEN. It lasts auth.nodeTokenTtl (24 h by default) and the agent renews it through its heartbeat replies; POST …/token/revoke ends it.",
       tag: 'nodegroups',
       access: 'admin',
       params: Type.Object({ nodeGroupName: GroupName, nodeId: NodeIdParam }),

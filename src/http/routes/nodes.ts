@@ -66,6 +66,8 @@ export function nodeRoutes(s: Services): RouteDef[] {
       operationId: 'postNodeEvent',
       example: { params: { nodeId: EXAMPLE_ORIGIN }, body: exampleHeartbeat, response: { heartbeatMs: 2000, parent: null, drain: false } },
       summary: "A node agent's heartbeat: readiness, address, listeners, metrics and streams",
+      description:
+        "Only the node's own token may post. The reply carries the node's orders: its parent, whether to drain, and for transcoders what to transcode; past half its life, a fresh token. Agents send the same event over a node channel (this path upgraded to a WebSocket) when the server offers one.",
       tag: 'nodes',
       access: 'node',
       params: nodeParams,

@@ -17,6 +17,8 @@ export function streamRoutes(s: Services): RouteDef[] {
       operationId: 'listStreams',
       example: { query: { nodeGroup: EXAMPLE_GROUP, limit: '100' } },
       summary: 'Endpoint 6: streams bound to an origin (PENDING until the origin reports them, then LIVE), with their nodes and viewer counts',
+      description:
+        'Every node group\'s streams, or one group\'s with ?nodeGroup=; each with its origin (and transcoder), the edges that carry it and the viewers each reported. Paged in (group, stream) order: ?after= takes "group/stream".',
       tag: 'streams',
       access: 'app',
       query: StreamsQuery,

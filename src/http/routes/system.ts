@@ -29,6 +29,7 @@ export function systemRoutes(s: Services): RouteDef[] {
       operationId: 'healthz',
       example: { response: { status: 'ok' } },
       summary: 'Liveness: the process is up and its event loop turns',
+      description: 'For liveness probes: 200 whenever the process can answer at all. It checks nothing else; readyz does.',
       tag: 'system',
       access: 'public',
       responses: { 200: { description: 'alive', schema: Type.Object({ status: Type.Literal('ok') }) } },
@@ -42,6 +43,7 @@ export function systemRoutes(s: Services): RouteDef[] {
       operationId: 'readyz',
       example: { response: { status: 'ready', groups: { default: true } } },
       summary: 'Readiness: the store is open, every node-group actor is loaded and the supervisor runs',
+      description: "For readiness probes and load balancers: 503 NOT_READY while the service starts or stops, or while a node group's actor is (re)starting; groups says which.",
       tag: 'system',
       access: 'public',
       responses: {
@@ -59,6 +61,12 @@ export function systemRoutes(s: Services): RouteDef[] {
       path: '/as/v1/metrics',
       operationId: 'metrics',
       summary: 'Prometheus metrics: open on a loopback bind, an admin token elsewhere (server.metricsAuth)',
+      description:
+        'The text exposition format: lookup latency by endpoint and result, HTTP requests by route and status, nodes by group, role, region and state, actor call latency and heap, node channels, event streams, events by type, and the process.',
+      example: {
+        response:
+          '# HELP switchyard_nodes Nodes by node group, role, region and state\n# TYPE switchyard_nodes gauge\nswitchyard_nodes{group="default",role="edge",region="us-east",state="INSERVICE"} 1\n',
+      },
       tag: 'system',
       access: 'metrics',
       responses: { 200: { description: 'text exposition format', schema: Type.String(), contentType: 'text/plain; version=0.0.4' } },
@@ -72,6 +80,8 @@ export function systemRoutes(s: Services): RouteDef[] {
       path: '/as/v1/openapi.json',
       operationId: 'openapi',
       summary: 'This document',
+      description: 'OpenAPI 3.1, generated from the route definitions the server enforces, so it cannot drift from them; rendered for people at /as/v1/docs.',
+      example: { response: { openapi: '3.1.0', info: { title: 'Switchyard', version: '0.1.0' }, paths: {} } },
       tag: 'system',
       access: 'public',
       responses: { 200: { description: 'OpenAPI 3.1', schema: Type.Object({}, { additionalProperties: true }) } },

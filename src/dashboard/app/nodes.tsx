@@ -1,0 +1,223 @@
+// A node group at a glance: its scaling state per region and role, then every node by region and
+// role with its state, load against its limit, parent and last heartbeat, and the two things an
+// operator does to a node: drain it (no new clients; retired when empty) or doom it (destroyed
+// now). Which of them a node's state allows is the service's own state machine's answer.
+import { useState } from 'preact/hooks';
+import { transition } from '../../domain/states.js';
+import { ROLES } from '../../domain/vocabulary.js';
+import { nodeAction, type GroupDetail, type Node } from './api.js';
+import { openModal } from './dialogs.js';
+import { openNode } from './node-details.js';
+import { StateBadge, LoadBar } from './badges.js';
+import { ago, num } from './format.js';
+import { refresh, toast } from './store.js';
+
+const allows = (n: Node, action: 'drain' | 'doom') => {
+  const t = transition(n.state, { type: action });
+  return t.ok && t.state !== n.state;
+};
+
+function act(group: string, n: Node, action: 'drain' | 'doom') {
+  const drain = action === 'drain';
+  openModal({
+    kind: 'confirm',
+    title: drain ? `Drain ${n.id}?` : `Doom ${n.id}?`,
+    danger: !drain,
+    confirm: drain ? 'Drain' : 'Doom node',
+    body: drain ? (
+      <p>
+        No new clients are sent to this {n.role}. It is retired when its last connection ends, or after the group's <code>drainTimeout</code>. It has{' '}
+        {num(n.connections.publisher)} publishers and {num(n.connections.subscriber)} viewers now. This cannot be undone.
+      </p>
+    ) : (
+      <p>
+        This {n.role} is <strong>destroyed at once</strong>: its {num(n.connections.publisher)} publishers and {num(n.connections.subscriber)} viewers are cut. Draining is the gentle way.
+      </p>
+    ),
+    run: async () => {
+      const r = await nodeAction(group, n.id, action);
+      toast('ok', `${n.id}: ${r.state}`);
+      void refresh();
+    },
+  });
+}
+
+function NodeRow({ group, n, now, changed }: { group: string; n: Node; now: number; changed: boolean }) {
+  const why = n.problem ?? n.faultReason;
+  return (
+    <tr id={`node-${n.id}`} class={changed ? 'changed' : undefined} data-node={n.id} data-state={n.state}>
+      <th scope="row" data-label="Node">
+        <button type="button" class="link mono" onClick={() => openNode(group, n, now)} aria-label={`Details of ${n.id}`}>
+          {n.id}
+        </button>
+        <span class="sub mono">{n.address ?? 'no address yet'}</span>
+      </th>
+      <td data-label="State">
+        <StateBadge state={n.state} />
+        <span class="sub">for {ago(n.stateSince, now).replace(' ago', '')}</span>
+        {why && <span class="sub warn-text">{why}</span>}
+      </td>
+      <td data-label="Load / limit">
+        <LoadBar load={n.load} limit={n.limit} />
+      </td>
+      <td data-label="Publishers · viewers" class="num">
+        {num(n.connections.publisher)} · {num(n.connections.subscriber)}
+      </td>
+      <td data-label="Streams" class="num">
+        {num(n.streams)}
+      </td>
+      <td data-label="Parent" class="mono">
+        {n.parent ?? '—'}
+      </td>
+      <td data-label="Heartbeat">{ago(n.lastHeartbeat, now)}</td>
+      <td data-label="Actions" class="actions">
+        <button type="button" disabled={!allows(n, 'drain')} onClick={() => act(group, n, 'drain')} aria-label={`Drain ${n.id}`}>
+          Drain
+        </button>
+        <button type="button" class="danger-outline" disabled={!allows(n, 'doom')} onClick={() => act(group, n, 'doom')} aria-label={`Doom ${n.id}`}>
+          Doom
+        </button>
+      </td>
+    </tr>
+  );
+}
+
+/** Fixed widths (styles.css), so that the tables of every role and region line up. */
+const COLUMNS = ['node', 'state', 'load', 'conn', 'streams', 'parent', 'beat', 'actions'] as const;
+
+function NodeTable({ group, nodes, now, changed, caption }: { group: string; nodes: Node[]; now: number; changed: Record<string, number>; caption: string }) {
+  return (
+    <div class="table-wrap">
+      <table class="nodes stack">
+        <caption>{caption}</caption>
+        <colgroup>
+          {COLUMNS.map((c) => (
+            <col key={c} class={`col-${c}`} />
+          ))}
+        </colgroup>
+        <thead>
+          <tr>
+            <th scope="col">Node</th>
+            <th scope="col">State</th>
+            <th scope="col">Load / limit</th>
+            <th scope="col">Publishers · viewers</th>
+            <th scope="col">Streams</th>
+            <th scope="col">Parent</th>
+            <th scope="col">Heartbeat</th>
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {nodes.map((n) => (
+            <NodeRow key={n.id} group={group} n={n} now={now} changed={now - (changed[n.id] ?? 0) < 4000} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Scaling({ detail }: { detail: GroupDetail }) {
+  return (
+    <div class="table-wrap">
+      <table class="scaling">
+        <caption>Scaling rules: nodes against min and max</caption>
+        <thead>
+          <tr>
+            <th scope="col">Region</th>
+            <th scope="col">Role</th>
+            <th scope="col">In service</th>
+            <th scope="col">Starting</th>
+            <th scope="col">Fault</th>
+            <th scope="col">Min – max</th>
+          </tr>
+        </thead>
+        <tbody>
+          {detail.scaling.map((r) => (
+            <tr key={`${r.region}/${r.role}`} class={r.inService + r.pending < r.min || r.fault > 0 ? 'attention' : undefined}>
+              <th scope="row" data-label="Region">
+                {r.region}
+              </th>
+              <td data-label="Role">{r.role}</td>
+              <td data-label="In service" class="num">
+                {r.inService}
+              </td>
+              <td data-label="Starting" class="num">
+                {r.pending}
+              </td>
+              <td data-label="Fault" class={r.fault > 0 ? 'num bad-text' : 'num'}>
+                {r.fault}
+              </td>
+              <td data-label="Min – max" class="num">
+                {r.min} – {r.max}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The relay tree: each origin with the relays and edges that pull from it. */
+function Tree({ nodes }: { nodes: Node[] }) {
+  const children = new Map<string, Node[]>();
+  const ids = new Set(nodes.map((n) => n.id));
+  for (const n of nodes) if (n.parent && ids.has(n.parent)) children.set(n.parent, [...(children.get(n.parent) ?? []), n]);
+  const roots = nodes.filter((n) => (n.role === 'origin' || n.role === 'relay' || n.role === 'edge') && !(n.parent && ids.has(n.parent)));
+  const item = (n: Node, depth: number) => (
+    <li key={n.id}>
+      <span class="tree-node">
+        <span class="mono">{n.id}</span> <StateBadge state={n.state} /> <span class="muted">{n.role}, {n.region}</span>
+      </span>
+      {(children.get(n.id)?.length ?? 0) > 0 && depth < 8 && <ul>{children.get(n.id)!.map((c) => item(c, depth + 1))}</ul>}
+    </li>
+  );
+  if (roots.length === 0) return <p class="muted">No origins, relays or edges.</p>;
+  return <ul class="tree">{roots.sort((a, b) => ROLES.indexOf(a.role) - ROLES.indexOf(b.role) || a.id.localeCompare(b.id)).map((n) => item(n, 0))}</ul>;
+}
+
+export function NodesView({ detail, more, now, changed }: { detail: GroupDetail; more: boolean; now: number; changed: Record<string, number> }) {
+  const [filter, setFilter] = useState('');
+  const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
+  const shown = detail.nodeList.filter((n) => words.every((w) => `${n.id} ${n.state} ${n.role} ${n.region} ${n.parent ?? ''} ${n.address ?? ''}`.toLowerCase().includes(w)));
+  const regions = [...new Set([...detail.regions, ...shown.map((n) => n.region)])];
+  return (
+    <>
+      <section aria-labelledby="scaling-h">
+        <h2 id="scaling-h">Scaling</h2>
+        <Scaling detail={detail} />
+      </section>
+      <section aria-labelledby="nodes-h">
+        <div class="section-head">
+          <h2 id="nodes-h">Nodes</h2>
+          <label class="filter">
+            <span class="visually-hidden">Filter nodes</span>
+            <input type="search" placeholder="Filter: id, state, role, region…" value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
+          </label>
+        </div>
+        {more && <p class="notice">Showing the first {detail.nodeList.length} nodes of this group.</p>}
+        {shown.length === 0 && <p class="muted">{detail.nodeList.length === 0 ? 'This group has no nodes yet.' : 'No node matches the filter.'}</p>}
+        {regions.map((region) => {
+          const here = shown.filter((n) => n.region === region);
+          if (here.length === 0) return null;
+          return (
+            <div class="region" key={region}>
+              <h3>{region}</h3>
+              {ROLES.map((role) => {
+                const nodes = here.filter((n) => n.role === role).sort((a, b) => a.id.localeCompare(b.id));
+                return nodes.length === 0 ? null : <NodeTable key={role} group={detail.name} nodes={nodes} now={now} changed={changed} caption={`${role}s in ${region}`} />;
+              })}
+            </div>
+          );
+        })}
+      </section>
+      <section aria-labelledby="tree-h">
+        <h2 id="tree-h">Relay tree</h2>
+        <Tree nodes={detail.nodeList} />
+      </section>
+    </>
+  );
+}

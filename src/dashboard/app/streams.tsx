@@ -1,0 +1,76 @@
+// The group's streams: where each is published (its origin, and transcoder for ABR), which edges
+// carry it to how many viewers, and since when.
+import type { Stream } from './api.js';
+import { ago, num } from './format.js';
+import { StateBadge } from './badges.js';
+
+export function StreamsView({ streams, more, now }: { streams: Stream[] | null; more: boolean; now: number }) {
+  if (streams === null) return <p class="muted">Loading streams…</p>;
+  return (
+    <section aria-labelledby="streams-h">
+      <h2 id="streams-h">Streams</h2>
+      {more && <p class="notice">Showing the first {streams.length} streams.</p>}
+      {streams.length === 0 ? (
+        <p class="muted">No stream is bound in this group. A publish lookup binds one to an origin (PENDING), and it turns LIVE when the origin reports it.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="streams stack">
+            <caption class="visually-hidden">Streams of this group</caption>
+            <thead>
+              <tr>
+                <th scope="col">Stream</th>
+                <th scope="col">State</th>
+                <th scope="col">Origin</th>
+                <th scope="col">Transcoder · renditions</th>
+                <th scope="col">Edges (viewers)</th>
+                <th scope="col">Viewers</th>
+                <th scope="col">Bound</th>
+              </tr>
+            </thead>
+            <tbody>
+              {streams.map((s) => (
+                <tr key={s.name} data-stream={s.name}>
+                  <th scope="row" data-label="Stream" class="mono">
+                    {s.name}
+                  </th>
+                  <td data-label="State">
+                    <StateBadge state={s.state} />
+                    <span class="sub">for {ago(s.since, now).replace(' ago', '')}</span>
+                  </td>
+                  <td data-label="Origin">
+                    <span class="mono">{s.origin.nodeId}</span>
+                    <span class="sub">
+                      {s.origin.region ?? '?'} · {s.origin.state ?? 'gone'}
+                      {s.origin.serverAddress ? ` · ${s.origin.serverAddress}` : ''}
+                    </span>
+                  </td>
+                  <td data-label="Transcoder · renditions">
+                    {s.transcoder ? <span class="mono">{s.transcoder.nodeId}</span> : '—'}
+                    {s.renditions && <span class="sub mono">{s.renditions.join(', ')}</span>}
+                  </td>
+                  <td data-label="Edges (viewers)">
+                    {s.edges.length === 0 ? (
+                      '—'
+                    ) : (
+                      <ul class="plain">
+                        {s.edges.map((e) => (
+                          <li key={e.nodeId}>
+                            <span class="mono">{e.nodeId}</span> <span class="muted">({num(e.subscribers)})</span>
+                          </li>
+                        ))}
+                      </ul>
+                    )}
+                  </td>
+                  <td data-label="Viewers" class="num">
+                    {num(s.subscribers)}
+                  </td>
+                  <td data-label="Bound">{ago(s.boundAt, now)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
