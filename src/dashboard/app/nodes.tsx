@@ -3,7 +3,7 @@
 // operator does to a node: drain it (no new clients; retired when empty) or doom it (destroyed
 // now). Which of them a node's state allows is the service's own state machine's answer.
 import { useState } from 'preact/hooks';
-import { transition } from '../../domain/states.js';
+import { transition } from '../../policy/states.js';
 import { ROLES } from '../../domain/vocabulary.js';
 import { nodeAction, type GroupDetail, type Node } from './api.js';
 import { openModal } from './dialogs.js';
