@@ -2,6 +2,7 @@
 // the admin API's node-group bodies, so an operator meets one set of rules in both places.
 import Type from 'typebox';
 import { DURATION_PATTERN, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
+import { MIN_FREE_FLOOR } from '../store/disk-guard.js';
 
 /** A duration: milliseconds as a number, or a string such as "500ms", "10s", "5m", "1h". */
 export function Duration(defaultValue?: string) {
@@ -219,8 +220,12 @@ export const ConfigSchema = Type.Object(
     dataDir: Type.String({ minLength: 1, default: './data' }),
     /** "commit": acknowledged once committed (survives a process crash); "flush": once on disk. */
     durability: Type.Union([Type.Literal('commit'), Type.Literal('flush')], { default: 'commit' }),
-    /** Writes are refused (503 STORE_UNAVAILABLE) while the data directory's device has fewer free bytes. */
-    minFreeBytes: Type.Integer({ minimum: 0, default: 64 * 1024 * 1024 }),
+    /**
+     * Writes are refused (503 STORE_UNAVAILABLE) while the data directory's device has fewer free
+     * bytes. Not below 16 MiB: a smaller reserve lets a commit meet a full disk, which can abort
+     * the process (see src/store/disk-guard.ts).
+     */
+    minFreeBytes: Type.Integer({ minimum: MIN_FREE_FLOOR, default: 64 * 1024 * 1024 }),
     auth: Type.Object(
       {
         adminUser: Type.String({ pattern: '^[A-Za-z0-9._@-]{1,64}$', default: 'admin' }),

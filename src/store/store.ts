@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { BindingRecord, NodeRecord, Provision } from '../domain/records.js';
 import type { EventRecord } from '../domain/events.js';
-import { DiskGuard } from './disk-guard.js';
+import { DiskGuard, MIN_FREE_FLOOR } from './disk-guard.js';
 
 export type GroupKey = [group: string, id: string];
 
@@ -41,6 +41,7 @@ const STRUCTURES = Symbol.for('switchyard.structures');
 export const DEFAULT_MIN_FREE = 64 * 2 ** 20;
 
 export function openStore(dataDir: string, durability: 'commit' | 'flush' = 'commit', minFree = DEFAULT_MIN_FREE): Store {
+  if (!(minFree >= MIN_FREE_FLOOR)) throw new RangeError(`minFree ${minFree} is below the floor of ${MIN_FREE_FLOOR} bytes`);
   // A path with an extension makes lmdb keep one file (and its -lock file), not a directory.
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, 'switchyard.mdb');

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { DiskGuard } from '../../src/store/disk-guard.js';
+import { DiskGuard, MIN_FREE_FLOOR } from '../../src/store/disk-guard.js';
 import { allInService } from '../helpers/fake-node.js';
 import { isProblem } from '../helpers/assert.js';
 import { waitForEvents } from '../helpers/events.js';
@@ -18,7 +18,7 @@ const ladder = (name: string) => ({ streamName: name, region: 'r1', streams: [{ 
 
 test('a full disk refuses writes with 503 STORE_UNAVAILABLE, reads go on, and writes come back by themselves', async (t) => {
   const mount = mkdtempSync(join(tmpdir(), 'switchyard-tmpfs-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', mount]);
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=40m', 'tmpfs', mount]);
   t.teardown(() => {
     try {
       execFileSync('umount', ['-l', mount]);
@@ -27,7 +27,7 @@ test('a full disk refuses writes with 503 STORE_UNAVAILABLE, reads go on, and wr
     }
     rmSync(mount, { recursive: true, force: true });
   });
-  const svc = await startTestService({ dataDir: join(mount, 'data'), config: { minFreeBytes: 4 * 2 ** 20 }, groups: [staticGroup({ nodes: [{ id: 'o1', role: 'origin', region: 'r1' }, { id: 'e1', role: 'edge', region: 'r1' }], rules: [{ region: 'r1', role: 'origin', min: 0, max: 4, limit: 1e6 }, { region: 'r1', role: 'edge', min: 0, max: 4, limit: 1e6 }] })] });
+  const svc = await startTestService({ dataDir: join(mount, 'data'), config: { minFreeBytes: MIN_FREE_FLOOR }, groups: [staticGroup({ nodes: [{ id: 'o1', role: 'origin', region: 'r1' }, { id: 'e1', role: 'edge', region: 'r1' }], rules: [{ region: 'r1', role: 'origin', min: 0, max: 4, limit: 1e6 }, { region: 'r1', role: 'edge', min: 0, max: 4, limit: 1e6 }] })] });
   t.teardown(() => svc.close());
   await allInService(svc, 'g', ['o1', 'e1']);
   t.is((await svc.get('/as/v1/streams/live/before/publish')).status, 200);
