@@ -28,7 +28,7 @@ export class Metrics {
   private channelBacklog: () => number = () => 0;
   private eventStreams: () => number = () => 0;
 
-  constructor(counts: () => Promise<GroupCounts[]>, actorStats: () => Promise<Array<{ group: string; heapUsed: number; busySeconds: number }>> = async () => []) {
+  constructor(counts: () => Promise<GroupCounts[]>, actorStats: () => Promise<Array<{ group: string; heapUsed: number; busySeconds: number; waiting?: number }>> = async () => []) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
     this.lookups = new Histogram({
@@ -112,6 +112,16 @@ export class Metrics {
       async collect() {
         this.reset();
         for (const h of await actorStats()) this.inc({ group: h.group }, h.busySeconds);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_answers_waiting_for_store',
+      help: 'Answers of each node-group actor decided and held until what they write or reveal is durable',
+      labelNames: ['group'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const h of await actorStats()) this.set({ group: h.group }, h.waiting ?? 0);
       },
     });
     new Gauge({
