@@ -505,10 +505,13 @@ export class GroupModel {
     for (const stream of [...node.streams.keys(), ...node.pending]) this.unserve(node, stream);
     this.write('node', node.id, null);
     this.emit({ type: 'node.state', group: this.name, nodeId: node.id, role: node.record.role, region: node.record.region, from, to: null, reason });
+    // A stream bound to this origin keeps its binding until its own timeouts end it (CONTRACT §4),
+    // as when its origin is FAULT: viewers are told to retry (503 with Retry-After, not 404), and
+    // the publisher's next lookup moves it (stream.moved). A stream this node transcoded forgets
+    // its transcoder: its next transcode lookup picks another.
     for (const stream of [...(this.boundTo.get(node.id) ?? [])]) {
       const b = this.bindings.get(stream)!;
-      if (b.origin === node.id) this.unbind(b, `origin ${node.id} was removed`);
-      else {
+      if (b.origin !== node.id) {
         this.unindexBinding(b);
         b.transcoder = null;
         this.indexBinding(b);

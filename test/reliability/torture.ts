@@ -182,7 +182,9 @@ export async function checkStore(dataDir: string): Promise<string[]> {
       const b = value as BindingRecord;
       if (!groups.has(group)) problems.push(`binding ${group}/${stream} belongs to no stored group`);
       if (b.stream !== stream) problems.push(`binding ${group}/${stream} is stored under another key: ${b.stream}`);
-      if (!nodes.has(`${group}/${b.origin}`)) problems.push(`binding ${group}/${stream} names an unknown origin ${b.origin}`);
+      // A binding outlives the origin it names (until its own timeouts: CONTRACT §4); a transcoder
+      // that is removed is forgotten at once.
+      if (typeof b.origin !== 'string' || b.origin === '') problems.push(`binding ${group}/${stream} names no origin`);
       if (b.transcoder !== undefined && !nodes.has(`${group}/${b.transcoder}`)) problems.push(`binding ${group}/${stream} names an unknown transcoder ${b.transcoder}`);
     }
     const provision = compile(ProvisionBody);
