@@ -27,6 +27,7 @@ export class Metrics {
   private openChannels: () => number = () => 0;
   private channelBacklog: () => number = () => 0;
   private eventStreams: () => number = () => 0;
+  private eventsWaiting: () => number = () => 0;
 
   constructor(counts: () => Promise<GroupCounts[]>, actorStats: () => Promise<Array<{ group: string; heapUsed: number; busySeconds: number; waiting?: number }>> = async () => []) {
     const registers = [this.registry];
@@ -74,6 +75,15 @@ export class Metrics {
       registers,
       collect() {
         this.set(streams());
+      },
+    });
+    const eventsWaiting = () => this.eventsWaiting();
+    new Gauge({
+      name: 'switchyard_events_waiting_for_store',
+      help: 'Events appended and not yet sent: each goes out once its log write is durable',
+      registers,
+      collect() {
+        this.set(eventsWaiting());
       },
     });
     new Gauge({
@@ -139,6 +149,11 @@ export class Metrics {
   /** Where the open node channels are counted (the node routes own them). */
   trackEventStreams(count: () => number): void {
     this.eventStreams = count;
+  }
+
+  /** Where the events waiting for the store are counted (the event log). */
+  trackEventLog(waiting: () => number): void {
+    this.eventsWaiting = waiting;
   }
 
   trackChannels(count: () => number, backlog: () => number): void {
