@@ -366,11 +366,15 @@ class GroupActor {
   /**
    * The supervisor's plan for this group, made here where the facts are (see planGroup). It waits
    * for the events of earlier changes to be out, so that what the supervisor reports of the plan
-   * (a scaling decision, a blocked rule) follows them in the event log.
+   * (a scaling decision, a blocked rule) follows them in the event log: of every change, also one
+   * decided while it waited (a fault the plan would count before its event was out).
    */
   async plan(input: Omit<PlanInput, 'group' | 'nodes'> & { retiring: boolean }): Promise<GroupPlan> {
-    await this.posted;
-    if (this.reloading) await this.settle();
+    for (let out = this.posted; ; out = this.posted) {
+      await out;
+      if (this.reloading) await this.settle();
+      else if (out === this.posted) break;
+    }
     return planGroup({ ...input, group: this.model.group, nodes: this.model.facts() });
   }
 
