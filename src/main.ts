@@ -1,6 +1,7 @@
 // `npm start`: load the config, start the service, stop it cleanly on SIGTERM or SIGINT.
 import { ConfigError, loadConfig } from './config/load.js';
 import { startService } from './service.js';
+import { DataDirInUse } from './store/lock.js';
 
 async function main(): Promise<void> {
   // What the service and the programs it starts (Terraform, node agents) write is theirs alone:
@@ -20,8 +21,9 @@ async function main(): Promise<void> {
   try {
     service = await startService(config);
   } catch (err) {
-    // A setting that does not work here (a port in use, a database that cannot be read).
-    if (err instanceof ConfigError) {
+    // A setting that does not work here (a port in use, a database that cannot be read, a data
+    // directory another service holds): one line, exit code 2, no stack.
+    if (err instanceof ConfigError || err instanceof DataDirInUse) {
       process.stderr.write(`switchyard: ${err.message}\n`);
       process.exit(2);
     }

@@ -1,7 +1,8 @@
 // Worker-thread entry of a node-group actor. It owns one GroupModel, loads it from LMDB, and
-// commits the writes each call causes before answering a call that acknowledges them. The front
-// end reaches it through comlink on the parent port; the supervisor through comlink on a port of
-// its own; events leave on a third port.
+// commits the writes each call causes before answering a call that acknowledges them, or that
+// reveals what another call is still writing (commits.ts). The front end reaches it through
+// comlink on the parent port; the supervisor through comlink on a port of its own; events leave
+// on a third port.
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { getHeapStatistics } from 'node:v8';
 import * as Comlink from 'comlink';
@@ -10,11 +11,11 @@ import type { EventBody } from '../../src/domain/events.js';
 import type { NodeAddress, PlatformData, Provision, Rendition } from '../../src/domain/records.js';
 import type { NodeEvent } from '../../src/policy/states.js';
 import type { NodeState, Role } from '../../src/domain/vocabulary.js';
-import type { Database } from 'lmdb';
-import { groupRange, openStore, type GroupKey, type Store } from '../../src/store/store.js';
-import { stored, surviveCommitFailures } from '../../src/store/failures.js';
+import { groupRange, openStore, type Store } from '../../src/store/store.js';
+import { surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
 import { planGroup, type GroupPlan, type PlanInput } from '../../src/policy/scaling/plan.js';
+import { Commits, LANDED, type Settled } from './commits.js';
 import { GroupModel, type Failure, type HeartbeatInput, type HeartbeatReply, type LookupOutcome, type NodeFacts, type NodeView, type StreamView, type Effects } from './model.js';
 
 export type LookupKind = 'publish' | 'transcode' | 'subscribe';
@@ -45,12 +46,17 @@ export interface GroupCounts {
 class GroupActor {
   private model!: GroupModel;
   private store!: Store;
+  private commits!: Commits;
   private events!: MessagePort;
   private supervisorPort: MessagePort | null = null;
   /** Commits are failing (disk full, read-only): refused until one succeeds again. */
   private failing = false;
   /** Why the last commit was refused, for the answer to the request that asked for it. */
   private refusal = 'the data store refused the write';
+  /** After a refused or failed commit: settles once memory is what the store holds again. */
+  private reloading: Promise<void> | null = null;
+  /** Answers decided and held until what they reveal (or write) is durable. */
+  private waiting = 0;
 
   /**
    * While the bindings are still being loaded in the background: the streams removed meanwhile,
@@ -60,6 +66,7 @@ class GroupActor {
 
   async init(init: GroupInit): Promise<void> {
     this.store = openStore(init.dataDir, init.durability, init.minFreeBytes);
+    this.commits = new Commits(this.store, init.group.name, (err) => this.failed(err), () => this.landed());
     this.events = init.events;
     this.model = this.load(init.group);
     this.loaded = this.loadBindings();
@@ -125,73 +132,111 @@ class GroupActor {
   }
 
   /**
-   * Writes the effects in one transaction. With `acknowledge`, waits for the commit (and the
-   * flush, when configured) so that the caller's 2xx means durable. A failed commit reloads the
-   * model from the store, so memory never claims what the disk does not hold. The effects'
-   * events go out once their writes are committed, in order, and not at all if they are refused.
+   * Hands the effects' writes to the store as one commit (commits.ts) and says how it ended: the
+   * promises never reject, and a failure is handled here. The effects' events go out once their
+   * writes are durable, in order, and not at all if they are refused.
    */
-  private async commit(effects: Effects, acknowledge: boolean): Promise<boolean> {
-    const group = this.model.name;
+  private submit(effects: Effects, names?: readonly string[]): Settled {
     if (effects.writes.length === 0) {
-      this.post(effects.events, Promise.resolve(true));
-      return true;
+      this.post(effects.events, LANDED);
+      return { committed: LANDED, durable: LANDED };
     }
     if (this.removedWhileLoading) for (const w of effects.writes) if (w.kind === 'binding' && w.value === null) this.removedWhileLoading.add(w.key);
-    const s = this.store;
+    let settled: Settled;
     try {
-      s.guard.check();
+      settled = this.commits.submit(effects.writes, names);
     } catch (err) {
-      return this.failed(err, group);
+      // The guard refused: nothing was handed over, but memory already holds these effects.
+      this.failed(err);
+      const refused = Promise.resolve(false);
+      return { committed: refused, durable: refused };
     }
-    const done = s.root.transaction(() => {
-      for (const w of effects.writes) {
-        const db = (w.kind === 'node' ? s.nodes : w.kind === 'binding' ? s.bindings : s.provisions) as Database<unknown, GroupKey>;
-        if (w.value === null) db.remove([group, w.key]);
-        else db.put([group, w.key], w.value);
-      }
-    });
-    const committed = stored(done).then(
-      () => true,
-      (err: unknown) => this.failed(err, group),
-    );
-    this.post(effects.events, committed);
-    if (!(await committed)) return false;
-    try {
-      if (acknowledge) await stored(s.durable());
-    } catch (err) {
-      return this.failed(err, group);
-    }
-    if (this.failing) {
-      this.failing = false;
-      this.emit([{ type: 'store.recovered', group }]);
-    }
-    return true;
+    this.post(effects.events, settled.durable);
+    return settled;
+  }
+
+  /** Submits; resolves once committed (with `acknowledge`, once durable as configured): whether it landed. */
+  private commit(effects: Effects, acknowledge: boolean, names?: readonly string[]): Promise<boolean> {
+    const settled = this.submit(effects, names);
+    return acknowledge ? settled.durable : settled.committed;
   }
 
   /** Settles when the events of the last commit are out: later ones wait, so the log keeps their order. */
   private posted: Promise<void> = Promise.resolve();
 
-  private post(events: EventBody[], committed: Promise<boolean>): void {
+  private post(events: EventBody[], durable: Promise<boolean>): void {
     if (events.length === 0) return;
     this.posted = this.posted
-      .then(() => committed)
+      .then(() => durable)
       .then((ok) => {
         if (ok) this.events.postMessage(events);
       })
       .catch(() => {});
   }
 
-  private failed(err: unknown, group: string): false {
-    this.refusal = (err as Error).message;
-    // The answer and the event say why in general terms; the log keeps the store's own words
-    // (once per outage, as the event).
-    if (!this.failing) console.error(`node group '${group}': a data store write failed:`, (err as { cause?: unknown }).cause ?? err);
-    if (!this.failing) this.emit([{ type: 'store.unavailable', group, message: (err as Error).message }]);
-    this.failing = true;
-    // Memory must not claim what the disk does not hold: start again from what it does.
-    this.model = this.load(this.model.group);
-    this.loaded = this.loadBindings();
-    return false;
+  private landed(): void {
+    if (this.failing) {
+      this.failing = false;
+      this.emit([{ type: 'store.recovered', group: this.model.name }]);
+    }
+  }
+
+  /**
+   * A commit was refused or failed (`err`), or its fence stopped it (null: it followed one that
+   * failed, or a predecessor's late commit overtook it). Memory must not claim what the disk does
+   * not hold: once every commit handed over has settled, the model starts again from the store.
+   * Calls wait for that; calls that decided before it are answered 503 by their own commit.
+   */
+  private failed(err: unknown): void {
+    const group = this.model.name;
+    if (err) {
+      this.refusal = (err as Error).message;
+      // The answer and the event say why in general terms; the log keeps the store's own words
+      // (once per outage, as the event).
+      if (!this.failing) console.error(`node group '${group}': a data store write failed:`, (err as { cause?: unknown }).cause ?? err);
+      if (!this.failing) this.emit([{ type: 'store.unavailable', group, message: (err as Error).message }]);
+      this.failing = true;
+    } else if (!this.failing) {
+      this.refusal = 'an earlier write of this node group did not land';
+    }
+    this.reloading ??= this.commits.settled().then(() => {
+      this.model = this.load(this.model.group);
+      this.commits.reset();
+      this.loaded = this.loadBindings();
+      this.reloading = null;
+    });
+  }
+
+  /** Resolves when no reload is under way: what every call that decides waits for first (`if (this.reloading)`, to cost nothing otherwise). */
+  private async settle(): Promise<void> {
+    while (this.reloading) await this.reloading;
+  }
+
+  /**
+   * Reads now, and answers once what it read is durable: `pending` names the commit in flight
+   * that wrote it, if any. If that commit fails, reads again once memory is the store's again.
+   */
+  private async reveal<T>(read: () => T, pending: () => Promise<boolean> | undefined): Promise<T> {
+    for (;;) {
+      if (this.reloading) await this.settle();
+      const value = read();
+      const writer = pending();
+      if (!writer) return value;
+      this.waiting += 1;
+      try {
+        if (await writer) return value;
+      } finally {
+        this.waiting -= 1;
+      }
+    }
+  }
+
+  /** What a lookup of `name` reads: the binding and provision of its stream, and its own name's (a rendition). */
+  private readOf(name: string): Promise<boolean> | undefined {
+    const stream = this.model.streamOf(name);
+    const own = this.commits.pending(name);
+    const its = stream === name ? undefined : this.commits.pending(stream);
+    return own && its ? Promise.all([own, its]).then(([a, b]) => a && b) : (own ?? its);
   }
 
   private refused(): Failure {
@@ -211,16 +256,17 @@ class GroupActor {
 
   /** `by`: the token subject asking (a new PENDING binding counts against its cap). */
   async lookup(kind: LookupKind, stream: string, regions: string[], by: string | null = null): Promise<LookupOutcome> {
-    const now = Date.now();
-    this.need([stream]);
-    const outcome = kind === 'publish' ? this.model.publish(stream, regions, now, by) : kind === 'transcode' ? this.model.transcode(stream, regions, now, by) : this.model.subscribe(stream, regions, now);
-    const effects = this.model.drain();
-    if (!(await this.commit(effects, effects.writes.length > 0))) return this.refused();
-    return outcome;
+    return (await this.lookups([[kind, stream, regions, by]]))[0]!;
   }
 
-  /** Many lookups at once: decided in order, their writes committed together before any answer. */
+  /**
+   * Many lookups at once: decided in order, their writes committed together before any answer.
+   * An answer also waits for the commits in flight that wrote what it read (a binding another
+   * call or a heartbeat is still writing, the provision of a transcode): a crash must not take
+   * back what it told. Lookups of streams with nothing in flight wait for nothing of others'.
+   */
   async lookups(batch: Array<[LookupKind, string, string[], (string | null)?]>): Promise<LookupOutcome[]> {
+    if (this.reloading) await this.settle();
     const started = performance.now();
     const now = Date.now();
     const m = this.model;
@@ -228,11 +274,24 @@ class GroupActor {
     const outcomes = batch.map(([kind, stream, regions, by = null]) => (kind === 'publish' ? m.publish(stream, regions, now, by) : kind === 'transcode' ? m.transcode(stream, regions, now, by) : m.subscribe(stream, regions, now)));
     const effects = m.drain();
     this.tally(started, batch.length, 0);
-    if (!(await this.commit(effects, effects.writes.length > 0))) return batch.map(() => this.refused());
-    return outcomes;
+    const settled = this.submit(effects);
+    const own = effects.writes.length > 0 ? settled.durable : null;
+    const read = this.commits.quiet ? null : batch.map(([, name]) => this.readOf(name));
+    if (!own && !read?.some((r) => r)) return outcomes;
+    this.waiting += batch.length;
+    try {
+      if (own && !(await own)) return batch.map(() => this.refused());
+      if (!read) return outcomes;
+      const landed = await Promise.all(read.map((r) => r ?? LANDED));
+      return outcomes.map((o, i) => (landed[i] ? o : this.refused()));
+    } finally {
+      this.waiting -= batch.length;
+    }
   }
 
+  /** Heartbeat replies do not wait for their writes: they are facts the next heartbeat repeats. */
   async heartbeats(batch: Array<[string, HeartbeatInput]>): Promise<Array<HeartbeatReply | null>> {
+    if (this.reloading) await this.settle();
     const now = Date.now();
     const loading = this.removedWhileLoading !== null;
     if (loading) this.need(batch.flatMap(([, hb]) => (hb.streams ?? []).map((s) => s.name)));
@@ -241,44 +300,56 @@ class GroupActor {
     // A transcoder's jobs come from bindings: until all are loaded, say nothing rather than too little.
     if (loading) for (const r of replies) if (r) delete r.transcode;
     this.tally(started, 0, batch.length);
-    void this.commit(this.model.drain(), false);
+    this.submit(this.model.drain());
     return replies;
   }
 
   async heartbeat(nodeId: string, hb: HeartbeatInput): Promise<HeartbeatReply | null> {
-    this.need((hb.streams ?? []).map((s) => s.name));
-    const reply = this.model.heartbeat(nodeId, hb, Date.now());
-    if (reply && this.removedWhileLoading) delete reply.transcode;
-    // Heartbeat writes are facts the next heartbeat repeats: no need to hold the reply for them.
-    void this.commit(this.model.drain(), false);
-    return reply;
+    return (await this.heartbeats([[nodeId, hb]]))[0]!;
   }
 
   async putProvision(input: { streamName: string; region: string; streams: Rendition[] }, mode: 'create' | 'replace'): Promise<{ ok: true; provision: Provision } | Failure> {
+    if (this.reloading) await this.settle();
+    // A replaced ladder's renditions stop resolving: lookups of them wait for this commit too.
+    const before = this.model.getProvision(input.streamName)?.streams.map((r) => r.name);
     const result = this.model.putProvision(input, mode, Date.now());
-    if (!(await this.commit(this.model.drain(), true))) return this.refused();
+    if (!(await this.commit(this.model.drain(), true, before))) return this.refused();
     return result;
   }
 
   async deleteProvision(name: string): Promise<{ ok: true } | Failure> {
+    if (this.reloading) await this.settle();
+    const before = this.model.getProvision(name)?.streams.map((r) => r.name);
     const result = this.model.deleteProvision(name);
-    if (!(await this.commit(this.model.drain(), true))) return this.refused();
+    if (!(await this.commit(this.model.drain(), true, before))) return this.refused();
     return result;
   }
 
-  getProvision(name: string): Provision | undefined {
-    return this.model.getProvision(name);
+  /** Reads wait, as lookups do, for a write in flight of what they answer with. */
+  getProvision(name: string): Promise<Provision | undefined> {
+    return this.reveal(
+      () => this.model.getProvision(name),
+      () => this.commits.pending(name),
+    );
   }
 
-  listProvisions(after: string | undefined, limit: number): Provision[] {
-    return this.model.provisionList(after, limit);
+  listProvisions(after: string | undefined, limit: number): Promise<Provision[]> {
+    return this.reveal(
+      () => this.model.provisionList(after, limit),
+      () => this.commits.last(),
+    );
   }
 
   async listStreams(after: string | undefined, limit: number): Promise<StreamView[]> {
     await this.loaded;
-    return this.model.streams(after, limit);
+    return this.reveal(
+      () => this.model.streams(after, limit),
+      () => this.commits.last(),
+    );
   }
 
+  // Node views and counts are live: they show the actors' memory, which can be a commit ahead of
+  // the disk (a node's metrics are never on disk at all). Nothing in them is acknowledged.
   detail(after: string | undefined, limit: number): GroupDetail {
     return { name: this.model.name, nodes: this.model.nodeViews(after, limit), nodeCount: this.model.nodeCount() };
   }
@@ -301,24 +372,32 @@ class GroupActor {
   /**
    * The supervisor's plan for this group, made here where the facts are (see planGroup). It waits
    * for the events of earlier changes to be out, so that what the supervisor reports of the plan
-   * (a scaling decision, a blocked rule) follows them in the event log.
+   * (a scaling decision, a blocked rule) follows them in the event log: of every change, also one
+   * decided while it waited (a fault the plan would count before its event was out).
    */
   async plan(input: Omit<PlanInput, 'group' | 'nodes'> & { retiring: boolean }): Promise<GroupPlan> {
-    await this.posted;
+    for (let out = this.posted; ; out = this.posted) {
+      await out;
+      if (this.reloading) await this.settle();
+      else if (out === this.posted) break;
+    }
     return planGroup({ ...input, group: this.model.group, nodes: this.model.facts() });
   }
 
   async tick(now: number): Promise<void> {
+    if (this.reloading) await this.settle();
     this.model.tick(now);
     await this.commit(this.model.drain(), false);
   }
 
   async addNodes(specs: Array<{ id: string; role: Role; region: string; platform: PlatformData; state?: NodeState }>, now: number): Promise<boolean> {
+    if (this.reloading) await this.settle();
     for (const spec of specs) if (!this.model.hasNode(spec.id)) this.model.addNode(spec, now);
     return this.commit(this.model.drain(), true);
   }
 
   async nodeEvent(id: string, event: NodeEvent, now: number, patch?: { platform?: PlatformData; address?: NodeAddress }): Promise<{ ok: true; state: NodeState | null } | { ok: false; reason: string }> {
+    if (this.reloading) await this.settle();
     const result = this.model.applyNodeEvent(id, event, now, patch);
     if (!(await this.commit(this.model.drain(), true))) return { ok: false, reason: this.refusal };
     return result;
@@ -326,6 +405,7 @@ class GroupActor {
 
   /** Many state-machine events in one call and one commit (reconciliation at start touches every node). */
   async nodeEvents(events: Array<{ id: string; event: NodeEvent }>, now: number): Promise<Array<{ ok: true; state: NodeState | null } | { ok: false; reason: string }>> {
+    if (this.reloading) await this.settle();
     const results = events.map((e) => this.model.applyNodeEvent(e.id, e.event, now));
     if (!(await this.commit(this.model.drain(), true))) return events.map(() => ({ ok: false as const, reason: this.refusal }));
     return results;
@@ -334,18 +414,19 @@ class GroupActor {
   /** Time spent deciding batched lookups and heartbeats (not waiting for LMDB), and how many. */
   private busy = { seconds: 0, lookups: 0, heartbeats: 0, batches: 0 };
 
-  /** The actor thread's heap and busy time, for metrics and the benches. */
-  stats(): { heapUsed: number; busySeconds: number; lookups: number; heartbeats: number; batches: number } {
-    return { heapUsed: getHeapStatistics().used_heap_size, busySeconds: this.busy.seconds, lookups: this.busy.lookups, heartbeats: this.busy.heartbeats, batches: this.busy.batches };
+  /** The actor thread's heap and busy time, and the answers waiting for the store, for metrics and the benches. */
+  stats(): { heapUsed: number; busySeconds: number; lookups: number; heartbeats: number; batches: number; waiting: number } {
+    return { heapUsed: getHeapStatistics().used_heap_size, busySeconds: this.busy.seconds, lookups: this.busy.lookups, heartbeats: this.busy.heartbeats, batches: this.busy.batches, waiting: this.waiting };
   }
 
   async reconfigure(group: NodeGroup): Promise<void> {
+    if (this.reloading) await this.settle();
     this.model.reconfigure(group, Date.now());
     await this.commit(this.model.drain(), true);
   }
 
   async close(): Promise<void> {
-    await this.store.root.committed;
+    await this.commits.settled();
     await this.store.close();
   }
 }

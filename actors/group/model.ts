@@ -474,10 +474,13 @@ export class GroupModel {
     for (const stream of [...node.streams.keys(), ...node.pending]) this.unserve(node, stream);
     this.write('node', node.id, null);
     this.emit({ type: 'node.state', group: this.name, nodeId: node.id, role: node.record.role, region: node.record.region, from, to: null, reason });
+    // A stream bound to this origin keeps its binding until its own timeouts end it (docs/choosing-nodes.md),
+    // as when its origin is FAULT: viewers are told to retry (503 with Retry-After, not 404), and
+    // the publisher's next lookup moves it (stream.moved). A stream this node transcoded forgets
+    // its transcoder: its next transcode lookup picks another.
     for (const stream of [...(this.boundTo.get(node.id) ?? [])]) {
       const b = this.bindings.get(stream)!;
-      if (b.origin === node.id) this.unbind(b, `origin ${node.id} was removed`);
-      else {
+      if (b.origin !== node.id) {
         this.unindexBinding(b);
         b.transcoder = null;
         this.indexBinding(b);
@@ -721,7 +724,7 @@ export class GroupModel {
     }
   }
 
-  // ---- lookups (CONTRACT §4) ----------------------------------------------------------------
+  // ---- lookups (docs/choosing-nodes.md) ----------------------------------------------------------------
 
   private pick(role: Role, regions: readonly string[], root: string): LiveNode | undefined {
     const set = this.pools.get(role)?.get(root);
@@ -740,7 +743,7 @@ export class GroupModel {
   private assignment(node: LiveNode, forViewers = node.record.role === 'edge'): Assignment {
     const r = node.record;
     const configured = this.config.roles[r.role];
-    // Endpoints 4 and 5 always name a listener (CONTRACT §2): what the node reports, else what its
+    // Endpoints 4 and 5 always name a listener (docs/api.md): what the node reports, else what its
     // role configures, else RTMP on 1935, where media servers listen unless told otherwise.
     const listener = (forViewers ? (r.listeners?.subscribe ?? configured?.subscribe ?? r.listeners?.publish ?? configured?.publish) : (r.listeners?.publish ?? configured?.publish)) ?? DEFAULT_LISTENER;
     return { nodeId: r.id, role: r.role, region: r.region, serverAddress: nodeAddress(r, this.trustNodes) ?? '', listener };
@@ -838,7 +841,7 @@ export class GroupModel {
       };
     }
     // A group without a subscribing role serves viewers from its origins, only while in service
-    // (CONTRACT §4): a draining origin takes no new viewers, or it would never empty.
+    // (docs/choosing-nodes.md): a draining origin takes no new viewers, or it would never empty.
     if (!this.config.roles.edge) {
       if (origin.record.state === 'INSERVICE') return { ok: true, node: this.assign(origin, true) };
       return { ok: false, status: 503, code: 'NO_CAPACITY', detail: `the origin of stream '${name}' is draining and takes no new viewers`, retryAfter: RETRY_AFTER_S };
@@ -851,7 +854,7 @@ export class GroupModel {
 
   /**
    * An edge that already carries the stream, so that viewers share its pull from the origin
-   * (CONTRACT §4: the edge that serves the stream first, then the nearest region, then the load).
+   * (docs/choosing-nodes.md: the edge that serves the stream first, then the nearest region, then the load).
    */
   private servingEdge(stream: string, origin: LiveNode, regions: readonly string[]): LiveNode | undefined {
     const serving = this.servedBy.get(stream);
@@ -998,7 +1001,7 @@ export class GroupModel {
     // Viewers are counted where they are served: on edges, or on origins in a group without
     // edges. An origin's subscribers are otherwise the edges and relays pulling from it.
     const servesViewers = node.record.role === 'edge' || (node.record.role === 'origin' && !this.config.roles.edge);
-    // CONTRACT §4: a binding turns LIVE when the origin lists the stream. An agent that leaves the
+    // docs/choosing-nodes.md: a binding turns LIVE when the origin lists the stream. An agent that leaves the
     // flag out is read by its role: what an origin or a transcoder lists is being published there.
     const ingests = node.record.role === 'origin' || node.record.role === 'transcoder';
     for (const s of streams) {

@@ -3,6 +3,7 @@
 import Type, { type TSchema } from 'typebox';
 import { STRATEGY_NAMES } from '../policy/selection/registry.js';
 import { DEFAULT_STATE_TIMEOUTS, DURATION_PATTERN, NAME_DESCRIPTION, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
+import { MIN_FREE_FLOOR } from '../store/disk-guard.js';
 
 /**
  * A schema with prose for the docs (the configuration reference, the OpenAPI document), keeping
@@ -305,7 +306,11 @@ export const ConfigSchema = Type.Object(
       default: 'commit',
       description: 'commit (an acknowledged write survives a crash of the process) or flush (it also survives a power loss)',
     }),
-    minFreeBytes: Type.Integer({ minimum: 0, default: 64 * 1024 * 1024, description: "writes are refused (503 STORE_UNAVAILABLE) while the data directory's device has fewer free bytes" }),
+    minFreeBytes: Type.Integer({
+      minimum: MIN_FREE_FLOOR,
+      default: 64 * 1024 * 1024,
+      description: "writes are refused (503 STORE_UNAVAILABLE) while the data directory's device has fewer free bytes: no writes at all on a disk smaller than this; at least 16 MiB (with less, lmdb can abort the process on a full disk)",
+    }),
     auth: Type.Object(
       {
         adminUser: Type.String({ pattern: '^[A-Za-z0-9._@-]{1,64}$', default: 'admin', description: "the admin's user name: 1–64 characters of [A-Za-z0-9._@-]" }),

@@ -1,22 +1,35 @@
 // The event log: actors post event bodies here; each gets a number and a time, goes into a
-// bounded log in LMDB (CONTRACT §9) and out to whoever listens (SSE clients, the supervisor's
+// bounded log in LMDB (docs/persistence.md) and out to whoever listens (SSE clients, the supervisor's
 // capacity requests, metrics).
+//
+// An event goes out only once its log write is durable (committed; flushed too under durability
+// "flush"), in the order appended. So every id a client has seen is in the log, numbering after a
+// crash resumes above every id ever sent, and a client resuming with Last-Event-ID gets exactly
+// what it has not seen: ids never repeat and nothing is skipped. An event the log cannot take (the
+// disk guard refuses, a commit fails) still goes out, in its place, but without a number (`seq`
+// absent): it cannot be replayed, and a client's Last-Event-ID stays at the last logged event.
+// Numbers only grow, with gaps where an event could not be logged or a crash cut one off.
 import type { EventBody, EventRecord } from '../domain/events.js';
 import type { Store } from '../store/store.js';
-import { stored } from '../store/failures.js';
 
 export type EventListener = (event: EventRecord) => void;
 
+/** Events appended together, waiting for their write. */
+interface Pending {
+  records: EventRecord[];
+  /** Null while the write is in flight; then whether the records are in the log. */
+  logged: boolean | null;
+}
+
 export class EventLog {
+  /** The last number handed out. */
   private seq = 0;
+  /** The last number sent: every logged event up to it is durable, and readable in LMDB. */
+  private sent = 0;
   private readonly listeners = new Set<EventListener>();
   private sinceTrim = 0;
-  /**
-   * The events of this process, newest last, up to `keep`. Replays read them from here: LMDB
-   * writes are batched, so an event appended a moment ago may not be readable there yet, and a
-   * subscriber that replayed from LMDB alone could miss it for good.
-   */
-  private readonly recent: EventRecord[] = [];
+  private readonly queue: Pending[] = [];
+  private waitingCount = 0;
 
   constructor(
     private readonly store: Store,
@@ -24,46 +37,63 @@ export class EventLog {
     private readonly now: () => number = Date.now,
   ) {
     for (const key of store.events.getKeys({ reverse: true, limit: 1 })) this.seq = key as number;
+    this.sent = this.seq;
   }
 
-  private writable(): boolean {
-    try {
-      this.store.guard.check();
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
+  /** The number of the last event sent (and logged). */
   get last(): number {
-    return this.seq;
+    return this.sent;
   }
 
-  append(bodies: readonly EventBody[]): EventRecord[] {
+  /** Events appended and not yet sent: each waits for its log write to be durable. */
+  get waiting(): number {
+    return this.waitingCount;
+  }
+
+  append(bodies: readonly EventBody[]): void {
+    if (bodies.length === 0) return;
     const at = this.now();
-    const records = bodies.map((body) => ({ ...body, seq: ++this.seq, at }) as EventRecord);
-    // The log is best effort on disk: a failed append (disk full) leaves the event in memory.
-    if (this.writable()) for (const r of records) void stored(this.store.events.put(r.seq, r)).catch(() => {});
-    this.recent.push(...records);
-    if (this.recent.length > this.keep) this.recent.splice(0, this.recent.length - this.keep);
-    this.sinceTrim += records.length;
-    if (this.sinceTrim >= 500) this.trim();
-    for (const r of records) for (const l of this.listeners) l(r);
-    return records;
+    const records = bodies.map((body) => ({ ...body, at }) as EventRecord);
+    const entry: Pending = { records, logged: null };
+    this.queue.push(entry);
+    this.waitingCount += records.length;
+    let durable: Promise<boolean>;
+    try {
+      const first = this.seq + 1;
+      durable = this.store.write(() => {
+        records.forEach((r, i) => void this.store.events.put(first + i, { ...r, seq: first + i }));
+      }).durable;
+      records.forEach((r, i) => (r.seq = first + i));
+      this.seq += records.length;
+    } catch {
+      // The guard refuses writes (or the store is closed): these go out unnumbered, in turn.
+      durable = Promise.resolve(false);
+    }
+    durable.then(
+      (ok) => this.settled(entry, ok),
+      () => this.settled(entry, false),
+    );
   }
 
-  /** Events after `seq`, oldest first (for SSE clients that reconnect with Last-Event-ID). */
+  private settled(entry: Pending, logged: boolean): void {
+    entry.logged = logged;
+    while (this.queue[0]?.logged != null) {
+      const { records, logged: ok } = this.queue.shift()!;
+      this.waitingCount -= records.length;
+      if (ok) this.sent = records.at(-1)!.seq;
+      // Not in the log: no number that a crash could give to another event.
+      else for (const r of records) delete (r as Partial<EventRecord>).seq;
+      this.sinceTrim += ok ? records.length : 0;
+      for (const r of records) for (const l of this.listeners) l(r);
+    }
+    if (this.sinceTrim >= 500) this.trim();
+  }
+
+  /** Logged events after `seq`, oldest first, up to the last one sent (for SSE clients that reconnect with Last-Event-ID). */
   since(seq: number, limit = 1000): EventRecord[] {
-    const firstRecent = this.recent[0]?.seq ?? this.seq + 1;
     const out: EventRecord[] = [];
-    // Older than this process's own events: those were committed by an earlier run.
-    if (seq + 1 < firstRecent) {
-      for (const { value } of this.store.events.getRange({ start: seq + 1, end: firstRecent, limit })) out.push(value);
-    }
-    for (const r of this.recent) {
-      if (out.length >= limit) break;
-      if (r.seq > seq) out.push(r);
-    }
+    if (seq >= this.sent) return out;
+    for (const { value } of this.store.events.getRange({ start: seq + 1, end: this.sent + 1, limit })) out.push(value);
     return out;
   }
 
@@ -74,13 +104,14 @@ export class EventLog {
 
   private trim(): void {
     this.sinceTrim = 0;
-    const below = this.seq - this.keep;
+    const below = this.sent - this.keep;
     if (below <= 0) return;
-    if (!this.writable()) return;
-    void stored(
-      this.store.events.transaction(() => {
-        for (const key of this.store.events.getKeys({ end: below + 1 })) this.store.events.remove(key);
-      }),
-    ).catch(() => {});
+    const keys = [...this.store.events.getKeys({ end: below + 1 })];
+    try {
+      // Best effort: a trim the guard refuses is done by a later one.
+      void this.store.write(() => keys.forEach((key) => void this.store.events.remove(key)));
+    } catch {
+      /* refused */
+    }
   }
 }

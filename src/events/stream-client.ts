@@ -2,29 +2,52 @@
 // benches and the tests, which all follow what the service says happened.
 import type { EventRecord } from '../domain/events.js';
 
-/** Connects (a refusal rejects here), then yields the records as they come. */
-export async function openEvents(url: string, token: string, options: { since?: number; types?: string; signal?: AbortSignal } = {}): Promise<AsyncGenerator<EventRecord>> {
+/** One event as sent: its `id:` line (absent for an event the log could not take) and its record. */
+export interface EventFrame {
+  id: number | undefined;
+  event: EventRecord;
+}
+
+/**
+ * Connects (a refusal rejects here), then yields the events as they come, with their ids.
+ * `lastEventId` resumes as a browser's EventSource does after a reconnect.
+ */
+export async function openEventFrames(
+  url: string,
+  token: string,
+  options: { since?: number; lastEventId?: number; types?: string; signal?: AbortSignal } = {},
+): Promise<AsyncGenerator<EventFrame>> {
   const query = new URLSearchParams();
   if (options.types !== undefined) query.set('types', options.types);
   if (options.since !== undefined) query.set('since', String(options.since));
   const res = await fetch(`${url}/as/v1/events${query.size > 0 ? `?${query}` : ''}`, {
-    headers: { authorization: `Bearer ${token}` },
+    headers: { authorization: `Bearer ${token}`, ...(options.lastEventId !== undefined ? { 'last-event-id': String(options.lastEventId) } : {}) },
     ...(options.signal ? { signal: options.signal } : {}),
   });
   if (!res.ok || !res.body) throw new Error(`GET /as/v1/events answered ${res.status}: ${await res.text()}`);
-  return records(res.body as unknown as AsyncIterable<Uint8Array>);
+  return frames(res.body as unknown as AsyncIterable<Uint8Array>);
 }
 
-async function* records(body: AsyncIterable<Uint8Array>): AsyncGenerator<EventRecord> {
+/** Connects (a refusal rejects here), then yields the records as they come. */
+export async function openEvents(url: string, token: string, options: { since?: number; types?: string; signal?: AbortSignal } = {}): Promise<AsyncGenerator<EventRecord>> {
+  const source = await openEventFrames(url, token, options);
+  return (async function* () {
+    for await (const frame of source) yield frame.event;
+  })();
+}
+
+async function* frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<EventFrame> {
   const decoder = new TextDecoder();
   let buffer = '';
   for await (const chunk of body) {
     buffer += decoder.decode(chunk, { stream: true });
     let end;
     while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const data = buffer.slice(0, end).split('\n').find((l) => l.startsWith('data: '));
+      const lines = buffer.slice(0, end).split('\n');
       buffer = buffer.slice(end + 2);
-      if (data) yield JSON.parse(data.slice(6)) as EventRecord;
+      const data = lines.find((l) => l.startsWith('data: '));
+      const id = lines.find((l) => l.startsWith('id: '));
+      if (data) yield { id: id === undefined ? undefined : Number(id.slice(4)), event: JSON.parse(data.slice(6)) as EventRecord };
     }
   }
 }

@@ -27,8 +27,9 @@ export class Metrics {
   private openChannels: () => number = () => 0;
   private channelBacklog: () => number = () => 0;
   private eventStreams: () => number = () => 0;
+  private eventsWaiting: () => number = () => 0;
 
-  constructor(counts: () => Promise<GroupCounts[]>, actorStats: () => Promise<Array<{ group: string; heapUsed: number; busySeconds: number }>> = async () => []) {
+  constructor(counts: () => Promise<GroupCounts[]>, actorStats: () => Promise<Array<{ group: string; heapUsed: number; busySeconds: number; waiting?: number }>> = async () => []) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
     this.lookups = new Histogram({
@@ -76,6 +77,15 @@ export class Metrics {
         this.set(streams());
       },
     });
+    const eventsWaiting = () => this.eventsWaiting();
+    new Gauge({
+      name: 'switchyard_events_waiting_for_store',
+      help: 'Events appended and not yet sent: each goes out once its log write is durable',
+      registers,
+      collect() {
+        this.set(eventsWaiting());
+      },
+    });
     new Gauge({
       name: 'switchyard_node_channel_backlog_max',
       help: 'The most events one node channel has had read and not yet answered since the start (reading stops at 16)',
@@ -115,6 +125,16 @@ export class Metrics {
       },
     });
     new Gauge({
+      name: 'switchyard_answers_waiting_for_store',
+      help: 'Answers of each node-group actor decided and held until what they write or reveal is durable',
+      labelNames: ['group'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const h of await actorStats()) this.set({ group: h.group }, h.waiting ?? 0);
+      },
+    });
+    new Gauge({
       name: 'switchyard_bindings',
       help: 'Stream bindings by node group and state',
       labelNames: ['group', 'state'],
@@ -129,6 +149,11 @@ export class Metrics {
   /** Where the open node channels are counted (the node routes own them). */
   trackEventStreams(count: () => number): void {
     this.eventStreams = count;
+  }
+
+  /** Where the events waiting for the store are counted (the event log). */
+  trackEventLog(waiting: () => number): void {
+    this.eventsWaiting = waiting;
   }
 
   trackChannels(count: () => number, backlog: () => number): void {

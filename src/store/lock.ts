@@ -4,6 +4,17 @@ import { openSync, readFileSync, rmSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { alive, cmdline } from '../os/process-group.js';
 
+/** Another service holds the data directory: the start stops with this one line (src/main.ts). */
+export class DataDirInUse extends Error {
+  constructor(
+    readonly dir: string,
+    readonly pid: number,
+  ) {
+    super(`the data directory ${dir} is in use by another Switchyard (pid ${pid}); stop that one first, or give this one its own (SWITCHYARD_DATA_DIR)`);
+    this.name = 'DataDirInUse';
+  }
+}
+
 /** A live process that runs node: a pid reused by something else does not hold the lock. */
 function holder(pid: number): boolean {
   return alive(pid) && (process.platform !== 'linux' || cmdline(pid).includes('node'));
@@ -27,7 +38,7 @@ export function lockDataDir(dir: string): () => void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(readFileSync(file, 'utf8').trim());
       if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && holder(pid)) {
-        throw new Error(`the data directory ${dir} is in use by another Switchyard (pid ${pid})`);
+        throw new DataDirInUse(dir, pid);
       }
       rmSync(file, { force: true });
     }

@@ -1,11 +1,12 @@
-// The LMDB environment (CONTRACT §9): one directory, named databases per kind of record. Every
+// The LMDB environment (docs/persistence.md): one directory, named databases per kind of record. Every
 // thread opens its own handle on the same environment; each actor writes only its own group's keys.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { BindingRecord, NodeRecord, Provision } from '../domain/records.js';
 import type { EventRecord } from '../domain/events.js';
-import { DiskGuard } from './disk-guard.js';
+import { DiskGuard, MIN_FREE_FLOOR } from './disk-guard.js';
+import { StoreUnavailable, stored } from './failures.js';
 
 export type GroupKey = [group: string, id: string];
 
@@ -20,6 +21,28 @@ export interface StoredGroup {
   deleting?: boolean;
 }
 
+/**
+ * A write handed to LMDB. Each settles with the write's own commit, never with a later one's: a
+ * commit that fails after this one succeeded is not this write's failure.
+ */
+export interface Written {
+  /** True once committed (visible, and safe from a process crash); false if its fence stopped it (nothing written); rejects with StoreUnavailable if the commit failed. */
+  committed: Promise<boolean>;
+  /** As `committed`, and under durability "flush" only once that commit is also flushed to disk. */
+  durable: Promise<boolean>;
+}
+
+/**
+ * Where a group's actor says which of its commits the store must hold before this one: the group's
+ * head (the number of commits of its actors that landed) must be `head`, and becomes `head + 1`.
+ * So the store only ever holds a prefix of what the actor decided: a commit that follows one that
+ * failed (or that a predecessor's late commit overtook) writes nothing, and reports false.
+ */
+export interface Fence {
+  group: string;
+  head: number;
+}
+
 export interface Store {
   root: RootDatabase;
   meta: Database<unknown, string>;
@@ -28,7 +51,21 @@ export interface Store {
   bindings: Database<BindingRecord, GroupKey>;
   provisions: Database<Provision, GroupKey>;
   events: Database<EventRecord, number>;
-  /** Resolves once what was written so far is as durable as the configured durability asks. */
+  /** Per group, the number of commits its actors made (the entry's version): see Fence. */
+  heads: Database<number, string>;
+  /**
+   * Writes what `fn` puts and removes as one block of the next commit, fenced when `fence` is
+   * given. The writes are LMDB's own single operations, done on its write thread: no JavaScript
+   * runs inside the transaction. Throws StoreUnavailable (writing nothing) while the guard refuses.
+   */
+  write(fn: () => void, fence?: Fence): Written;
+  /** A group's head as stored (0 before its first commit). */
+  headOf(group: string): number;
+  /**
+   * For a caller that has awaited its own write: resolves once what is committed is as durable as
+   * the configured durability asks (at once under "commit"; after an fsync of the environment under
+   * "flush"). It never reports a later write's failure as this one's.
+   */
   durable(): Promise<void>;
   /** Throws StoreUnavailable while the disk is nearly full or read-only: call before writing. */
   guard: DiskGuard;
@@ -40,11 +77,25 @@ const STRUCTURES = Symbol.for('switchyard.structures');
 /** Writes stop while the data directory's device has less free than this (default 64 MiB). */
 export const DEFAULT_MIN_FREE = 64 * 2 ** 20;
 
+/** lmdb-js's asynchronous fsync of the environment (mdb_env_sync), which its types leave out. */
+interface Syncable {
+  sync(callback: (err?: Error) => void): void;
+}
+
+/** A promise that is also marked handled: a caller that awaits only one of two still hears of a failure. */
+function handled<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => {});
+  return p;
+}
+
 export function openStore(dataDir: string, durability: 'commit' | 'flush' = 'commit', minFree = DEFAULT_MIN_FREE): Store {
+  if (!(minFree >= MIN_FREE_FLOOR)) throw new RangeError(`minFree ${minFree} is below the floor of ${MIN_FREE_FLOOR} bytes`);
   // A path with an extension makes lmdb keep one file (and its -lock file), not a directory.
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, 'switchyard.mdb');
   const root = open({ path, maxDbs: 16 });
+  const heads = root.openDB<number, string>({ name: 'heads', useVersions: true });
+  const guard = new DiskGuard(dataDir, minFree);
   return {
     root,
     meta: root.openDB({ name: 'meta' }),
@@ -54,11 +105,29 @@ export function openStore(dataDir: string, durability: 'commit' | 'flush' = 'com
     bindings: root.openDB({ name: 'bindings', sharedStructuresKey: STRUCTURES }),
     provisions: root.openDB({ name: 'provisions', sharedStructuresKey: STRUCTURES }),
     events: root.openDB({ name: 'events' }),
-    guard: new DiskGuard(dataDir, minFree),
-    durable: async () => {
-      await root.committed;
-      if (durability === 'flush') await root.flushed;
+    heads,
+    guard,
+    write(fn, fence) {
+      guard.check();
+      const block = fence
+        ? () => {
+            heads.put(fence.group, fence.head + 1, fence.head + 1);
+            fn();
+          }
+        : fn;
+      const done = !fence ? root.batch(block) : fence.head === 0 ? heads.ifNoExists(fence.group, block) : heads.ifVersion(fence.group, fence.head, block);
+      // The flush of the batch this write joined, asked for now: asked later, lmdb-js would answer
+      // for whatever batch is current then (and a later batch that fails never flushes).
+      const flushed = durability === 'flush' ? handled(new Promise<void>((resolve, reject) => root.flushed.then(() => resolve(), reject))) : null;
+      const committed = handled(stored(done).then((ok) => ok !== false));
+      const durable = flushed ? handled(committed.then((ok) => (ok ? stored(flushed).then(() => true) : false))) : committed;
+      return { committed, durable };
     },
+    headOf: (group) => heads.getEntry(group)?.version ?? 0,
+    durable: () =>
+      durability === 'flush'
+        ? new Promise<void>((resolve, reject) => (root as unknown as Syncable).sync((err) => (err ? reject(new StoreUnavailable(err)) : resolve())))
+        : Promise.resolve(),
     close: () => root.close(),
   };
 }

@@ -8,17 +8,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { DiskGuard } from '../../src/store/disk-guard.js';
+import { DiskGuard, MIN_FREE_FLOOR } from '../../src/store/disk-guard.js';
 import { allInService } from '../helpers/fake-node.js';
 import { isProblem } from '../helpers/assert.js';
 import { waitForEvents } from '../helpers/events.js';
+import { follow } from '../helpers/follow.js';
 import { staticGroup, startTestService } from '../helpers/service.js';
 
 const ladder = (name: string) => ({ streamName: name, region: 'r1', streams: [{ name: `${name}_1`, level: 1, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }] });
 
 test('a full disk refuses writes with 503 STORE_UNAVAILABLE, reads go on, and writes come back by themselves', async (t) => {
   const mount = mkdtempSync(join(tmpdir(), 'switchyard-tmpfs-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', mount]);
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=40m', 'tmpfs', mount]);
   t.teardown(() => {
     try {
       execFileSync('umount', ['-l', mount]);
@@ -27,9 +28,12 @@ test('a full disk refuses writes with 503 STORE_UNAVAILABLE, reads go on, and wr
     }
     rmSync(mount, { recursive: true, force: true });
   });
-  const svc = await startTestService({ dataDir: join(mount, 'data'), config: { minFreeBytes: 4 * 2 ** 20 }, groups: [staticGroup({ nodes: [{ id: 'o1', role: 'origin', region: 'r1' }, { id: 'e1', role: 'edge', region: 'r1' }], rules: [{ region: 'r1', role: 'origin', min: 0, max: 4, limit: 1e6 }, { region: 'r1', role: 'edge', min: 0, max: 4, limit: 1e6 }] })] });
+  const svc = await startTestService({ dataDir: join(mount, 'data'), config: { minFreeBytes: MIN_FREE_FLOOR }, groups: [staticGroup({ nodes: [{ id: 'o1', role: 'origin', region: 'r1' }, { id: 'e1', role: 'edge', region: 'r1' }], rules: [{ region: 'r1', role: 'origin', min: 0, max: 4, limit: 1e6 }, { region: 'r1', role: 'edge', min: 0, max: 4, limit: 1e6 }] })] });
   t.teardown(() => svc.close());
   await allInService(svc, 'g', ['o1', 'e1']);
+  // Followed from before the disk fills: an event the log cannot take is sent live, not replayed.
+  const events = follow(svc.url, svc.adminToken);
+  t.teardown(() => events.close());
   t.is((await svc.get('/as/v1/streams/live/before/publish')).status, 200);
   t.is((await svc.send('POST', '/as/v1/provision/g', ladder('kept'))).status, 201);
 
@@ -46,8 +50,9 @@ test('a full disk refuses writes with 503 STORE_UNAVAILABLE, reads go on, and wr
   t.is((await svc.get('/as/v1/streams/live/before/publish')).status, 200, 'a bound stream needs no write');
   t.is((await svc.get('/as/v1/provision/g/kept')).status, 200);
   t.is((await svc.get('/as/v1/streams')).status, 200);
-  const seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'store.unavailable'));
-  t.regex((seen.find((e) => e.type === 'store.unavailable') as { message: string }).message, /no space left/);
+  const unavailable = await events.until((f) => f.event.type === 'store.unavailable');
+  t.regex((unavailable.event as { message: string }).message, /no space left/);
+  t.is(unavailable.id, undefined, 'not in the log (it is full): sent without an id');
 
   rmSync(join(mount, 'junk'));
   t.is((await svc.send('POST', '/as/v1/provision/g', ladder('after'))).status, 201);

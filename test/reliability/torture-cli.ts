@@ -1,5 +1,6 @@
 // `npm run torture -- [--cycles 50] [--seed N]`: the long form of the crash-consistency run.
-// Exits 1 if anything acknowledged was lost or the store was found inconsistent.
+// Exits 1 if anything acknowledged (or revealed) was lost, the store was found inconsistent, or the
+// event log broke its rules.
 import { parseArgs } from 'node:util';
 import { torture } from './torture.js';
 
@@ -19,7 +20,8 @@ const report = await torture({
 const sum = (f: (c: (typeof report.cycles)[number]) => number) => report.cycles.reduce((a, c) => a + f(c), 0);
 console.log('');
 console.log(`seed ${report.seed}; ${cycles} kills (${report.cycles.filter((c) => c.killed === 'start').length} while starting) in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-console.log(`writes acknowledged ${sum((c) => c.acknowledged)}, cut off by a kill ${sum((c) => c.cutOff)}, refused ${sum((c) => c.refused)}; keys checked after restarts ${sum((c) => c.checked)}`);
-console.log(`losses ${report.losses.length}, inconsistencies ${report.inconsistencies.length}`);
-for (const l of [...report.losses, ...report.inconsistencies]) console.log(`  ${l}`);
-process.exit(report.losses.length + report.inconsistencies.length === 0 ? 0 : 1);
+console.log(`writes acknowledged ${sum((c) => c.acknowledged)}, answers that revealed a key ${sum((c) => c.revealed)}, cut off by a kill ${sum((c) => c.cutOff)}, refused ${sum((c) => c.refused)}; keys checked after restarts ${sum((c) => c.checked)}`);
+console.log(`events followed across the kills ${report.eventsReceived}`);
+console.log(`losses ${report.losses.length}, inconsistencies ${report.inconsistencies.length}, event log problems ${report.eventProblems.length}`);
+for (const l of [...report.losses, ...report.inconsistencies, ...report.eventProblems]) console.log(`  ${l}`);
+process.exit(report.losses.length + report.inconsistencies.length + report.eventProblems.length === 0 ? 0 : 1);

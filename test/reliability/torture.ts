@@ -1,12 +1,13 @@
 // Crash consistency (issue 6.1): the real service as a child process takes a mixed load of
 // acknowledged writes (provisions, node group changes, publish lookups that bind streams, password
-// changes) and is killed with SIGKILL at a random moment; sometimes while it is still starting.
-// Between runs its LMDB file is opened directly and checked for consistency; after each restart
-// every write that got a 2xx must be there. A write whose answer was cut off by the kill may or
-// may not be there: both are right, so it widens what the next check accepts for its key.
-//
-// Keys are written by one request at a time (workers lock them), so for every key the acceptable
-// values are the last acknowledged one plus at most the one in flight at the kill.
+// changes) and of answers that reveal what a write in flight is writing (a second publish lookup
+// of a stream being bound, a read of a provision being written), and is killed with SIGKILL at a
+// random moment; sometimes while it is still starting. Between runs its LMDB file is opened
+// directly and checked for consistency; after each restart every write that got a 2xx, and every
+// value an answer revealed, must be there (torture-keys.ts). A write whose answer was cut off by
+// the kill may or may not be there: both are right, so it widens what the next check accepts for
+// its key. A client follows the event stream through every run, resuming with Last-Event-ID, and
+// the log is checked against what it was sent (torture-events.ts).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +20,8 @@ import { compile } from '../../src/schemas/validate.js';
 import { openStore, type GroupKey } from '../../src/store/store.js';
 import { request, type Reply } from '../helpers/http.js';
 import { launchService, type LaunchedService } from '../helpers/process.js';
+import { EventWatch } from './torture-events.js';
+import { Key } from './torture-keys.js';
 
 export interface TortureOptions {
   cycles: number;
@@ -36,6 +39,8 @@ export interface CycleReport {
   killed: 'load' | 'start';
   killAfterMs: number;
   acknowledged: number;
+  /** Answers that revealed a key being written (or read it back), each checked like an acknowledgement. */
+  revealed: number;
   cutOff: number;
   refused: number;
   checked: number;
@@ -44,10 +49,14 @@ export interface CycleReport {
 export interface TortureReport {
   seed: number;
   cycles: CycleReport[];
-  /** Acknowledged writes missing after a restart: must be empty. */
+  /** Acknowledged writes, or revealed values, missing after a restart (or contradicted by an answer): must be empty. */
   losses: string[];
   /** Broken invariants found in the store between runs: must be empty. */
   inconsistencies: string[];
+  /** Events sent to the following client that the log contradicts, ids sent twice or out of order, events skipped: must be empty. */
+  eventProblems: string[];
+  /** Events the following client received, over every run. */
+  eventsReceived: number;
 }
 
 const ADMIN_PASSWORD = 'torture-initial-password';
@@ -123,28 +132,6 @@ function provisionSpec(name: string, version: number, region: 'r1' | 'r2'): obje
   };
 }
 
-/** What a key may hold after the next restart. */
-class Key {
-  allowed: Set<string>;
-  busy = false;
-  constructor(
-    readonly name: string,
-    initial: string,
-  ) {
-    this.allowed = new Set([initial]);
-  }
-  acknowledged(...values: string[]): void {
-    this.allowed = new Set(values);
-  }
-  cutOff(...values: string[]): void {
-    for (const v of values) this.allowed.add(v);
-  }
-  /** The one value a write chooses its method by: certain between kills. */
-  get value(): string {
-    return [...this.allowed][0]!;
-  }
-}
-
 type Running = LaunchedService;
 
 function spawnService(configPath: string): Running {
@@ -182,7 +169,9 @@ export async function checkStore(dataDir: string): Promise<string[]> {
       const b = value as BindingRecord;
       if (!groups.has(group)) problems.push(`binding ${group}/${stream} belongs to no stored group`);
       if (b.stream !== stream) problems.push(`binding ${group}/${stream} is stored under another key: ${b.stream}`);
-      if (!nodes.has(`${group}/${b.origin}`)) problems.push(`binding ${group}/${stream} names an unknown origin ${b.origin}`);
+      // A binding outlives the origin it names (until its own timeouts: docs/choosing-nodes.md); a transcoder
+      // that is removed is forgotten at once.
+      if (typeof b.origin !== 'string' || b.origin === '') problems.push(`binding ${group}/${stream} names no origin`);
       if (b.transcoder !== undefined && !nodes.has(`${group}/${b.transcoder}`)) problems.push(`binding ${group}/${stream} names an unknown transcoder ${b.transcoder}`);
     }
     const provision = compile(ProvisionBody);
@@ -212,7 +201,14 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
   const configPath = join(dir, 'config.json');
   writeFileSync(configPath, JSON.stringify(configFile(dataDir)));
   const signer = new TokenSigner(Buffer.from(SECRET));
-  const report: TortureReport = { seed, cycles: [], losses: [], inconsistencies: [] };
+  const report: TortureReport = { seed, cycles: [], losses: [], inconsistencies: [], eventProblems: [], eventsReceived: 0 };
+  const watch = new EventWatch();
+  /** After a kill (or the last stop): the store's invariants, and its event log against what was sent. */
+  const checkRun = async (cycle: number) => {
+    report.inconsistencies.push(...(await checkStore(dataDir)).map((p) => `after cycle ${cycle}: ${p}`));
+    report.eventProblems.push(...[...(await watch.stop()), ...(await watch.check(dataDir))].map((p) => `after cycle ${cycle}: ${p}`));
+    report.eventsReceived = watch.received;
+  };
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 
   const provisions = Array.from({ length: PROVISIONS }, (_, i) => new Key(`p${i}`, 'absent'));
@@ -226,7 +222,7 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
     for (let cycle = 1; cycle <= options.cycles + 1; cycle++) {
       const last = cycle > options.cycles;
       const run = spawnService(configPath);
-      const stats: CycleReport = { cycle, killed: 'load', killAfterMs: 0, acknowledged: 0, cutOff: 0, refused: 0, checked: 0 };
+      const stats: CycleReport = { cycle, killed: 'load', killAfterMs: 0, acknowledged: 0, revealed: 0, cutOff: 0, refused: 0, checked: 0 };
       try {
         // One run in six is killed while it starts: LMDB open, user seeding, actors loading.
         if (!last && cycle > 1 && random() < 1 / 6) {
@@ -235,7 +231,7 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
           await Promise.race([new Promise((r) => setTimeout(r, stats.killAfterMs)), run.exited]);
           await kill(run);
           report.cycles.push(stats);
-          report.inconsistencies.push(...(await checkStore(dataDir)).map((p) => `after cycle ${cycle}: ${p}`));
+          await checkRun(cycle);
           log(`cycle ${cycle}: killed while starting, after ${stats.killAfterMs} ms`);
           continue;
         }
@@ -277,7 +273,7 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
         }
         for (const key of streams) {
           const seen = bound.get(key.name) ?? 'absent';
-          if (!key.allowed.has(seen) && !(seen !== 'absent' && key.allowed.has('any'))) loss(key, seen);
+          if (!key.admits(seen)) loss(key, seen);
           key.acknowledged(seen);
           stats.checked++;
         }
@@ -293,11 +289,13 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
           stats.checked++;
         }
 
+        watch.start(url, token);
         if (last) {
           run.proc.kill('SIGTERM');
           await run.exited;
           if (run.proc.exitCode !== 0) throw new Error(`the last run did not stop cleanly: exit ${run.proc.exitCode} ${run.proc.signalCode ?? ''}`);
-          log(`final start: ${stats.checked} keys checked, stopped cleanly`);
+          await checkRun(cycle);
+          log(`final start: ${stats.checked} keys checked, stopped cleanly; ${watch.received} events followed over every run`);
           break;
         }
 
@@ -321,6 +319,7 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
         /** Runs one write: a 2xx acknowledges, a 4xx refuses, a cut-off answer is in flight. */
         const write = async (key: Key, send: () => Promise<Reply>, onAck: (r: Reply) => string[], ifCut: string[]) => {
           key.busy = true;
+          key.writes(ifCut);
           try {
             const r = await send();
             if (r.status >= 200 && r.status < 300) {
@@ -338,8 +337,28 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
             stats.cutOff++;
           } finally {
             key.busy = false;
+            key.writing = null;
           }
         };
+
+        /** Runs one read of a key (written concurrently, or not): what it answers is durable, so it is checked as an acknowledgement is. */
+        const reveal = async (key: Key, send: () => Promise<Reply>, seen: (r: Reply) => string | null) => {
+          const read = key.reading();
+          try {
+            const r = await send();
+            if (r.status === 401) return void (await refreshToken());
+            if (r.status >= 500) throw new Error(`${key.name}: ${r.status} ${r.text}`);
+            const value = seen(r);
+            if (value === null) return;
+            stats.revealed++;
+            if (!key.revealed(read, value)) report.losses.push(`cycle ${cycle}: an answer showed ${key.name} as ${value}; acknowledged or being written: ${[...key.allowed].join(' | ')}${key.writing ? ` | ${key.writing.join(' | ')}` : ''}`);
+          } catch (err) {
+            // Cut off by the kill: it revealed nothing.
+            if (!killed) throw err;
+          }
+        };
+        const provisionSeen = (r: Reply) =>
+          r.status === 404 ? 'absent' : r.status === 200 ? `${(r.json as { region: string }).region}:${(r.json as { streams: Array<{ videoBR: number }> }).streams[0]!.videoBR - 100_000}` : null;
 
         const one = async () => {
           // Every pass yields to the event loop, so that a worker with nothing free cannot starve
@@ -347,7 +366,18 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
           await new Promise((r) => setImmediate(r));
           const kind = random();
           const free = (keys: Key[]) => keys.filter((k) => !k.busy);
-          if (kind < 0.4) {
+          const busy = (keys: Key[]) => keys.filter((k) => k.busy);
+          if (kind < 0.15) {
+            // A second publish lookup of a stream another worker is binding (a publish of a stream
+            // nobody binds would write, not reveal), or a read of a provision, written or not.
+            if (random() < 0.5) {
+              const key = busy(streams).length ? pick(busy(streams)) : null;
+              if (key) await reveal(key, () => call('GET', `/as/v1/streams/live/${key.name}/publish`, undefined, token), (r) => (r.status === 200 ? (r.json as { nodeId: string }).nodeId : null));
+            } else {
+              const key = busy(provisions).length && random() < 0.7 ? pick(busy(provisions)) : pick(provisions);
+              await reveal(key, () => call('GET', `/as/v1/provision/g/${key.name}`, undefined, token), provisionSeen);
+            }
+          } else if (kind < 0.5) {
             const key = pick(free(provisions).length ? free(provisions) : provisions);
             if (key.busy) return;
             const v = ++version;
@@ -386,8 +416,8 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
         await Promise.all(load);
         if (failure) throw failure;
         report.cycles.push(stats);
-        report.inconsistencies.push(...(await checkStore(dataDir)).map((p) => `after cycle ${cycle}: ${p}`));
-        log(`cycle ${cycle}: killed after ${stats.killAfterMs} ms of load; ${stats.acknowledged} acknowledged, ${stats.cutOff} cut off, ${stats.refused} refused; ${stats.checked} keys checked`);
+        await checkRun(cycle);
+        log(`cycle ${cycle}: killed after ${stats.killAfterMs} ms of load; ${stats.acknowledged} acknowledged, ${stats.revealed} revealed, ${stats.cutOff} cut off, ${stats.refused} refused; ${stats.checked} keys checked`);
       } catch (err) {
         await kill(run);
         throw new Error(`${(err as Error).message}\n--- service output ---\n${run.output.slice(-30).join('\n')}`);

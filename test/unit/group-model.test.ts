@@ -245,18 +245,47 @@ test('edges get a parent in their own region, and a new one when theirs fails', 
   t.is(model.nodeRecord(parent('e1')!)?.region, 'r1');
 });
 
-test('every write is reported, and a removed origin takes its bindings with it', (t) => {
-  const model = new GroupModel(group());
-  addNodes(model, [{ id: 'o1', role: 'origin', region: 'r1' }]);
-  model.publish('cam', ['r1'], 1);
+test('every write is reported; a removed origin leaves its streams bound until their own timeouts, and they move on the publisher\'s next lookup', (t) => {
+  const model = new GroupModel(group({ timing: { streamTimeout: '30s', publishTimeout: '60s' } }));
+  addNodes(model, [
+    { id: 'o1', role: 'origin', region: 'r1' },
+    { id: 'o2', role: 'origin', region: 'r1', load: 1 },
+    { id: 'e1', role: 'edge', region: 'r1' },
+  ]);
+  model.publish('cam', ['r1'], 1_000);
   t.deepEqual(model.drain().writes.map((w) => `${w.kind}:${w.key}`), ['binding:cam']);
-  model.applyNodeEvent('o1', { type: 'destroy' }, 2);
-  model.applyNodeEvent('o1', { type: 'destroying' }, 3);
-  model.applyNodeEvent('o1', { type: 'destroyed' }, 4);
-  const writes = model.drain().writes.map((w) => `${w.kind}:${w.key}:${w.value === null ? 'removed' : 'put'}`);
+  model.heartbeat('o1', { ready: true, metrics: {}, streams: [{ name: 'cam', publishing: true }] }, 2_000);
+  model.applyNodeEvent('o1', { type: 'fault', reason: 'silent' }, 3_000);
+  // faultTimeout later, the supervisor destroys it.
+  model.applyNodeEvent('o1', { type: 'destroy' }, 4_000);
+  model.applyNodeEvent('o1', { type: 'destroying' }, 4_000);
+  model.applyNodeEvent('o1', { type: 'destroyed' }, 4_000);
+  const removal = model.drain();
+  const writes = removal.writes.map((w) => `${w.kind}:${w.key}:${w.value === null ? 'removed' : 'put'}`);
   t.true(writes.includes('node:o1:removed'));
-  t.true(writes.includes('binding:cam:removed'));
-  t.is(model.binding('cam'), undefined);
+  t.false(writes.includes('binding:cam:removed'), 'the binding outlives its origin');
+  t.false(removal.events.some((e) => e.type === 'stream.unbound'));
+  t.like(model.binding('cam'), { origin: 'o1', state: 'LIVE' });
+  // Viewers are told to come back (docs/nodes.md), not that the stream does not exist.
+  t.like(model.subscribe('cam', ['r1'], 5_000), { ok: false, status: 503, code: 'NO_CAPACITY', retryAfter: 2 });
+  t.like(model.publish('cam', ['r1'], 6_000), { ok: true, node: { nodeId: 'o2' } });
+  t.true(model.drain().events.some((e) => e.type === 'stream.moved' && e.stream === 'cam' && e.from === 'o1' && e.to === 'o2'));
+  t.like(model.subscribe('cam', ['r1'], 7_000), { ok: true, node: { nodeId: 'e1' } });
+
+  // A stream nobody moves ends by its own timeout: streamTimeout after its origin last listed it.
+  model.publish('other', ['r1'], 8_000);
+  model.heartbeat('o2', { ready: true, metrics: {}, streams: [{ name: 'other', publishing: true }] }, 9_000);
+  model.applyNodeEvent('o2', { type: 'fault', reason: 'silent' }, 10_000);
+  for (const event of ['destroy', 'destroying', 'destroyed'] as const) model.applyNodeEvent('o2', { type: event }, 11_000);
+  model.drain();
+  model.tick(38_000);
+  t.truthy(model.binding('other'), 'not before streamTimeout');
+  model.tick(41_000);
+  t.is(model.binding('other'), undefined);
+  t.deepEqual(
+    model.drain().events.filter((e) => e.type === 'stream.unbound').map((e) => [e.stream, (e as { reason: string }).reason]),
+    [['other', 'not published for 30000 ms']],
+  );
 });
 
 test('a viewer of a stream on an origin without edges gets an idle edge moved there; a busy one is never moved', (t) => {

@@ -1,4 +1,4 @@
-// Liveness, readiness, Prometheus metrics, the OpenAPI document and the event stream (CONTRACT §2).
+// Liveness, readiness, Prometheus metrics, the OpenAPI document and the event stream (docs/api.md).
 import { PassThrough } from 'node:stream';
 import Type from 'typebox';
 import type { EventRecord } from '../../domain/events.js';
@@ -22,6 +22,7 @@ const MAX_UNREAD_BYTES = 1 << 20;
 export function systemRoutes(s: Services): RouteDef[] {
   let open = 0;
   s.metrics.trackEventStreams(() => open);
+  s.metrics.trackEventLog(() => s.events.waiting);
   return [
     route({
       method: 'GET',
@@ -95,7 +96,8 @@ export function systemRoutes(s: Services): RouteDef[] {
       operationId: 'events',
       example: { query: { since: '0', types: 'node.,scaling.' } },
       summary: 'Server-Sent Events: node states, stream binds and moves, scaling decisions, platform errors',
-      description: 'Each event has an id; reconnect with Last-Event-ID (or ?since=) to replay what was missed from the bounded log.',
+      description:
+        'An event is sent once it is in the log (durable), with its number as its id; reconnect with Last-Event-ID (or ?since=) to replay what was missed from the bounded log. Ids only grow and never repeat, across crashes too. An event the log could not take (the disk guard refusing writes) is sent without an id: it cannot be replayed.',
       tag: 'system',
       access: 'admin',
       query: EventsQuery,
@@ -127,7 +129,8 @@ export function systemRoutes(s: Services): RouteDef[] {
         };
         const send = (e: EventRecord) => {
           if (ended || !wanted(e)) return;
-          stream.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+          // No id for an event the log could not take: the client's Last-Event-ID stays at the last logged one.
+          stream.write(`${e.seq === undefined ? '' : `id: ${e.seq}\n`}event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
           // A client that does not read is let go rather than buffered for: it reconnects with
           // Last-Event-ID and the log replays what it missed.
           if (stream.writableLength > MAX_UNREAD_BYTES) end();

@@ -1,0 +1,118 @@
+// A group actor's commits, from the moment it hands them to LMDB until they are durable.
+//
+// Each commit is one fenced block (Fence, src/store/store.ts): it lands only if every earlier
+// commit of the group did, so the store always holds a prefix of what the actor decided, and a
+// commit that follows a failed one writes nothing. Until a commit is durable, what it wrote is
+// only in the actor's memory, and an answer that reveals it (a lookup that finds the binding, a
+// read of the provision) must wait for it (README.md, Reliability). So this remembers, per stream
+// or rendition name, the last commit in flight that wrote its binding or provision: readers of
+// that name wait for that one commit, and readers of anything else wait for nothing.
+import type { Database } from 'lmdb';
+import type { GroupKey, Store } from '../../src/store/store.js';
+import type { Write } from './model.js';
+
+/** How a commit ended, as promises that never reject: true once it landed (and is durable), false if it failed or was stopped. */
+export interface Settled {
+  committed: Promise<boolean>;
+  durable: Promise<boolean>;
+}
+
+export const LANDED: Promise<boolean> = Promise.resolve(true);
+
+export class Commits {
+  /** Commits of this group handed to the store: the fence of the next. */
+  private head: number;
+  private readonly writing = new Map<string, Promise<boolean>>();
+  /** Settles once every commit handed over has settled (durable, failed or stopped). */
+  private tail: Promise<unknown> = Promise.resolve();
+  /** The durability of the last commit handed over, while one is in flight. */
+  private latest: Promise<boolean> | undefined;
+  private inFlight = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly group: string,
+    /** A commit failed (its error), or its fence stopped it (null): called once per commit. */
+    private readonly onFailed: (err: unknown) => void,
+    private readonly onLanded: () => void,
+  ) {
+    this.head = store.headOf(group);
+  }
+
+  /**
+   * Hands the writes to the store as one fenced commit. `names` adds stream or rendition names the
+   * commit changes besides those its writes are keyed by (a replaced ladder's old renditions).
+   * Throws StoreUnavailable, handing nothing over, while the disk guard refuses.
+   */
+  submit(writes: readonly Write[], names: readonly string[] = []): Settled {
+    const s = this.store;
+    const group = this.group;
+    const written = s.write(
+      () => {
+        for (const w of writes) {
+          const db = (w.kind === 'node' ? s.nodes : w.kind === 'binding' ? s.bindings : s.provisions) as Database<unknown, GroupKey>;
+          if (w.value === null) db.remove([group, w.key]);
+          else db.put([group, w.key], w.value);
+        }
+      },
+      { group, head: this.head },
+    );
+    this.head += 1;
+    let reported = false;
+    const fail = (err: unknown): false => {
+      if (!reported) this.onFailed(err);
+      reported = true;
+      return false;
+    };
+    const committed = written.committed.then((ok) => {
+      if (!ok) return fail(null);
+      this.onLanded();
+      return true;
+    }, fail);
+    const durable = written.durable === written.committed ? committed : written.durable.then((ok) => ok, fail);
+
+    const before = this.tail;
+    this.tail = durable.then(() => before);
+    this.latest = durable;
+    this.inFlight += 1;
+    const touched = [...names];
+    for (const w of writes) {
+      if (w.kind === 'binding') touched.push(w.key);
+      else if (w.kind === 'provision') touched.push(w.key, ...(w.value?.streams.map((r) => r.name) ?? []));
+    }
+    for (const name of touched) this.writing.set(name, durable);
+    void durable.then((ok) => {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) this.latest = undefined;
+      // A failed commit's names stay pending (false) until the actor has reloaded from the store.
+      if (ok) for (const name of touched) if (this.writing.get(name) === durable) this.writing.delete(name);
+    });
+    return { committed, durable };
+  }
+
+  /** No binding or provision write is in flight (the common case: nothing to look up). */
+  get quiet(): boolean {
+    return this.writing.size === 0;
+  }
+
+  /** The durability of the last commit in flight that wrote this name's binding or provision. */
+  pending(name: string): Promise<boolean> | undefined {
+    return this.writing.get(name);
+  }
+
+  /** The durability of the last commit handed over, while any is in flight: what a list of everything waits for. */
+  last(): Promise<boolean> | undefined {
+    return this.latest;
+  }
+
+  /** Settles once every commit handed over so far is durable, has failed or been stopped. */
+  settled(): Promise<unknown> {
+    return this.tail;
+  }
+
+  /** After the actor has reloaded from the store: the next commit follows the store's head, and nothing is pending. */
+  reset(): void {
+    this.head = this.store.headOf(this.group);
+    this.writing.clear();
+  }
+}
