@@ -29,7 +29,7 @@ const configChecker = compile<ConfigInput>(ConfigSchema);
 const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
 
 /** Environment variables that override a config field (docs/configuration.md). */
-export const ENV_FIELDS: ReadonlyArray<{ env: string; path: readonly string[]; integer?: boolean }> = [
+export const ENV_FIELDS: ReadonlyArray<{ env: string; path: readonly string[]; integer?: boolean; list?: boolean }> = [
   { env: 'SWITCHYARD_HOST', path: ['server', 'host'] },
   { env: 'SWITCHYARD_PORT', path: ['server', 'port'], integer: true },
   { env: 'SWITCHYARD_DATA_DIR', path: ['dataDir'] },
@@ -38,6 +38,8 @@ export const ENV_FIELDS: ReadonlyArray<{ env: string; path: readonly string[]; i
   { env: 'SWITCHYARD_LOG_LEVEL', path: ['log', 'level'] },
   { env: 'SWITCHYARD_TERRAFORM_BIN', path: ['terraform', 'binary'] },
   { env: 'SWITCHYARD_TERRAFORM_MODULES', path: ['terraform', 'modulesDir'] },
+  { env: 'SWITCHYARD_NATS_URL', path: ['cluster', 'nats'], list: true },
+  { env: 'SWITCHYARD_INSTANCE_ID', path: ['cluster', 'instanceId'] },
 ];
 
 export const DEFAULT_CONFIG_FILE = projectPath('config', 'default.json');
@@ -83,7 +85,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       if (node[key] === null || typeof node[key] !== 'object') node[key] = {};
       node = node[key] as Record<string, unknown>;
     }
-    node[field.path.at(-1)!] = field.integer && /^[0-9]+$/.test(value) ? Number(value) : value;
+    node[field.path.at(-1)!] = field.list ? value.split(',').map((v) => v.trim()) : field.integer && /^[0-9]+$/.test(value) ? Number(value) : value;
     fromEnv.set(`/${field.path.join('/')}`, field.env);
   }
   // An on/off switch: anything else is left as given, for the check to refuse by name.
@@ -125,6 +127,9 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     problems.push(`defaultNodeGroup = ${show(input.defaultNodeGroup)}: must name one of the node groups (${[...names].join(', ') || 'none'})`);
   }
 
+  if (input.cluster && durationMs(input.cluster.leaseTtl) < 1000) {
+    problems.push(`cluster.leaseTtl = ${show(input.cluster.leaseTtl)}: must be at least 1 s (renewals go every third of it)`);
+  }
   const adminPassword = env.SWITCHYARD_ADMIN_PASSWORD || undefined;
   if (adminPassword !== undefined && (adminPassword.length < 12 || adminPassword.length > 1024)) {
     problems.push('SWITCHYARD_ADMIN_PASSWORD = (hidden): must be 12 to 1024 characters');
@@ -213,6 +218,17 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     nodeGroups: groups,
     limits: input.limits,
     compat: { red5sm2: { enabled: input.compat.red5sm2.enabled, anonymousLookups: input.compat.red5sm2.anonymousLookups, platform: input.compat.red5sm2.platform } },
+    ...(input.cluster
+      ? {
+          cluster: {
+            servers: input.cluster.nats,
+            ...(input.cluster.instanceId !== undefined ? { instanceId: input.cluster.instanceId } : {}),
+            leaseTtl: durationMs(input.cluster.leaseTtl),
+            replicas: input.cluster.replicas,
+            ...(input.cluster.advertiseUrl ? { advertiseUrl: input.cluster.advertiseUrl.replace(/\/+$/, '') } : {}),
+          },
+        }
+      : {}),
   };
 }
 
