@@ -16,6 +16,7 @@ import { surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
 import { planGroup, type GroupPlan, type PlanInput } from '../../src/policy/scaling/plan.js';
 import { Commits, LANDED, type Settled } from './commits.js';
+import type { GroupLog } from '../../src/cluster/wal.js';
 import { GroupModel, type Failure, type HeartbeatInput, type HeartbeatReply, type LookupOutcome, type NodeFacts, type NodeView, type StreamView, type Effects } from './model.js';
 
 export type LookupKind = 'publish' | 'transcode' | 'subscribe';
@@ -26,7 +27,12 @@ export interface GroupInit {
   durability: 'commit' | 'flush';
   events: MessagePort;
   minFreeBytes?: number;
+  /** Cluster mode: this actor's group is owned here at `epoch`; its commits go through the replicated log. */
+  cluster?: { servers: string[]; instance: string; epoch: number };
 }
+
+/** What the actor posts on its events port when another instance took its group over (the host stops it). */
+export const FENCED_EVENT = 'cluster.fenced';
 
 export interface GroupDetail {
   name: string;
@@ -46,6 +52,10 @@ export interface GroupCounts {
 class GroupActor {
   private model!: GroupModel;
   private store!: Store;
+  /** Cluster mode: the group's replicated log (src/cluster/wal.ts). */
+  private log: GroupLog | null = null;
+  /** Cluster mode: another instance took the group over; nothing more is written. */
+  private fenced = false;
   private commits!: Commits;
   private events!: MessagePort;
   private supervisorPort: MessagePort | null = null;
@@ -66,7 +76,15 @@ class GroupActor {
 
   async init(init: GroupInit): Promise<void> {
     this.store = openStore(init.dataDir, init.durability, init.minFreeBytes);
-    this.commits = new Commits(this.store, init.group.name, (err) => this.failed(err), () => this.landed());
+    if (init.cluster) {
+      // Loaded only in cluster mode: the embedded default never loads NATS.
+      const { GroupLog } = await import('../../src/cluster/wal.js');
+      this.log = await GroupLog.open(init.cluster.servers, init.group.name, init.cluster.instance, init.cluster.epoch);
+      this.log.watchConnection();
+      // The local copy catches up with the log, then this actor's epoch fences out any other writer.
+      await this.log.fence(this.store);
+    }
+    this.commits = new Commits(this.store, init.group.name, (err) => this.failed(err), () => this.landed(), this.log ?? undefined);
     this.events = init.events;
     this.model = this.load(init.group);
     this.loaded = this.loadBindings();
@@ -199,12 +217,45 @@ class GroupActor {
     } else if (!this.failing) {
       this.refusal = 'an earlier write of this node group did not land';
     }
-    this.reloading ??= this.commits.settled().then(() => {
+    this.reloading ??= this.commits.settled().then(async () => {
+      if (this.log) await this.syncLog();
       this.model = this.load(this.model.group);
       this.commits.reset();
       this.loaded = this.loadBindings();
       this.reloading = null;
     });
+  }
+
+  private syncing = false;
+
+  /**
+   * Cluster mode, after a failed or refused append: brings the local store level with the log (our
+   * own entries whose answers were lost). A later owner's entries there mean the group was taken
+   * over: the host is told, and stops this actor. While the log does not answer, the store as it is
+   * serves reads, and a retry runs in the background; what it brings in reloads the model.
+   */
+  private async syncLog(background = false): Promise<void> {
+    const log = this.log!;
+    if (this.fenced || (this.syncing && !background)) return;
+    this.syncing = true;
+    // With the connection down, asking would only wait out a timeout while every call waits.
+    if (!background && !log.reachable) {
+      setTimeout(() => void this.syncLog(true), 500).unref();
+      return;
+    }
+    try {
+      const applied = await log.resync(this.store);
+      this.syncing = false;
+      if (background && applied > 0) this.failed(null);
+    } catch (err) {
+      if ((err as Error).name === 'Fenced') {
+        this.fenced = true;
+        this.syncing = false;
+        this.emit([{ type: FENCED_EVENT, group: this.model.name, reason: (err as Error).message } as unknown as EventBody]);
+        return;
+      }
+      setTimeout(() => void this.syncLog(true), 500).unref();
+    }
   }
 
   /** Resolves when no reload is under way: what every call that decides waits for first (`if (this.reloading)`, to cost nothing otherwise). */
@@ -427,6 +478,7 @@ class GroupActor {
 
   async close(): Promise<void> {
     await this.commits.settled();
+    await this.log?.close();
     await this.store.close();
   }
 }
