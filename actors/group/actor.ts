@@ -16,6 +16,7 @@ import { surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
 import { planGroup, type GroupPlan, type PlanInput } from '../../src/policy/scaling/plan.js';
 import { Commits, LANDED, type Settled } from './commits.js';
+import { FENCED_EVENT } from './signals.js';
 import type { GroupLog } from '../../src/cluster/wal.js';
 import { GroupModel, type Failure, type HeartbeatInput, type HeartbeatReply, type LookupOutcome, type NodeFacts, type NodeView, type StreamView, type Effects } from './model.js';
 
@@ -31,8 +32,6 @@ export interface GroupInit {
   cluster?: { servers: string[]; instance: string; epoch: number };
 }
 
-/** What the actor posts on its events port when another instance took its group over (the host stops it). */
-export const FENCED_EVENT = 'cluster.fenced';
 
 export interface GroupDetail {
   name: string;
