@@ -342,6 +342,7 @@ export class ActorHost {
    * A first start that fails lists it too: its thread is started again, as after a crash.
    */
   async addGroup(group: NodeGroup): Promise<GroupHandle> {
+    if (this.options.cluster) return this.listGroup(group);
     const handle = new GroupHandle(group, this);
     this.starting.add(handle);
     try {
@@ -352,6 +353,15 @@ export class ActorHost {
       // Started while the host was stopping, after stop() had looked: stopped here instead.
       else await handle.stop();
     }
+    return handle;
+  }
+
+  /** Cluster mode: listed, not started: its actor starts here when this instance acquires it (GroupHandle.activate). */
+  async listGroup(group: NodeGroup): Promise<GroupHandle> {
+    const existing = this.groups.get(group.name);
+    if (existing) return existing;
+    const handle = new GroupHandle(group, this);
+    this.groups.set(group.name, handle);
     return handle;
   }
 

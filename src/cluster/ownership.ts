@@ -293,6 +293,11 @@ export class Ownership {
     this.watched.set(group, watching(this.clock()));
   }
 
+  /** The group's actor found a later owner's entries in its log: it is not ours, whatever the lease says. */
+  fenced(group: string): void {
+    void this.lose(group, "its log holds a later owner's entries");
+  }
+
   /** A group was deleted: forget it (and its lease, if ours). */
   async forget(group: string): Promise<void> {
     await this.giveBack(group, 'the node group was deleted');

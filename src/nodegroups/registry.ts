@@ -12,15 +12,28 @@ import { normalizeNodeGroup } from '../config/load.js';
 import type { EventBody } from '../domain/events.js';
 import type { FieldError } from '../schemas/validate.js';
 import type { StoredGroup, Store } from '../store/store.js';
-import { stored } from '../store/failures.js';
+import { stored, StoreUnavailable } from '../store/failures.js';
 import type { TerraformModules } from '../platforms/terraform/policy.js';
 
 export type Change = { ok: true; group: NodeGroup } | Failure;
+
+/**
+ * Cluster mode (src/cluster/runtime.ts): group definitions shared by every instance, each written
+ * by compare-and-set. The instance that changes a group writes it there; every instance (that one
+ * too) applies what it sees through `adopt`.
+ */
+export interface GroupSharing {
+  get(name: string): Promise<StoredGroup | undefined>;
+  /** False if the record changed (or, for a new one, appeared) elsewhere since it was read. */
+  put(name: string, record: StoredGroup): Promise<boolean>;
+  remove(name: string): Promise<void>;
+}
 
 const fingerprint = (g: NodeGroup) => createHash('sha256').update(JSON.stringify(g)).digest('hex');
 
 export class NodeGroupRegistry {
   private readonly creating = new Set<string>();
+  private sharing: GroupSharing | null = null;
 
   constructor(
     private readonly store: Store,
@@ -72,8 +85,54 @@ export class NodeGroupRegistry {
   }
 
   private async persist(name: string, record: StoredGroup): Promise<void> {
+    if (this.sharing) {
+      await this.sharing.get(name);
+      if (!(await this.sharing.put(name, record))) throw new StoreUnavailable(new Error(`node group '${name}' was changed on another instance meanwhile; nothing was changed here`));
+    }
     await stored(() => this.store.groups.put(name, record), this.store.guard);
     await stored(this.store.durable());
+  }
+
+  /** Cluster mode: groups this instance has and the cluster lacks (the config file's, at first start) are shared. */
+  async share(sharing: GroupSharing): Promise<void> {
+    this.sharing = sharing;
+    for (const { key, value } of this.store.groups.getRange()) {
+      const name = key as string;
+      if ((await sharing.get(name)) === undefined) await sharing.put(name, value);
+    }
+  }
+
+  /**
+   * Cluster mode: a group as the cluster holds it now (null: deleted), from any instance: kept
+   * locally, listed (its actor runs where it is owned), reconfigured, retired or removed here too.
+   */
+  async adopt(name: string, value: unknown): Promise<void> {
+    const handle = this.actors.group(name);
+    if (value === null) {
+      if (!handle) return;
+      await this.actors.removeGroup(name);
+      await this.forget(name);
+      return;
+    }
+    const record = value as StoredGroup;
+    const normalized = normalizeNodeGroup(record.spec, this.terraform, { stored: true });
+    if ('errors' in normalized) return void this.log.error({ group: name, errors: normalized.errors }, 'a shared node group is not valid here; it is not served by this instance');
+    const group = normalized.group;
+    await stored(() => this.store.groups.put(name, record), this.store.guard).catch(() => {});
+    if (!handle) await this.actors.listGroup(group);
+    else if (fingerprint(handle.group) !== fingerprint(group)) await handle.reconfigure(group).catch((err: Error) => this.log.warn({ group: name, err }, 'reconfiguring a node group changed elsewhere failed'));
+    const h = this.actors.group(name);
+    if (h && record.deleting && !h.deleting) await this.retire(h);
+  }
+
+  /** A removed group's records, here. */
+  private async forget(name: string): Promise<void> {
+    await stored(() => this.store.root.transaction(() => {
+      for (const db of [this.store.nodes, this.store.bindings, this.store.provisions]) {
+        for (const key of db.getKeys({ start: [name, ''], end: [`${name}\u0000`, ''] })) db.remove(key);
+      }
+      this.store.groups.remove(name);
+    }), this.store.guard);
   }
 
   async create(raw: unknown): Promise<Change> {
@@ -159,13 +218,9 @@ export class NodeGroupRegistry {
   async finish(name: string): Promise<void> {
     if (!this.store.groups.get(name)?.deleting) return;
     await this.actors.removeGroup(name);
-    await stored(() => this.store.root.transaction(() => {
-      for (const db of [this.store.nodes, this.store.bindings, this.store.provisions]) {
-        for (const key of db.getKeys({ start: [name, ''], end: [`${name}\u0000`, ''] })) db.remove(key);
-      }
-      this.store.groups.remove(name);
-    }), this.store.guard);
+    await this.forget(name);
     await stored(this.store.durable());
+    await this.sharing?.remove(name);
     this.emit([{ type: 'nodegroup.changed', group: name, change: 'deleted' }]);
   }
 }

@@ -1,0 +1,68 @@
+// Cluster mode (docs/cluster.md), on a real 3-server nats-server cluster and 3 real instances:
+// any instance answers anything, a token minted by one is valid on all, each group has one owner.
+import test from 'ava';
+import { request } from '../helpers/http.js';
+import { Cluster, CLUSTER_PASSWORD } from '../helpers/cluster.js';
+import { until } from '../helpers/nats-cluster.js';
+
+/** A node group on the local platform: simulated node agents on their own loopback addresses (127.0.<net>.x). */
+export function localGroup(name: string, net: number, origins = 2, edges = 1) {
+  return {
+    name,
+    platform: { type: 'local', local: { firstAddress: `127.0.${net}.2`, port: 0 } },
+    regions: [{ name: 'here', lat: 50, lon: 8 }],
+    roles: { origin: {}, edge: { parentRole: 'origin' } },
+    rules: [
+      { region: 'here', role: 'origin', min: origins, max: origins + 1, limit: 1000 },
+      { region: 'here', role: 'edge', min: edges, max: edges + 1, limit: 1000 },
+    ],
+    timing: { heartbeatMs: 300, nodeTimeout: '5s' },
+  };
+}
+
+export function clusterConfig(groups: unknown[] = [localGroup('g', 30), localGroup('h', 31)]) {
+  return {
+    server: { host: '127.0.0.1', port: 0 },
+    supervisorTick: '200ms',
+    geoip: { enabled: false },
+    log: { level: 'info' },
+    cluster: { nats: ['nats://127.0.0.1:4222'], leaseTtl: '3s' },
+    nodeGroups: groups,
+  };
+}
+
+test('any instance answers: one owner per group, the same binding through every instance, tokens and password changes shared', async (t) => {
+  const c = await Cluster.start(t, clusterConfig());
+  await c.ready();
+  const [a, b, third] = c.instances as [never, never, never] as [typeof c.instances[0], typeof c.instances[0], typeof c.instances[0]];
+  const token = await c.login(a);
+  const auth = { authorization: `Bearer ${token}` };
+
+  // Every instance names the same owner for each group.
+  const owners = await Promise.all(c.instances.map((i) => request(i.url, 'GET', '/as/v1/readyz')));
+  const seen = owners.map((r) => JSON.stringify((r.json as { owners: unknown }).owners));
+  t.is(new Set(seen).size, 1, seen.join(' | '));
+
+  // A publish lookup through A, then B and C: the same origin (the binding is the owner's).
+  // The owner's supervisor starts the nodes; they come into service.
+  await until(async () => (await request(a.url, 'GET', '/as/v1/streams/live/probe/publish?nodeGroup=g', undefined, auth)).status === 200, 30_000, 'an origin in service');
+  const first = await request(a.url, 'GET', '/as/v1/streams/live/cam1/publish?nodeGroup=g', undefined, auth);
+  t.is(first.status, 200, first.text);
+  for (const i of [b, third]) {
+    const r = await request(i.url, 'GET', '/as/v1/streams/live/cam1/publish?nodeGroup=g', undefined, auth);
+    t.is(r.status, 200, r.text);
+    t.is((r.json as { nodeId: string }).nodeId, (first.json as { nodeId: string }).nodeId);
+  }
+  // Provisions made on one are read on another.
+  const p = await request(b.url, 'POST', '/as/v1/provision/h', { streamName: 'show', region: 'here', streams: [{ name: 'show_360', level: 1, videoBR: 800000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64000 }] }, auth);
+  t.is(p.status, 201, p.text);
+  const read = await request(third.url, 'GET', '/as/v1/provision/h/show', undefined, auth);
+  t.is(read.status, 200, read.text);
+
+  // A password changed on B retires A's token on C.
+  const changed = await request(b.url, 'POST', '/as/v1/auth/password', { currentPassword: CLUSTER_PASSWORD, newPassword: 'another-long-password' }, auth);
+  t.is(changed.status, 204, changed.text);
+  await until(async () => (await request(third.url, 'GET', '/as/v1/nodegroups', undefined, auth)).status === 401, 5000, 'the old token refused on a third instance');
+  const relog = await request(third.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: 'another-long-password' });
+  t.is(relog.status, 200, relog.text);
+});
