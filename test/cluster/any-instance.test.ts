@@ -2,34 +2,8 @@
 // any instance answers anything, a token minted by one is valid on all, each group has one owner.
 import test from 'ava';
 import { request } from '../helpers/http.js';
-import { Cluster, CLUSTER_PASSWORD } from '../helpers/cluster.js';
+import { Cluster, CLUSTER_PASSWORD, clusterConfig } from '../helpers/cluster.js';
 import { until } from '../helpers/nats-cluster.js';
-
-/** A node group on the local platform: simulated node agents on their own loopback addresses (127.0.<net>.x). */
-export function localGroup(name: string, net: number, origins = 2, edges = 1) {
-  return {
-    name,
-    platform: { type: 'local', local: { firstAddress: `127.0.${net}.2`, port: 0 } },
-    regions: [{ name: 'here', lat: 50, lon: 8 }],
-    roles: { origin: {}, edge: { parentRole: 'origin' } },
-    rules: [
-      { region: 'here', role: 'origin', min: origins, max: origins + 1, limit: 1000 },
-      { region: 'here', role: 'edge', min: edges, max: edges + 1, limit: 1000 },
-    ],
-    timing: { heartbeatMs: 300, nodeTimeout: '5s' },
-  };
-}
-
-export function clusterConfig(groups: unknown[] = [localGroup('g', 30), localGroup('h', 31)]) {
-  return {
-    server: { host: '127.0.0.1', port: 0 },
-    supervisorTick: '200ms',
-    geoip: { enabled: false },
-    log: { level: 'info' },
-    cluster: { nats: ['nats://127.0.0.1:4222'], leaseTtl: '3s' },
-    nodeGroups: groups,
-  };
-}
 
 test('any instance answers: one owner per group, the same binding through every instance, tokens and password changes shared', async (t) => {
   const c = await Cluster.start(t, clusterConfig());

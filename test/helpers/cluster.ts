@@ -11,6 +11,40 @@ import { NatsCluster, until } from './nats-cluster.js';
 
 export const CLUSTER_PASSWORD = 'cluster-admin-password';
 
+/** A node group on the local platform: simulated node agents on their own loopback addresses (127.0.<net>.x). */
+export function localGroup(name: string, net: number, origins = 2, edges = 1) {
+  return {
+    name,
+    platform: { type: 'local', local: { firstAddress: `127.0.${net}.2`, port: 0 } },
+    regions: [{ name: 'here', lat: 50, lon: 8 }],
+    roles: { origin: {}, edge: { parentRole: 'origin' } },
+    rules: [
+      { region: 'here', role: 'origin', min: origins, max: origins + 1, limit: 1000 },
+      { region: 'here', role: 'edge', min: edges, max: edges + 1, limit: 1000 },
+    ],
+    timing: { heartbeatMs: 300, nodeTimeout: '5s' },
+  };
+}
+
+export function clusterConfig(groups: unknown[] = [localGroup('g', 30), localGroup('h', 31)], leaseTtl = '3s') {
+  return {
+    server: { host: '127.0.0.1', port: 0 },
+    supervisorTick: '200ms',
+    geoip: { enabled: false },
+    log: { level: 'info' },
+    // The NATS URLs come from SWITCHYARD_NATS_URL (Cluster.spawn).
+    cluster: { nats: ['nats://127.0.0.1:4222'], leaseTtl },
+    nodeGroups: groups,
+  };
+}
+
+/** A group whose PENDING bindings (nobody publishes to simulated nodes) stay for the whole test. */
+export function slowBindings(group: ReturnType<typeof localGroup>) {
+  return { ...group, timing: { ...group.timing, publishTimeout: '10m', streamTimeout: '10m' } };
+}
+
+
+
 export interface Instance {
   id: string;
   dataDir: string;
