@@ -309,8 +309,10 @@ export class Ownership {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     while (this.ticking) await new Promise((r) => setTimeout(r, 10));
-    for (const group of [...this.owned.keys()]) await this.giveBack(group, 'this instance is stopping');
+    // Gone from the list first: the others rank the groups without this instance, so the one that
+    // now ranks first takes each group as soon as its lease is handed back.
     await this.instances.delete(this.me.id).catch(() => {});
+    for (const group of [...this.owned.keys()]) await this.giveBack(group, 'this instance is stopping');
     for (const w of this.watches) w.stop();
   }
 }
