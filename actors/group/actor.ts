@@ -235,7 +235,7 @@ class GroupActor {
    */
   private async syncLog(background = false): Promise<void> {
     const log = this.log!;
-    if (this.fenced || (this.syncing && !background)) return;
+    if (this.fenced || this.closing || (this.syncing && !background)) return;
     this.syncing = true;
     // With the connection down, asking would only wait out a timeout while every call waits.
     if (!background && !log.reachable) {
@@ -253,7 +253,8 @@ class GroupActor {
         this.emit([{ type: FENCED_EVENT, group: this.model.name, reason: (err as Error).message } as unknown as EventBody]);
         return;
       }
-      setTimeout(() => void this.syncLog(true), 500).unref();
+      if (this.closing) this.syncing = false;
+      else setTimeout(() => void this.syncLog(true), 500).unref();
     }
   }
 
@@ -475,8 +476,14 @@ class GroupActor {
     await this.commit(this.model.drain(), true);
   }
 
+  /** Closing: no more background work on the store. */
+  private closing = false;
+
   async close(): Promise<void> {
+    this.closing = true;
     await this.commits.settled();
+    // A catch-up under way holds a cursor on the store: let it end first (bounded: it times out).
+    for (let i = 0; i < 100 && this.syncing; i++) await new Promise((r) => setTimeout(r, 50));
     await this.log?.close();
     await this.store.close();
   }

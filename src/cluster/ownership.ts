@@ -35,7 +35,16 @@ interface Owned {
   busy: boolean;
   /** Not yet serving: the actor is loading and fencing. */
   starting: boolean;
+  acquiredAt: number;
 }
+
+/**
+ * Rebalancing waits: a group is handed over only once held this long, and only to an instance seen
+ * live without a break this long. An instance that comes back (a restart, a pause) then takes its
+ * share calmly, not in a storm of moves on its way up.
+ */
+const HOLD_MS = 30_000;
+const SETTLED_MS = 10_000;
 
 const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
@@ -44,7 +53,7 @@ export class Ownership {
   private readonly watched = new Map<string, Watching>();
   /** Owners as the lease watch last showed them. */
   private readonly owners = new Map<string, { owner: string; epoch: number }>();
-  private readonly seen = new Map<string, { info: InstanceInfo; at: number }>();
+  private readonly seen = new Map<string, { info: InstanceInfo; at: number; since: number }>();
   private timer: NodeJS.Timeout | null = null;
   private lastProbe = 0;
   private lastPresence = 0;
@@ -129,7 +138,10 @@ export class Ownership {
     this.watches.push(w);
     void (async () => {
       for await (const e of w) {
-        if (e.operation === 'PUT') this.seen.set(e.key, { info: e.json<InstanceInfo>(), at: this.clock() });
+        const now = this.clock();
+        const before = this.seen.get(e.key);
+        // `since`: live without a break (a presence that lapsed starts again).
+        if (e.operation === 'PUT') this.seen.set(e.key, { info: e.json<InstanceInfo>(), at: now, since: before && now - before.at < 3000 ? before.since : now });
         else this.seen.delete(e.key);
       }
     })().catch((err: Error) => this.log.warn({ err }, 'the instance watch ended'));
@@ -160,8 +172,9 @@ export class Ownership {
         }
         if (this.available && shouldContend(w, placeOf(group, ids, this.me.id), now, this.t)) await this.contend(group);
       }
-      const serving = [...this.owned.keys()].filter((g) => this.serving(g));
-      const h = handover(serving, ids, this.me.id, this.lastHandover, now, Math.max(5000, 2 * this.t.ttlMs));
+      const held = [...this.owned].filter(([g, o]) => this.serving(g) && now - o.acquiredAt >= HOLD_MS).map(([g]) => g);
+      const settled = ids.filter((id) => id === this.me.id || now - (this.seen.get(id)?.since ?? now) >= SETTLED_MS);
+      const h = handover(held, settled, this.me.id, this.lastHandover, now, Math.max(5000, 2 * this.t.ttlMs));
       if (h) {
         this.lastHandover = now;
         this.counters.handovers++;
@@ -210,7 +223,7 @@ export class Ownership {
       if (isConflict(err)) this.watched.set(group, sawPut(this.watched.get(group) ?? watching(sentAt), '?', this.clock()));
       return;
     }
-    const o: Owned = { state: acquired(epoch, sentAt), nextAt: sentAt + this.t.renewMs, busy: false, starting: true };
+    const o: Owned = { state: acquired(epoch, sentAt), nextAt: sentAt + this.t.renewMs, busy: false, starting: true, acquiredAt: sentAt };
     this.owned.set(group, o);
     this.watched.delete(group);
     this.counters.acquisitions++;
