@@ -235,6 +235,7 @@ class GroupActor {
    */
   private async syncLog(background = false): Promise<void> {
     const log = this.log!;
+    if (this.closing && background) this.syncing = false;
     if (this.fenced || this.closing || (this.syncing && !background)) return;
     this.syncing = true;
     // With the connection down, asking would only wait out a timeout while every call waits.
