@@ -22,6 +22,15 @@ import { GroupModel, type Failure, type HeartbeatInput, type HeartbeatReply, typ
 
 export type LookupKind = 'publish' | 'transcode' | 'subscribe';
 
+/** Cluster mode: what a write is answered while the replicated log takes no appends. */
+const LOG_REFUSING: Failure = {
+  ok: false,
+  status: 503,
+  code: 'STORE_UNAVAILABLE',
+  detail: 'the replicated log (NATS JetStream) takes no writes right now (a leader is being elected, or NATS is unreachable); nothing was changed, reads go on',
+  retryAfter: 2,
+};
+
 export interface GroupInit {
   group: NodeGroup;
   dataDir: string;
@@ -216,8 +225,10 @@ class GroupActor {
     } else if (!this.failing) {
       this.refusal = 'an earlier write of this node group did not land';
     }
-    this.reloading ??= this.commits.settled().then(async () => {
-      if (this.log) await this.syncLog();
+    this.reloading ??= this.commits.settled().then(() => {
+      // Cluster mode: memory reloads from the local store (a prefix of the log) at once; what the
+      // log holds beyond it is looked into in the background (syncLog).
+      if (this.log) this.syncLog();
       this.model = this.load(this.model.group);
       this.commits.reset();
       this.loaded = this.loadBindings();
@@ -228,35 +239,28 @@ class GroupActor {
   private syncing = false;
 
   /**
-   * Cluster mode, after a failed or refused append: brings the local store level with the log (our
-   * own entries whose answers were lost). A later owner's entries there mean the group was taken
-   * over: the host is told, and stops this actor. While the log does not answer, the store as it is
-   * serves reads, and a retry runs in the background; what it brings in reloads the model.
+   * Cluster mode, after a failed or refused append: brings the local store level with the log, in
+   * the background (reads go on from the store meanwhile, and appends are refused until it is
+   * done). Our own entries whose answers were lost are applied, and reload the model; a later
+   * owner's entries mean the group was taken over: the host is told, and stops this actor.
    */
-  private async syncLog(background = false): Promise<void> {
-    const log = this.log!;
-    if (this.closing && background) this.syncing = false;
-    if (this.fenced || this.closing || (this.syncing && !background)) return;
+  private syncLog(): void {
+    if (this.syncing || this.fenced || this.closing) return;
     this.syncing = true;
-    // With the connection down, asking would only wait out a timeout while every call waits.
-    if (!background && !log.reachable) {
-      setTimeout(() => void this.syncLog(true), 500).unref();
-      return;
-    }
-    try {
-      const applied = await log.resync(this.store);
-      this.syncing = false;
-      if (background && applied > 0) this.failed(null);
-    } catch (err) {
-      if ((err as Error).name === 'Fenced') {
+    const attempt = async (): Promise<void> => {
+      if (this.closing || this.fenced) return void (this.syncing = false);
+      try {
+        const applied = await this.log!.resync(this.store);
+        this.syncing = false;
+        if (applied > 0) this.failed(null);
+      } catch (err) {
+        if ((err as Error).name !== 'Fenced') return void setTimeout(() => void attempt(), 250).unref();
         this.fenced = true;
         this.syncing = false;
         this.emit([{ type: FENCED_EVENT, group: this.model.name, reason: (err as Error).message } as unknown as EventBody]);
-        return;
       }
-      if (this.closing) this.syncing = false;
-      else setTimeout(() => void this.syncLog(true), 500).unref();
-    }
+    };
+    void attempt();
   }
 
   /** Resolves when no reload is under way: what every call that decides waits for first (`if (this.reloading)`, to cost nothing otherwise). */
@@ -292,6 +296,9 @@ class GroupActor {
   }
 
   private refused(): Failure {
+    // Cluster mode: an append the log did not confirm may still have landed (a leader elected
+    // meanwhile); a retried lookup or read shows whether it did.
+    if (this.log && /replicated log/.test(this.refusal)) return { ok: false, status: 503, code: 'STORE_UNAVAILABLE', detail: `${this.refusal}; it may yet land: retry (reads go on)`, retryAfter: 2 };
     return { ok: false, status: 503, code: 'STORE_UNAVAILABLE', detail: `${this.refusal}; nothing was changed, reads go on`, retryAfter: 5 };
   }
 
@@ -323,7 +330,13 @@ class GroupActor {
     const now = Date.now();
     const m = this.model;
     if (this.removedWhileLoading) this.need(batch.map((b) => b[1]));
-    const outcomes = batch.map(([kind, stream, regions, by = null]) => (kind === 'publish' ? m.publish(stream, regions, now, by) : kind === 'transcode' ? m.transcode(stream, regions, now, by) : m.subscribe(stream, regions, now)));
+    // Cluster mode, while the log takes no appends: a lookup that would bind a stream is refused
+    // before it decides anything (memory would have to be reloaded after), lookups of bound streams go on.
+    const refusing = this.log?.refusing === true;
+    const outcomes = batch.map(([kind, stream, regions, by = null]): LookupOutcome => {
+      if (refusing && kind !== 'subscribe' && !m.hasBinding(m.streamOf(stream))) return LOG_REFUSING;
+      return kind === 'publish' ? m.publish(stream, regions, now, by) : kind === 'transcode' ? m.transcode(stream, regions, now, by) : m.subscribe(stream, regions, now);
+    });
     const effects = m.drain();
     this.tally(started, batch.length, 0);
     const settled = this.submit(effects);
@@ -332,10 +345,18 @@ class GroupActor {
     if (!own && !read?.some((r) => r)) return outcomes;
     this.waiting += batch.length;
     try {
-      if (own && !(await own)) return batch.map(() => this.refused());
-      if (!read) return outcomes;
+      // If the batch's own commit failed, only the lookups whose stream it wrote are refused: the
+      // others only read what was there before (a bound stream), and their answers stand.
+      // (A node the failed commit changed, such as an edge moved under the stream's origin, is refused too.)
+      const written = own && !(await own) ? new Set(effects.writes.map((w) => (w.kind === 'node' ? `node:${w.key}` : w.key))) : null;
+      const refusedHere = (i: number) => {
+        if (written === null) return false;
+        const o = outcomes[i]!;
+        return written.has(batch[i]![1]) || written.has(m.streamOf(batch[i]![1])) || (o.ok && written.has(`node:${o.node.nodeId}`));
+      };
+      if (!read) return written ? outcomes.map((o, i) => (refusedHere(i) ? this.refused() : o)) : outcomes;
       const landed = await Promise.all(read.map((r) => r ?? LANDED));
-      return outcomes.map((o, i) => (landed[i] ? o : this.refused()));
+      return outcomes.map((o, i) => (landed[i] && !refusedHere(i) ? o : this.refused()));
     } finally {
       this.waiting -= batch.length;
     }

@@ -18,11 +18,20 @@ export class NotServedHere extends Error {
   }
 }
 
+/**
+ * Calls that may be sent twice: a retry after a timeout (the request or its answer lost with a NATS
+ * server that died under it) answers the same. Others (a provision's create) are sent again only
+ * when nobody received them (no responders).
+ */
+const IDEMPOTENT = new Set(['lookups', 'heartbeats', 'getProvision', 'listProvisions', 'listStreams', 'detail', 'counts', 'hasNode', 'stats']);
+
 export interface ForwardOptions {
   /** How long a call keeps trying before it fails as unavailable (ms). */
   deadlineMs: number;
   /** Each request waits this long for an answer (an owner's actor may be committing). */
   requestTimeoutMs: number;
+  /** The same, for a call that may be sent again: a shorter wait, then another try. */
+  retryTimeoutMs: number;
 }
 
 export class Forwarder {
@@ -31,7 +40,7 @@ export class Forwarder {
 
   constructor(
     private readonly nc: NatsConnection,
-    private readonly options: ForwardOptions = { deadlineMs: 2500, requestTimeoutMs: 5000 },
+    private readonly options: ForwardOptions = { deadlineMs: 4000, requestTimeoutMs: 5000, retryTimeoutMs: 1000 },
   ) {}
 
   /** Calls `method` on the owner of `group`; rejects with NotServedHere once the deadline passes with no owner answering. */
@@ -41,9 +50,11 @@ export class Forwarder {
     const payload = pack({ m: method, a: args });
     let wait = 50;
     let why = 'no instance owns it';
+    const again = IDEMPOTENT.has(method);
     for (;;) {
       try {
-        const m = await this.nc.request(rpcSubject(group), payload, { timeout: Math.max(100, Math.min(this.options.requestTimeoutMs, deadline - Date.now() + 1000)) });
+        const timeout = again ? Math.max(100, Math.min(this.options.retryTimeoutMs, deadline - Date.now())) : this.options.requestTimeoutMs;
+        const m = await this.nc.request(rpcSubject(group), payload, { timeout });
         const reply = unpack(m.data) as Reply;
         if ('r' in reply) return reply.r;
         if ('e' in reply) throw new Error(reply.e);
@@ -52,8 +63,14 @@ export class Forwarder {
         const text = (err as Error).message ?? '';
         // No responders: nobody subscribes (the owner is gone or moving). A timeout: the owner
         // died under the request, or is stuck; both are retried until the deadline.
-        if (!/no responders|503|timeout|TIMEOUT|disconnect|closed/i.test(text) && !(err as { code?: string }).code) throw err;
-        why = /no responders|503/i.test(text) ? 'no instance serves it (handover under way?)' : `its owner did not answer (${text})`;
+        const noResponders = /no responders|503/i.test(text);
+        if (!noResponders && !/timeout|TIMEOUT|disconnect|closed/i.test(text) && !(err as { code?: string }).code) throw err;
+        // A call that may have been received is not sent again unless sending it twice is harmless.
+        if (!noResponders && !again) {
+          this.counters.failed++;
+          throw new NotServedHere(group, `its owner did not answer in time (${text}); the call may have been carried out`);
+        }
+        why = noResponders ? 'no instance serves it (handover under way?)' : `its owner did not answer (${text})`;
       }
       if (Date.now() + wait > deadline) {
         this.counters.failed++;

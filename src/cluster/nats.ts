@@ -57,7 +57,9 @@ export interface Jet {
 
 export async function jet(nc: NatsConnection): Promise<Jet> {
   const jsm = await jetstreamManager(nc, { timeout: JS_TIMEOUT_MS * 4 });
-  return { nc, jsm, js: jetstream(nc, { timeout: JS_TIMEOUT_MS }), kvm: new Kvm(nc) };
+  const js = jetstream(nc, { timeout: JS_TIMEOUT_MS });
+  // Buckets on the same short timeout: a bucket without a leader must not hold a renewal for 5 s.
+  return { nc, jsm, js, kvm: new Kvm(js) };
 }
 
 export interface Buckets {

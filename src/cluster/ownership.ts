@@ -78,7 +78,10 @@ export class Ownership {
     await this.presence();
     await this.watchLeases();
     await this.watchInstances();
-    this.timer = setInterval(() => void this.tick(), 100);
+    this.timer = setInterval(() => {
+      this.renewals();
+      void this.tick();
+    }, 100);
   }
 
   /** Whether this instance may answer for the group now (checked on every call). */
@@ -159,8 +162,7 @@ export class Ownership {
     this.ticking = true;
     try {
       const now = this.clock();
-      if (now - this.lastPresence >= 1000) await this.presence().catch(() => {});
-      for (const [group, o] of this.owned) if (!o.busy && !o.starting && now >= o.nextAt) void this.renew(group, o);
+      if (now - this.lastPresence >= 1000) void this.presence().catch(() => {});
       if (now - this.lastProbe >= 500) await this.probe(now);
       const ids = this.live().map((i) => i.id);
       for (const group of this.hooks.groups()) {
@@ -186,6 +188,13 @@ export class Ownership {
     } finally {
       this.ticking = false;
     }
+  }
+
+  /** Renewals due: apart from the rest of the tick, which may wait on a bucket without a leader. */
+  private renewals(): void {
+    if (this.stopping) return;
+    const now = this.clock();
+    for (const [group, o] of this.owned) if (!o.busy && !o.starting && now >= o.nextAt) void this.renew(group, o);
   }
 
   /** Whether the lease bucket answers (its leader is there): a contender's clock runs only then. */
@@ -248,6 +257,7 @@ export class Ownership {
       const outcome = await this.attempt(() => this.leases.update(group, encode({ owner: this.me.id, url: this.me.url, epoch: held.epoch }), held.revision, JS_TIMEOUT_MS));
       if (this.owned.get(group) !== o) return;
       o.state = renewed(o.state, outcome, sentAt, this.clock(), this.t);
+      if (outcome.kind !== 'ok') this.log.debug({ group, outcome: outcome.kind, tookMs: Math.round(this.clock() - sentAt), state: o.state }, 'a lease renewal failed');
       if (outcome.kind === 'ok') this.counters.renewals++;
       if (o.state.kind === 'held' && outcome.kind === 'conflict') {
         const next = afterConflict(o.state, await this.read(group), this.clock(), this.t);

@@ -37,7 +37,7 @@ export class Fenced extends Error {
 }
 
 /** How long one append may keep retrying while JetStream has no leader, before the commit is refused. */
-const APPEND_DEADLINE_MS = 2000;
+const APPEND_DEADLINE_MS = 1500;
 const appliedKey = (group: string) => `wal:${group}`;
 
 /** Puts what `writes` say into the group's records (inside a store write). */

@@ -120,10 +120,11 @@ export class NatsCluster {
 
   /** Whether every replica of the stream is current (a restarted server caught up). */
   async current(stream: string): Promise<boolean> {
-    for (const s of this.servers.filter((x) => x.proc)) {
-      const j = await this.jsz(s, '?accounts=true&streams=true');
-      for (const a of j.account_details ?? []) for (const d of a.stream_detail ?? []) if (d.name === stream && d.cluster?.leader) return (d.cluster.replicas ?? []).every((r) => r.current);
-    }
+    // Only the leader's view of its followers is up to date.
+    const leader = await this.leaderOf(stream);
+    if (!leader?.proc) return false;
+    const j = await this.jsz(leader, '?accounts=true&streams=true');
+    for (const a of j.account_details ?? []) for (const d of a.stream_detail ?? []) if (d.name === stream && d.cluster?.leader === leader.name) return (d.cluster.replicas ?? []).length === this.servers.length - 1 && (d.cluster.replicas ?? []).every((r) => r.current);
     return false;
   }
 
