@@ -114,7 +114,17 @@ export async function startService(config: Config, options: ServiceOptions = {})
   if (config.cluster) {
     const { ClusterRuntime: Runtime, instanceIdOf } = await import('./cluster/runtime.js');
     const instance = instanceIdOf(config.cluster, config.dataDir);
-    cluster = await Runtime.connect(config.cluster, instance, log, (why) => options.waiting?.(why));
+    // NATS may be away: the port answers meanwhile (readyz says why), and the start waits for it.
+    const { waitingServer } = await import('./cluster/waiting-server.js');
+    const waiting = config.server.port === 0 ? null : await waitingServer(config.server.host, config.server.port);
+    try {
+      cluster = await Runtime.connect(config.cluster, instance, log, (why) => {
+        if (waiting) waiting.why = why;
+        options.waiting?.(why);
+      });
+    } finally {
+      await waiting?.close();
+    }
   }
 
   const signingKey = await signingKeyOf(config, store, cluster);

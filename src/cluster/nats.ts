@@ -44,7 +44,8 @@ export function connectNats(servers: readonly string[], name: string): Promise<N
     pingInterval: 1000,
     maxPingOut: 2,
     timeout: 2000,
-    waitOnFirstConnect: true,
+    // The first connection fails fast, so that the start can say why it waits; later ones retry for ever.
+    waitOnFirstConnect: false,
   });
 }
 

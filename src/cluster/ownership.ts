@@ -6,7 +6,7 @@
 // instance in `sy_instances`, put every second: the live instances are those seen within 3 s.
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
-import { acquired, afterConflict, beforeRenewal, probed, reacquired, renewed, sawDelete, sawPut, serving, shouldContend, watching, type KeyRead, type LeaseTiming, type Outcome, type OwnerState, type Watching } from '../policy/cluster/lease.js';
+import { acquired, afterConflict, afterCut, beforeRenewal, probed, reacquired, renewed, sawDelete, sawPut, serving, shouldContend, watching, type KeyRead, type LeaseTiming, type Outcome, type OwnerState, type Watching } from '../policy/cluster/lease.js';
 import { handover, placeOf } from '../policy/cluster/hrw.js';
 import { isConflict, JS_TIMEOUT_MS } from './nats.js';
 
@@ -25,6 +25,8 @@ export interface OwnershipHooks {
   acquire(group: string, epoch: number): Promise<void>;
   /** Stop serving it here (lost, or handed over). */
   release(group: string, reason: string): Promise<void>;
+  /** Start it again here at a new epoch (acquired again after a cut): release, then acquire. */
+  restart(group: string, epoch: number): Promise<void>;
   /** Another owner for a group, for events and metrics. */
   changed?(group: string, owner: string | null, epoch: number | null): void;
 }
@@ -36,6 +38,8 @@ interface Owned {
   /** Not yet serving: the actor is loading and fencing. */
   starting: boolean;
   acquiredAt: number;
+  /** When the connection to NATS went down while this was held: renewed by `resume` once it is back. */
+  cutAt: number | null;
 }
 
 /**
@@ -59,6 +63,8 @@ export class Ownership {
   private lastPresence = 0;
   private lastHandover = 0;
   private available = false;
+  /** The connection to every NATS server is down. */
+  private cut = false;
   private stopping = false;
   private watches: Array<{ stop(): void }> = [];
   readonly counters = { renewals: 0, losses: 0, acquisitions: 0, handovers: 0 };
@@ -87,7 +93,16 @@ export class Ownership {
   /** Whether this instance may answer for the group now (checked on every call). */
   serving(group: string): boolean {
     const o = this.owned.get(group);
-    return !!o && !o.starting && serving(o.state, this.clock(), this.t);
+    return !!o && !o.starting && serving(o.state, this.clock(), this.t, this.cut);
+  }
+
+  /** The connection to NATS went down (true) or came back (false). */
+  setCut(cut: boolean): void {
+    if (cut === this.cut) return;
+    this.cut = cut;
+    const now = this.clock();
+    if (cut) for (const o of this.owned.values()) o.cutAt ??= now;
+    this.log.warn({ groups: this.ownedGroups() }, cut ? 'NATS unreachable: owned groups answer reads only until it is back' : 'NATS reachable again');
   }
 
   epoch(group: string): number | undefined {
@@ -192,7 +207,7 @@ export class Ownership {
 
   /** Renewals due: apart from the rest of the tick, which may wait on a bucket without a leader. */
   private renewals(): void {
-    if (this.stopping) return;
+    if (this.stopping || this.cut) return;
     const now = this.clock();
     for (const [group, o] of this.owned) if (!o.busy && !o.starting && now >= o.nextAt) void this.renew(group, o);
   }
@@ -232,7 +247,7 @@ export class Ownership {
       if (isConflict(err)) this.watched.set(group, sawPut(this.watched.get(group) ?? watching(sentAt), '?', this.clock()));
       return;
     }
-    const o: Owned = { state: acquired(epoch, sentAt), nextAt: sentAt + this.t.renewMs, busy: false, starting: true, acquiredAt: sentAt };
+    const o: Owned = { state: acquired(epoch, sentAt), nextAt: sentAt + this.t.renewMs, busy: false, starting: true, acquiredAt: sentAt, cutAt: null };
     this.owned.set(group, o);
     this.watched.delete(group);
     this.counters.acquisitions++;
@@ -249,6 +264,7 @@ export class Ownership {
   private async renew(group: string, o: Owned): Promise<void> {
     o.busy = true;
     try {
+      if (o.cutAt !== null) return void (await this.resume(group, o));
       const now = this.clock();
       o.state = beforeRenewal(o.state, now, this.t);
       if (o.state.kind !== 'held') return void (await this.lose(group, o.state.reason));
@@ -275,6 +291,40 @@ export class Ownership {
       o.nextAt = this.clock() + (outcome.kind === 'ok' ? this.t.renewMs : 250);
     } finally {
       o.busy = false;
+    }
+  }
+
+  /** The first renewal after a cut: the lease may have run out, or been taken, meanwhile. */
+  private async resume(group: string, o: Owned): Promise<void> {
+    if (o.state.kind !== 'held') return;
+    const held = o.state.held;
+    const sentAt = this.clock();
+    const outcome = await this.attempt(() => this.leases.update(group, encode({ owner: this.me.id, url: this.me.url, epoch: held.epoch }), held.revision, JS_TIMEOUT_MS));
+    if (this.owned.get(group) !== o) return;
+    o.nextAt = this.clock() + 250;
+    if (outcome.kind === 'unavailable') return;
+    o.cutAt = null;
+    if (outcome.kind === 'ok') {
+      o.state = { kind: 'held', held: { ...held, revision: outcome.revision, confirmedSentAt: sentAt, riding: null } };
+      o.nextAt = this.clock() + this.t.renewMs;
+      return;
+    }
+    const next = afterCut(o.state, await this.read(group));
+    o.state = next.state;
+    if (next.state.kind !== 'held') return void (await this.lose(group, next.state.reason));
+    if (!next.reacquire) return;
+    const sent = this.clock();
+    const created = await this.attempt(() => this.leases.create(group, encode({ owner: this.me.id, url: this.me.url, at: Date.now() })));
+    if (created.kind !== 'ok') return void (await this.lose(group, 'the lease ran out while NATS was unreachable, and another instance took it'));
+    o.state = acquired(created.revision, sent);
+    o.starting = true;
+    this.log.warn({ group, epoch: created.revision }, 'the lease ran out while NATS was unreachable: acquired it again; the actor restarts from the log');
+    try {
+      await this.hooks.restart(group, created.revision);
+      o.starting = false;
+      o.nextAt = this.clock() + this.t.renewMs;
+    } catch (err) {
+      await this.giveBack(group, `could not restart: ${(err as Error).message}`);
     }
   }
 

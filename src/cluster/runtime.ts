@@ -17,7 +17,7 @@ import { leaseTiming } from '../policy/cluster/lease.js';
 import { ClusterEventLog } from './events.js';
 import { Forwarder } from './forward.js';
 import { connectNats, jet, provision, STREAMS, walSubject, type Buckets, type Jet } from './nats.js';
-import { Ownership, type InstanceInfo } from './ownership.js';
+import { Ownership, type InstanceInfo, type OwnershipHooks } from './ownership.js';
 import { keyOf, SharedState } from './shared-state.js';
 
 /** The calls another instance may make on a group's actor here (never the supervisor's wiring). */
@@ -62,9 +62,9 @@ export class ClusterRuntime {
     for (let attempt = 1; ; attempt++) {
       try {
         const nc = await connectNats(config.servers, `switchyard:${instance}`);
-        const j = await jet(nc);
         for (let tries = 1; ; tries++) {
           try {
+            const j = await jet(nc);
             const buckets = await provision(j, config.replicas, config.leaseTtl);
             log.info({ instance, servers: config.servers, replicas: config.replicas }, 'connected to NATS JetStream');
             return new ClusterRuntime(config, instance, j, buckets, log);
@@ -138,7 +138,7 @@ export class ClusterRuntime {
   async own(host: ActorHost, url: string): Promise<void> {
     this.url = url;
     const info: InstanceInfo = { id: this.instance, url, startedAt: Date.now(), groups: 0 };
-    this.ownership = new Ownership(this.buckets.leases, this.buckets.instances, info, leaseTiming(this.config.leaseTtl), {
+    const hooks: OwnershipHooks = {
       groups: () => [...host.groups.keys()],
       acquire: async (group, epoch) => {
         const handle = host.group(group);
@@ -159,8 +159,14 @@ export class ClusterRuntime {
         await host.group(group)?.deactivate();
         host.options.onEvents([{ type: 'cluster.released', group, owner: this.instance, reason }]);
       },
-    }, this.log);
+      restart: async (group, epoch) => {
+        await hooks.release(group, 'acquired again at a new epoch');
+        await hooks.acquire(group, epoch);
+      },
+    };
+    this.ownership = new Ownership(this.buckets.leases, this.buckets.instances, info, leaseTiming(this.config.leaseTtl), hooks, this.log);
     await this.ownership.start();
+    this.watchConnection((up) => this.ownership?.setCut(!up));
   }
 
   /** The live instances' URLs (this one first): node agents fail over to them. */

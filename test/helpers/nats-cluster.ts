@@ -138,9 +138,10 @@ export class NatsCluster {
     });
   }
 
-  async restart(s: NatsServer): Promise<void> {
+  /** Starts a stopped server again; waits until it sees a meta leader (not with `wait` false: a server alone elects none). */
+  async restart(s: NatsServer, wait = true): Promise<void> {
     if (!s.proc) this.run(s);
-    await until(async () => (await this.jsz(s)).meta_cluster?.leader !== undefined, 30_000, `${s.name} back in the cluster`);
+    if (wait) await until(async () => (await this.jsz(s)).meta_cluster?.leader !== undefined, 30_000, `${s.name} back in the cluster`);
   }
 
   async stop(): Promise<void> {

@@ -3,7 +3,7 @@
 // that pause (GC, SIGSTOP) and whose requests take time, all on a fake clock.
 import test from 'ava';
 import fc from 'fast-check';
-import { acquired, afterConflict, beforeRenewal, leaseTiming, probed, reacquired, renewed, sawDelete, sawPut, serving, shouldContend, watching, type KeyRead, type Outcome, type OwnerState, type Watching } from '../../src/policy/cluster/lease.js';
+import { acquired, afterConflict, afterCut, beforeRenewal, leaseTiming, probed, reacquired, renewed, sawDelete, sawPut, serving, shouldContend, watching, type KeyRead, type Outcome, type OwnerState, type Watching } from '../../src/policy/cluster/lease.js';
 import { handover, placeOf, rank } from '../../src/policy/cluster/hrw.js';
 
 const T = leaseTiming(3000);
@@ -228,4 +228,14 @@ test('an owner hands over at most one group per period, and only to the instance
   t.is(rank(h!.group, live)[0], 'b');
   t.is(handover(owned, live, 'a', 8000, 10_000, 5000), null);
   t.is(handover(owned.filter((g) => rank(g, live)[0] === 'a'), live, 'a', 0, 10_000, 5000), null);
+});
+
+test('back from a cut: go on with our key, give up to another holder, acquire again (and restart) when it expired', (t) => {
+  const held = acquired(5, 0);
+  t.true(serving(held, 60_000, T, true), 'a cut owner answers reads long past its lease');
+  t.false(serving(held, 60_000, T, false));
+  t.deepEqual(afterCut(held, { kind: 'ours', revision: 9 }).state.kind, 'held');
+  t.is(afterCut(held, { kind: 'theirs', owner: 'x' }).state.kind, 'lost');
+  t.true(afterCut(held, { kind: 'absent' }).reacquire);
+  t.false(afterCut(held, { kind: 'unavailable' }).reacquire);
 });

@@ -115,9 +115,27 @@ export function goodUntil(h: Held, t: LeaseTiming): number {
   return Math.min(h.confirmedSentAt + t.rideMs, plain + Math.max(0, h.riding.lastSentAt - h.riding.firstSentAt));
 }
 
-/** Whether the owner may serve at `now`: checked on every call, before anything is read. */
-export function serving(state: OwnerState, now: number, t: LeaseTiming): boolean {
-  return state.kind === 'held' && stillGood(state.held, now, t);
+/**
+ * Whether the owner may serve at `now`: checked on every call, before anything is read. While this
+ * instance's connection to every NATS server is down (`cut`), an owner keeps answering what needs
+ * no write (its log refuses every write): nobody can take a write from it, and reads of what was
+ * bound before stay right unless another instance took the group over and moved a stream meanwhile,
+ * which is the price of answering at all without NATS (docs/cluster.md).
+ */
+export function serving(state: OwnerState, now: number, t: LeaseTiming, cut = false): boolean {
+  return state.kind === 'held' && (cut || stillGood(state.held, now, t));
+}
+
+/**
+ * Back from a cut, with a lease that may have run out meanwhile: what the key holds decides. Ours:
+ * go on. Someone else's: lost. Absent: acquire it again, and restart the actor at the new epoch so
+ * that it catches up with the log first (another owner may have come and gone meanwhile).
+ */
+export function afterCut(state: OwnerState, read: KeyRead): { state: OwnerState; reacquire: boolean } {
+  if (state.kind !== 'held') return { state, reacquire: false };
+  if (read.kind === 'theirs') return { state: { kind: 'lost', reason: `instance ${read.owner} holds the lease` }, reacquire: false };
+  if (read.kind === 'ours') return { state: { kind: 'held', held: { ...state.held, revision: read.revision, riding: null } }, reacquire: false };
+  return { state, reacquire: read.kind === 'absent' };
 }
 
 /**
