@@ -12,6 +12,7 @@ import type { GroupApi } from './group/actor.js';
 import { FENCED_EVENT } from './group/signals.js';
 import type { HeartbeatReply, LookupOutcome } from './group/model.js';
 import type { SupervisorApi, SupervisorInit } from './supervisor/actor.js';
+import type { KeptCooldowns } from './supervisor/directory.js';
 
 export class ActorUnavailable extends Error {
   constructor(readonly group: string) {
@@ -293,9 +294,13 @@ export class GroupHandle {
     await this.worker?.terminate();
   }
 
+  /** Cluster mode: the cooldowns the group's previous owner left, for this instance's supervisor. */
+  kept: KeptCooldowns | undefined;
+
   /** Cluster mode: this instance acquired the group at `epoch`: its actor loads, fences the log, serves. */
-  async activate(epoch: number): Promise<void> {
+  async activate(epoch: number, kept?: KeptCooldowns): Promise<void> {
     this.epoch = epoch;
+    this.kept = kept;
     this.closing = false;
     await this.start();
   }
@@ -399,7 +404,7 @@ export class ActorHost {
     const channel = new MessageChannel();
     await handle.callHere('attachSupervisor', Comlink.transfer(channel.port2, [channel.port2]));
     // A group deleted while its thread was down is still being retired by the one that follows.
-    await this.supervisor.attachGroup(handle.group, Comlink.transfer(channel.port1, [channel.port1]), handle.deleting);
+    await this.supervisor.attachGroup(handle.group, Comlink.transfer(channel.port1, [channel.port1]), handle.deleting, handle.kept);
   }
 
   async stop(stopNodes: boolean): Promise<void> {

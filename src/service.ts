@@ -145,6 +145,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const metrics = new Metrics(counts, actorStats);
   const onEvent = (e: EventRecord) => {
     metrics.events.inc({ type: e.type });
+    cluster?.noticed(e);
     if (LOUD_EVENTS.test(e.type)) log.info({ event: e }, e.type);
     else log.debug({ event: e }, e.type);
     // A destroyed node's tokens die with it: a copy left on its disk or in Terraform's state must not heartbeat for it.

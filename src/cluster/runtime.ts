@@ -10,6 +10,8 @@ import type { ActorHost, ClusterSeam } from '../../actors/host.js';
 import type { NodeTokens } from '../auth/node-tokens.js';
 import type { SharedUsers, UserRecord, Users } from '../auth/users.js';
 import type { ClusterConfig } from '../config/types.js';
+import type { EventRecord } from '../domain/events.js';
+import type { KeptCooldowns } from '../../actors/supervisor/directory.js';
 import type { ClusterView } from '../http/services.js';
 import type { GroupSharing } from '../nodegroups/registry.js';
 import type { StoredGroup } from '../store/store.js';
@@ -43,6 +45,7 @@ export class ClusterRuntime {
   readonly events: ClusterEventLog;
   readonly forwarder: Forwarder;
   ownership: Ownership | null = null;
+  private host: ActorHost | null = null;
   private url = '';
 
   private constructor(
@@ -137,13 +140,16 @@ export class ClusterRuntime {
   /** Starts taking node groups: their actors run here while this instance owns them. */
   async own(host: ActorHost, url: string): Promise<void> {
     this.url = url;
+    this.host = host;
     const info: InstanceInfo = { id: this.instance, url, startedAt: Date.now(), groups: 0 };
     const hooks: OwnershipHooks = {
       groups: () => [...host.groups.keys()],
       acquire: async (group, epoch) => {
         const handle = host.group(group);
         if (!handle) throw new Error(`node group '${group}' is not known here`);
-        await handle.activate(epoch);
+        // The previous owner's cooldowns: a takeover must not scale what was just scaled.
+        const kept = await this.shared.get<KeptCooldowns>(keyOf('sup', group)).catch(() => undefined);
+        await handle.activate(epoch, kept);
         this.forwarder.serve(
           group,
           () => this.ownership!.serving(group) && handle.running,
@@ -156,6 +162,7 @@ export class ClusterRuntime {
       },
       release: async (group, reason) => {
         this.forwarder.unserve(group);
+        await this.keepCooldowns(group);
         await host.group(group)?.deactivate();
         host.options.onEvents([{ type: 'cluster.released', group, owner: this.instance, reason }]);
       },
@@ -167,6 +174,20 @@ export class ClusterRuntime {
     this.ownership = new Ownership(this.buckets.leases, this.buckets.instances, info, leaseTiming(this.config.leaseTtl), hooks, this.log);
     await this.ownership.start();
     this.watchConnection((up) => this.ownership?.setCut(!up));
+  }
+
+  /** An event of this instance's: a scaling decision's cooldown is shared at once (the next owner keeps it). */
+  noticed(e: EventRecord): void {
+    if (e.type === 'scaling.action' && this.ownership?.serving(e.group)) void this.keepCooldowns(e.group);
+  }
+
+  private async keepCooldowns(group: string): Promise<void> {
+    try {
+      const kept = await this.host?.supervisor?.cooldowns(group);
+      if (kept) await this.shared.overwrite(keyOf('sup', group), kept);
+    } catch (err) {
+      this.log.warn({ err, group }, 'could not share the cooldowns of a node group');
+    }
   }
 
   /** The live instances' URLs (this one first): node agents fail over to them. */
