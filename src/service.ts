@@ -138,9 +138,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
   let actors!: ActorHost;
   let registry!: NodeGroupRegistry;
   const counts = async (): Promise<GroupCounts[]> =>
-    (await Promise.all([...actors.groups.values()].filter((g) => g.ready).map((g) => g.call('counts').catch(() => null)))).filter((c): c is GroupCounts => c !== null);
+    // The groups whose actor runs here (in cluster mode, those this instance owns: its own metrics).
+    (await Promise.all([...actors.groups.values()].filter((g) => g.running).map((g) => g.callHere('counts').catch(() => null)))).filter((c): c is GroupCounts => c !== null);
   const actorStats = async () =>
-    (await Promise.all([...actors.groups.values()].filter((g) => g.ready).map(async (g) => ({ group: g.name, ...(await g.call('stats').catch(() => null)) }))))
+    (await Promise.all([...actors.groups.values()].filter((g) => g.running).map(async (g) => ({ group: g.name, ...(await g.callHere('stats').catch(() => null)) }))))
       .filter((s): s is { group: string; heapUsed: number; busySeconds: number; lookups: number; heartbeats: number; batches: number } => 'heapUsed' in s);
   const metrics = new Metrics(counts, actorStats);
   const onEvent = (e: EventRecord) => {
@@ -235,7 +236,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...(options.orphanTimeoutMs !== undefined ? { orphanTimeoutMs: options.orphanTimeoutMs } : {}),
   });
   for (const g of groups) if (g.deleting) await registry.retire(actors.group(g.group.name)!);
-  if (cluster) await cluster.own(actors, config.cluster!.advertiseUrl ?? config.server.publicUrl ?? url);
+  if (cluster) {
+    cluster.registerMetrics(metrics.registry);
+    await cluster.own(actors, config.cluster!.advertiseUrl ?? config.server.publicUrl ?? url);
+  }
   ready = true;
   log.info({ url, dataDir: config.dataDir, groups: groups.map((g) => g.group.name) }, 'listening');
 

@@ -16,7 +16,9 @@ import type { ClusterView } from '../http/services.js';
 import type { GroupSharing } from '../nodegroups/registry.js';
 import type { StoredGroup } from '../store/store.js';
 import { leaseTiming } from '../policy/cluster/lease.js';
+import type { Registry } from 'prom-client';
 import { ClusterEventLog } from './events.js';
+import { registerClusterMetrics } from './metrics.js';
 import { Forwarder } from './forward.js';
 import { connectNats, jet, provision, STREAMS, walSubject, type Buckets, type Jet } from './nats.js';
 import { Ownership, type InstanceInfo, type OwnershipHooks } from './ownership.js';
@@ -188,6 +190,11 @@ export class ClusterRuntime {
     } catch (err) {
       this.log.warn({ err, group }, 'could not share the cooldowns of a node group');
     }
+  }
+
+  /** Its metrics, on the service's registry. */
+  registerMetrics(registry: Registry): void {
+    registerClusterMetrics(registry, () => this.ownership, this.forwarder, () => this.connected());
   }
 
   /** The live instances' URLs (this one first): node agents fail over to them. */

@@ -33,6 +33,17 @@ test('any instance answers: one owner per group, the same binding through every 
   const read = await request(third.url, 'GET', '/as/v1/provision/h/show', undefined, auth);
   t.is(read.status, 200, read.text);
 
+  // Metrics of its own: groups owned here, calls forwarded and served.
+  const metric = async (i: typeof a, name: string) => {
+    const text = (await request(i.url, 'GET', '/as/v1/metrics')).text;
+    return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  };
+  const owned = await Promise.all(c.instances.map((i) => metric(i, 'switchyard_cluster_groups_owned')));
+  t.is(owned.reduce((x, y) => x + y, 0), 2, `groups owned per instance: ${owned.join(', ')}`);
+  const forwarded = await Promise.all(c.instances.map((i) => metric(i, 'switchyard_cluster_forwarded_calls_total')));
+  const served = await Promise.all(c.instances.map((i) => metric(i, 'switchyard_cluster_served_calls_total')));
+  t.true(forwarded.some((n) => n > 0) && served.some((n) => n > 0), `forwarded ${forwarded.join(', ')}; served ${served.join(', ')}`);
+
   // A password changed on B retires A's token on C.
   const changed = await request(b.url, 'POST', '/as/v1/auth/password', { currentPassword: CLUSTER_PASSWORD, newPassword: 'another-long-password' }, auth);
   t.is(changed.status, 204, changed.text);
