@@ -4,6 +4,7 @@ import test from 'ava';
 import { request } from '../helpers/http.js';
 import { Cluster, CLUSTER_PASSWORD, clusterConfig } from '../helpers/cluster.js';
 import { until } from '../helpers/nats-cluster.js';
+import { waitForEvents } from '../helpers/events.js';
 
 test('any instance answers: one owner per group, the same binding through every instance, tokens and password changes shared', async (t) => {
   const c = await Cluster.start(t, clusterConfig());
@@ -32,6 +33,15 @@ test('any instance answers: one owner per group, the same binding through every 
   t.is(p.status, 201, p.text);
   const read = await request(third.url, 'GET', '/as/v1/provision/h/show', undefined, auth);
   t.is(read.status, 200, read.text);
+
+  // Every group's events on any instance, numbered by the cluster's log: the same ids everywhere,
+  // and a client resuming with Last-Event-ID on another instance gets exactly what followed.
+  const fromB = await waitForEvents(b.url, token, (seen) => seen.some((e) => e.type === 'provision.changed') && new Set(seen.map((e) => e.group)).size >= 2);
+  t.true(fromB.every((e, i) => i === 0 || e.seq! > fromB[i - 1]!.seq!), 'ids only grow');
+  t.true(fromB.some((e) => e.type === 'cluster.owner'), 'owner changes are events');
+  const middle = fromB[Math.floor(fromB.length / 2)]!.seq!;
+  const fromC = await waitForEvents(third.url, token, (seen) => seen.length >= fromB.filter((e) => e.seq! > middle).length, { since: middle });
+  t.deepEqual(fromC.slice(0, 5).map((e) => [e.seq, e.type]), fromB.filter((e) => e.seq! > middle).slice(0, 5).map((e) => [e.seq, e.type]));
 
   // Metrics of its own: groups owned here, calls forwarded and served.
   const metric = async (i: typeof a, name: string) => {
