@@ -32,6 +32,7 @@ import { surviveCommitFailures } from './store/failures.js';
 import { openStore, type Store } from './store/store.js';
 import { keepPrivate, makePrivate } from './store/private-dir.js';
 import { NodeGroupRegistry } from './nodegroups/registry.js';
+import { knownMetrics } from './domain/metrics.js';
 import { loadTerraformModules } from './platforms/terraform/modules.js';
 
 export interface ServiceOptions {
@@ -141,7 +142,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     observe: (method, seconds) => metrics.actorCall({ method }).observe(seconds),
     onError: (group, err) => log.error({ group, err }, 'actor error'),
   });
-  registry = new NodeGroupRegistry(store, actors, log, (bodies) => events.append(bodies), terraformModules);
+  registry = new NodeGroupRegistry(store, actors, log, (bodies) => events.append(bodies), terraformModules, knownMetrics(config.metrics.custom));
   const groups = await registry.load(config.nodeGroups);
   await actors.startGroups(groups.map((g) => g.group));
 

@@ -13,6 +13,7 @@ import { compileExpression, ExpressionError, type Kind } from '../policy/express
 import { es256KeyProblem } from '../auth/tokens.js';
 import { isLoopbackHost } from '../auth/users.js';
 import { ruleKey } from '../domain/scaling.js';
+import { knownMetrics } from '../domain/metrics.js';
 import { MODULE_NAME, SECRET_ENV, terraformProblems, type TerraformModules } from '../platforms/terraform/policy.js';
 
 export class ConfigError extends Error {
@@ -100,7 +101,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
 
   const groups: NodeGroup[] = [];
   input.nodeGroups.forEach((g, i) => {
-    const result = normalizeNodeGroup(g);
+    const result = normalizeNodeGroup(g, undefined, { metrics: knownMetrics(input.metrics.custom) });
     if ('errors' in result) problems.push(...result.errors.map((e) => `nodeGroups[${i}].${e.path} = ${show(valueAt(g, e.pointer))}: ${e.message}`));
     else groups.push(result.group);
   });
@@ -201,6 +202,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     supervisorTick: durationMs(input.supervisorTick),
     nodeGroups: groups,
     limits: input.limits,
+    metrics: { custom: input.metrics.custom, nodeSeries: input.metrics.nodeSeries },
   };
 }
 
@@ -236,7 +238,7 @@ const MOVED: ReadonlyArray<[string, string]> = [
  */
 const TERRAFORM_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
-export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, options: { stored?: boolean } = {}): { group: NodeGroup } | { errors: FieldError[] } {
+export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, options: { stored?: boolean; metrics?: ReadonlySet<string> } = {}): { group: NodeGroup } | { errors: FieldError[] } {
   const input = structuredClone(raw);
   groupChecker.withDefaults(input);
   if (!groupChecker.check(input)) return { errors: groupChecker.explain(input) };
@@ -301,7 +303,7 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     for (const [field, source, kind] of expressions) {
       if (source === undefined) continue;
       try {
-        compileExpression(source, kind);
+        compileExpression(source, kind, options.metrics ? { known: options.metrics } : {});
       } catch (e) {
         if (!(e instanceof ExpressionError)) throw e;
         err(`/rules/${i}/${field}`, `${e.reason} (at column ${e.position + 1})`);

@@ -1,6 +1,7 @@
 // The config file's schema. The same node-group schema validates the config file at start and
 // the admin API's node-group bodies, so an operator meets one set of rules in both places.
 import Type from 'typebox';
+import { METRIC_NAME_PATTERN } from '../domain/metrics.js';
 import { STRATEGY_NAMES } from '../policy/selection/registry.js';
 import { DURATION_PATTERN, NAME_DESCRIPTION, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
 
@@ -64,7 +65,7 @@ export const Rule = Type.Object(
     /** A node whose rank is at or above this is full: a number, or an aggregate expression. */
     limit: Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.String({ minLength: 1, maxLength: 512 })], {
       default: 200,
-      description: 'a positive number, or an expression over aggregates such as avg(memory.total) / 50',
+      description: 'a positive number, or an expression over aggregates such as avg(connections.subscriber) * 2',
     }),
     scaleOut: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'a condition, e.g. avg(connections.subscriber) > 0.6 * limit' })),
     scaleIn: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'a condition, e.g. avg(connections.subscriber) < 20' })),
@@ -340,6 +341,15 @@ export const ConfigSchema = Type.Object(
           },
           { additionalProperties: false, default: {} },
         ),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    metrics: Type.Object(
+      {
+        /** Metrics an agent of yours reports besides those of docs/nodes.md, which rules may then read. */
+        custom: Type.Array(Type.String({ pattern: METRIC_NAME_PATTERN }), { maxItems: 64, uniqueItems: true, default: [] }),
+        /** Nodes per group with series of their own on /as/v1/metrics (the busiest first): bounds the series a scrape carries. */
+        nodeSeries: Type.Integer({ minimum: 0, maximum: 10_000, default: 500 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -153,4 +153,6 @@ export interface Config {
   supervisorTick: number;
   nodeGroups: NodeGroup[];
   limits: { lookups: { app: LookupRate; admin: LookupRate } };
+  /** Metrics rules may read besides the reported ones (src/domain/metrics.ts); per-node series exported per group. */
+  metrics: { custom: string[]; nodeSeries: number };
 }
