@@ -1,8 +1,11 @@
 // `npm start`: load the config, start the service, stop it cleanly on SIGTERM or SIGINT.
 import { ConfigError, loadConfig } from './config/load.js';
 import { startService } from './service.js';
+import { answerFlags, SERVICE_HELP } from './cli/flags.js';
 
 async function main(): Promise<void> {
+  // --help and --version answer instead of starting.
+  answerFlags(process.argv.slice(2), SERVICE_HELP, 'switchyard');
   // What the service and the programs it starts (Terraform, node agents) write is theirs alone:
   // the data directory holds the signing key (README, Security).
   process.umask(0o077);
