@@ -4,7 +4,7 @@
 // installed agent) come INSERVICE; the service's --help and --version answer instead of starting;
 // and `npm start` does not rebuild a current build.
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { projectPath } from '../../src/paths.js';
@@ -68,9 +68,15 @@ test('npm pack → npm install into an empty prefix: switchyard --version, switc
   const list = spawnSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).stdout.split('\n');
   t.true(list.includes('package/dist/src/main.js') && list.includes('package/dist/actors/host.js') && list.includes('package/config/default.json'));
   t.true(list.includes('package/config/systemd/switchyard.service') && list.includes('package/config/grafana/switchyard.json'));
+  t.true(list.includes('package/npm-shrinkwrap.json'), 'the versions tested are the versions installed');
   t.false(list.some((f) => f.startsWith('package/dist/test/') || f.startsWith('package/src/') || f.startsWith('package/test/')), 'no tests, no sources');
 
   const prefix = join(dir, 'prefix');
+  // The tarball carries the lock as npm-shrinkwrap.json; the project's overrides (a root's alone
+  // apply) keep every version the one npm ci put in the cache, so the install needs no network.
+  mkdirSync(prefix);
+  const overrides = (JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) as { overrides?: object }).overrides ?? {};
+  writeFileSync(join(prefix, 'package.json'), JSON.stringify({ name: 'switchyard-install-test', private: true, overrides }));
   const install = npm(['install', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--omit=dev', tarball], dir);
   t.is(install.status, 0, install.stderr);
   const bin = join(prefix, 'node_modules', '.bin');
@@ -81,6 +87,16 @@ test('npm pack → npm install into an empty prefix: switchyard --version, switc
   t.is(agentHelp.status, 0, agentHelp.stderr);
   t.regex(agentHelp.stdout, /^usage: switchyard-agent/);
   t.regex(agentHelp.stdout, /SWITCHYARD_NODE_TOKEN/);
+
+  // The systemd units, pointed at this prefix's programs, pass systemd's own check without a warning.
+  for (const unit of ['switchyard.service', 'switchyard-agent.service']) {
+    const text = readFileSync(join(prefix, 'node_modules', 'switchyard', 'config', 'systemd', unit), 'utf8');
+    t.regex(text, /^ExecStart=\/usr\/local\/bin\/switchyard/m);
+    writeFileSync(join(dir, unit), text.replaceAll('/usr/local/bin/', `${bin}/`));
+    const verify = spawnSync('systemd-analyze', ['verify', '--man=no', join(dir, unit)], { encoding: 'utf8' });
+    t.is(verify.status, 0, verify.stderr);
+    t.is(verify.stderr, '', `${unit}: ${verify.stderr}`);
+  }
 
   const dataDir = join(dir, 'data');
   writeFileSync(join(dir, 'config.json'), JSON.stringify(config(dataDir)));

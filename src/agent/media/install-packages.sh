@@ -1,7 +1,8 @@
 #!/bin/sh
 # What the test suite needs on the machine, as Debian packages: nginx, its RTMP module and ffmpeg
 # (nginx-rtmp media nodes), and prometheus (promtool and the server, which check the alert rules
-# and the dashboard's queries in config/). Installs only what is missing; quick and quiet when
+# and the dashboard's queries in config/), and systemd-analyze (which checks the units in
+# config/systemd). Installs only what is missing; quick and quiet when
 # everything is there.
 set -eu
 module="${SWITCHYARD_NGINX_RTMP_MODULE:-/usr/lib/nginx/modules/ngx_rtmp_module.so}"
@@ -11,6 +12,7 @@ missing=""
 if ! have nginx || ! [ -r "$module" ]; then missing="$missing nginx libnginx-mod-rtmp"; fi
 if ! have ffmpeg || ! have ffprobe; then missing="$missing ffmpeg"; fi
 if ! have promtool || ! have prometheus; then missing="$missing prometheus"; fi
+if ! have systemd-analyze; then missing="$missing systemd"; fi
 if [ -z "$missing" ]; then
   exit 0
 fi
