@@ -2,28 +2,16 @@
 // `switchyard`, the command-line client (docs/cli.md): finds the command, parses its options with
 // util.parseArgs, runs it against the public REST API, and exits with the code that says how it
 // went (src/cli/api.ts: 0 done, 1 failed, 2 usage, 3 unreachable, 4 unauthorised, 5 timed out).
-import { readFileSync } from 'node:fs';
 import { CliError, EXIT } from './api.js';
-import { commandHelp, findCommand, overview, parseCommand, type Command } from './command.js';
-import { eventCommands } from './commands/events.js';
-import { lookupCommands } from './commands/lookup.js';
-import { nodeGroupCommands } from './commands/nodegroups.js';
-import { nodeCommands } from './commands/nodes.js';
-import { provisionCommands } from './commands/provisions.js';
-import { serveCommands } from './commands/serve.js';
-import { sessionCommands } from './commands/session.js';
+import { commandHelp, findCommand, overview, parseCommand } from './command.js';
+import { COMMANDS } from './commands/all.js';
 import { Context } from './context.js';
+import { packageVersion } from './flags.js';
 import { json, note, out } from './table.js';
-
-export const COMMANDS: readonly Command[] = [...sessionCommands, ...lookupCommands, ...nodeGroupCommands, ...nodeCommands, ...provisionCommands, ...eventCommands, ...serveCommands];
-
-function version(): string {
-  return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-}
 
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === '--version' || argv[0] === '-V' || argv[0] === 'version') {
-    out(version());
+    out(packageVersion());
     return EXIT.ok;
   }
   if (argv[0] === 'help') {

@@ -27,18 +27,22 @@ const tail: Command = {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     let last = Infinity;
+    const prefixes = (values.type as string | undefined)?.split(',');
+    // --no-follow stops at the log's last event, whatever its type: the service filters only a followed stream.
+    const serverTypes = values['no-follow'] ? undefined : (values.type as string | undefined);
     try {
       for await (const e of follow(ctx, {
         signal: controller.signal,
         ...(since !== undefined ? { since } : {}),
-        ...(values.type ? { types: values.type as string } : {}),
+        ...(serverTypes ? { types: serverTypes } : {}),
         onConnect: (id) => {
           // With --no-follow, the log's last id when the stream opened is where to stop.
           if (last === Infinity) last = id;
           if (values['no-follow'] && (since ?? 0) >= last) controller.abort();
         },
       })) {
-        if (!values.group || ('group' in e && e.group === values.group)) out(ctx.jsonOut ? JSON.stringify(e) : describe(e));
+        const wanted = (!values.group || ('group' in e && e.group === values.group)) && (!prefixes || prefixes.some((p) => e.type.startsWith(p)));
+        if (wanted) out(ctx.jsonOut ? JSON.stringify(e) : describe(e));
         if (values['no-follow'] && e.seq >= last) break;
       }
     } finally {

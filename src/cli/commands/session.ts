@@ -86,6 +86,7 @@ const status: Command = {
   summary: 'one screen: readiness, node groups, nodes by state, capacity, streams',
   details: "With --json: {ready, nodegroups, streams}, each the API's own answer (GET /readyz, /nodegroups, /streams).",
   async run(ctx) {
+    ctx.token(); // a session problem first, before the service is asked anything
     const api = ctx.api;
     const ready = await api.call<{ status: string; groups?: Record<string, boolean>; detail?: string }>('GET', '/as/v1/readyz', { auth: false, accept: [503] });
     const [groups, streams] = await Promise.all([api.get<Summary[]>('/as/v1/nodegroups?limit=1000'), api.get<Stream[]>('/as/v1/streams?limit=1000')]);
