@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { openEvents } from '../events/stream-client.js';
+import { readSaved, tokenFile } from './credentials.js';
 
 const BASE = (process.env.SWITCHYARD_URL ?? 'http://127.0.0.1:5080').replace(/\/$/, '');
 const GROUP = process.env.DEMO_GROUP ?? 'default';
@@ -53,11 +54,30 @@ async function follow(token: string, signal: AbortSignal): Promise<void> {
   }
 }
 
-async function main(): Promise<void> {
-  const password = process.env.SWITCHYARD_ADMIN_PASSWORD ?? readFileSync(resolve(process.env.SWITCHYARD_DATA_DIR ?? 'data', 'initial-admin-password'), 'utf8').trim();
+/**
+ * An admin token: SWITCHYARD_TOKEN, else the CLI's saved login to this service (`switchyard
+ * login`), else a login with SWITCHYARD_ADMIN_PASSWORD or the generated password's file (which is
+ * gone once the password is changed, as the start-up log asks).
+ */
+async function adminToken(): Promise<string> {
+  if (process.env.SWITCHYARD_TOKEN) return process.env.SWITCHYARD_TOKEN;
+  const saved = readSaved(tokenFile());
+  if (saved && saved.url === BASE && saved.expiresAt > Date.now()) return saved.token;
+  let password = process.env.SWITCHYARD_ADMIN_PASSWORD;
+  if (!password) {
+    try {
+      password = readFileSync(resolve(process.env.SWITCHYARD_DATA_DIR ?? 'data', 'initial-admin-password'), 'utf8').trim();
+    } catch {
+      throw new Error(`no admin credentials: log in first with \`npx switchyard login --url ${BASE}\` (or set SWITCHYARD_ADMIN_PASSWORD); the generated password's file is removed once the password is changed`);
+    }
+  }
   const login = await fetch(`${BASE}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: process.env.SWITCHYARD_ADMIN_USER ?? 'admin', password }) });
   if (!login.ok) throw new Error(`login failed: ${login.status} ${await login.text()}`);
-  const token = ((await login.json()) as { accessToken: string }).accessToken;
+  return ((await login.json()) as { accessToken: string }).accessToken;
+}
+
+async function main(): Promise<void> {
+  const token = await adminToken();
   const events = new AbortController();
   void follow(token, events.signal).catch(() => {});
 
