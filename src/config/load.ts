@@ -123,6 +123,10 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
     problems.push('SWITCHYARD_JWT_SECRET = (hidden): must be at least 32 bytes');
   }
+  const metricsToken = env.SWITCHYARD_METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && (metricsToken.length < 32 || metricsToken.length > 4096 || /\s/.test(metricsToken))) {
+    problems.push('SWITCHYARD_METRICS_TOKEN = (hidden): must be 32 to 4096 characters without spaces');
+  }
   const jwtPrivateKey = env.SWITCHYARD_JWT_PRIVATE_KEY || undefined;
   if (jwtPrivateKey !== undefined) {
     const problem = es256KeyProblem(jwtPrivateKey);
@@ -163,6 +167,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       shutdownTimeout: durationMs(s.shutdownTimeout),
       channelIdleTimeout: durationMs(s.channelIdleTimeout),
       ...(s.publicUrl ? { publicUrl: s.publicUrl.replace(/\/+$/, '') } : {}),
+      ...(metricsToken !== undefined ? { metricsToken } : {}),
     },
     dataDir: resolve(input.dataDir),
     durability: input.durability,

@@ -122,6 +122,8 @@ export interface Config {
     bodyLimit: number;
     trustProxy: boolean | number;
     metricsAuth: 'none' | 'admin';
+    /** From SWITCHYARD_METRICS_TOKEN: a static secret a scraper sends to /metrics (docs/observability.md). */
+    metricsToken?: string;
     requestTimeout: number;
     headersTimeout: number;
     shutdownTimeout: number;

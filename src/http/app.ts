@@ -45,6 +45,7 @@ export function createApp(s: Services, routes: readonly RouteDef[]): Koa<AppStat
     nodeTokens: s.nodeTokens,
     loopbackOnly: isLoopbackHost(s.config.server.host),
     metricsAuth: s.config.server.metricsAuth,
+    ...(s.config.server.metricsToken ? { metricsToken: s.config.server.metricsToken } : {}),
     passwordRoute: PASSWORD_ROUTE,
     now: s.now,
   });

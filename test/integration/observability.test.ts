@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import test from 'ava';
+import { parseConfig } from '../../src/config/load.js';
 import { projectPath } from '../../src/paths.js';
 import { FakeNode } from '../helpers/fake-node.js';
 import { eventually, waitForEvents } from '../helpers/events.js';
@@ -18,6 +19,7 @@ const RULE_TESTS = projectPath('config', 'prometheus', 'switchyard-alerts.test.y
 const DASHBOARD = projectPath('config', 'grafana', 'switchyard.json');
 /** Metrics the pack may name before the service has them: the lease arrives with cluster mode. */
 const LATER = new Set(['switchyard_lease_lost_total']);
+const SCRAPER_SECRET = 'prometheus-scrapes-with-this-long-secret';
 
 function tool(name: 'promtool' | 'prometheus'): string {
   const found = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim();
@@ -40,13 +42,19 @@ const concrete = (expr: string) => expr.replaceAll('$group', '.*').replaceAll('$
 /** The metric names a PromQL text refers to (those of this service). */
 const namesIn = (text: string) => new Set([...text.matchAll(/\b(switchyard_[a-z0-9_]+)/g)].map((m) => m[1]!));
 
-test('promtool accepts the alert rules, and their unit tests pass: each alert fires on its series after its `for`, and not before', (t) => {
+test('promtool accepts the alert rules and the example configuration, and the rules\' unit tests pass: each alert fires on its series after its `for`, and not before', (t) => {
   const promtool = tool('promtool');
   const check = spawnSync(promtool, ['check', 'rules', RULES], { encoding: 'utf8' });
   t.is(check.status, 0, check.stdout + check.stderr);
   t.regex(check.stdout, /SUCCESS: 9 rules found/);
   const unit = spawnSync(promtool, ['test', 'rules', RULE_TESTS], { encoding: 'utf8' });
   t.is(unit.status, 0, unit.stdout + unit.stderr);
+  // The example Prometheus configuration, with its rule file where this checkout has it.
+  const dir = tempDir('switchyard-promtool-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'prometheus.yml'), readFileSync(projectPath('config', 'prometheus', 'prometheus.yml'), 'utf8').replace('/etc/prometheus/switchyard-alerts.yml', RULES));
+  const config = spawnSync(promtool, ['check', 'config', join(dir, 'prometheus.yml')], { encoding: 'utf8' });
+  t.is(config.status, 0, config.stdout + config.stderr);
   for (const alert of ['SwitchyardNodesFault', 'SwitchyardNoCapacity', 'SwitchyardActorRestarts', 'SwitchyardStoreUnavailable', 'SwitchyardLeaseLost']) {
     t.true(readFileSync(RULE_TESTS, 'utf8').includes(`alertname: ${alert}`), `${alert} has a unit test`);
   }
@@ -78,7 +86,12 @@ test('a real Prometheus scraping a real service: every dashboard query evaluates
     { id: 'e1', role: 'edge', region: 'r1' },
     { id: 'e2', role: 'edge', region: 'r2' },
   ];
-  const svc = await startTestService({ groups: [staticGroup({ nodes, regions: ['r1', 'r2'], timing: { nodeTimeout: '1s', faultTimeout: '10m' } })] });
+  // As on a public bind: /metrics wants an admin token, or the scraper's secret Prometheus sends.
+  const svc = await startTestService({
+    groups: [staticGroup({ nodes, regions: ['r1', 'r2'], timing: { nodeTimeout: '1s', faultTimeout: '10m' } })],
+    config: { server: { host: '127.0.0.1', port: 0, metricsAuth: 'admin' } },
+    env: { SWITCHYARD_METRICS_TOKEN: SCRAPER_SECRET },
+  });
   t.teardown(() => svc.close());
   const [o1, e1, e2] = nodes.map((n) => new FakeNode(svc, 'g', n.id)) as [FakeNode, FakeNode, FakeNode];
   await o1.beat({ publishers: 1 });
@@ -99,7 +112,10 @@ test('a real Prometheus scraping a real service: every dashboard query evaluates
   await faulted;
 
   // The service's own exposition names every metric the pack uses.
-  const exposition = (await svc.get('/as/v1/metrics', null)).text;
+  t.is((await svc.get('/as/v1/metrics', null)).status, 401);
+  t.is((await svc.get('/as/v1/metrics', `${SCRAPER_SECRET}x`)).status, 401);
+  t.is((await svc.get('/as/v1/nodegroups', SCRAPER_SECRET)).status, 401, 'the scraper secret opens /metrics only');
+  const exposition = (await svc.get('/as/v1/metrics', SCRAPER_SECRET)).text;
   const exposed = new Set([...exposition.matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]!));
   const used = new Set([...namesIn(readFileSync(RULES, 'utf8')), ...queries.flatMap((q) => [...namesIn(q.expr)])]);
   for (const name of used) t.true(exposed.has(name) || exposed.has(name.replace(/_(bucket|count|sum)$/, '')) || LATER.has(name), `${name} is exposed`);
@@ -115,12 +131,13 @@ test('a real Prometheus scraping a real service: every dashboard query evaluates
   const port = await freePort();
   const target = new URL(svc.url).host;
   mkdirSync(join(dir, 'data'));
+  writeFileSync(join(dir, 'scraper-secret'), SCRAPER_SECRET, { mode: 0o600 });
   writeFileSync(
     join(dir, 'prometheus.yml'),
     [
       'global:\n  scrape_interval: 1s\n  evaluation_interval: 1s',
       `rule_files:\n  - ${JSON.stringify(RULES)}`,
-      `scrape_configs:\n  - job_name: switchyard\n    metrics_path: /as/v1/metrics\n    static_configs:\n      - targets: [${JSON.stringify(target)}]`,
+      `scrape_configs:\n  - job_name: switchyard\n    metrics_path: /as/v1/metrics\n    authorization:\n      credentials_file: ${JSON.stringify(join(dir, 'scraper-secret'))}\n    static_configs:\n      - targets: [${JSON.stringify(target)}]`,
     ].join('\n'),
   );
   const proc = spawn(prometheus, [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -173,6 +190,7 @@ test('per-node series are bounded by metrics.nodeSeries: the busiest nodes keep 
   t.teardown(() => svc.close());
   for (const [i, n] of nodes.entries()) await new FakeNode(svc, 'g', n.id).beat({ subscribers: i });
   const text = (await svc.get('/as/v1/metrics', null)).text;
+  t.regex(text, /^switchyard_node_load/m, 'open on a loopback bind by default');
   const withSeries = [...text.matchAll(/^switchyard_node_load\{[^}]*node="([^"]+)"\}/gm)].map((m) => m[1]).sort();
   t.deepEqual(withSeries, ['e3', 'e4'], 'the two busiest');
   t.regex(text, /^switchyard_node_series_omitted\{group="g"\} 2$/m);
@@ -190,3 +208,9 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+test('SWITCHYARD_METRICS_TOKEN must be a long secret, and Terraform may never be handed it', (t) => {
+  t.throws(() => parseConfig({ geoip: { enabled: false } }, 'test', { SWITCHYARD_METRICS_TOKEN: 'short' }), { message: /SWITCHYARD_METRICS_TOKEN = \(hidden\): must be 32 to 4096 characters without spaces/ });
+  t.is(parseConfig({ geoip: { enabled: false } }, 'test', { SWITCHYARD_METRICS_TOKEN: SCRAPER_SECRET }).server.metricsToken, SCRAPER_SECRET);
+  t.throws(() => parseConfig({ terraform: { env: ['SWITCHYARD_METRICS_TOKEN'] } }, 'test'), { message: /terraform\.env\[0\] = "SWITCHYARD_METRICS_TOKEN": is one of the control plane's secrets/ });
+});

@@ -58,7 +58,7 @@ export function systemRoutes(s: Services): RouteDef[] {
       method: 'GET',
       path: '/as/v1/metrics',
       operationId: 'metrics',
-      summary: 'Prometheus metrics: open on a loopback bind, an admin token elsewhere (server.metricsAuth)',
+      summary: 'Prometheus metrics: open on a loopback bind, an admin token elsewhere (server.metricsAuth), or the scraper secret SWITCHYARD_METRICS_TOKEN',
       tag: 'system',
       access: 'metrics',
       responses: { 200: { description: 'text exposition format', schema: Type.String(), contentType: 'text/plain; version=0.0.4' } },
