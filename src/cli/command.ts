@@ -64,7 +64,7 @@ export function findCommand(commands: readonly Command[], argv: readonly string[
 
 export function parseCommand(command: Command, argv: readonly string[]): Parsed {
   const options = { ...GLOBAL_OPTIONS, ...command.options };
-  let parsed;
+  let parsed: { values: Record<string, unknown>; positionals: string[] };
   try {
     parsed = parseArgs({ args: [...argv], options: spec(options), strict: true, allowPositionals: true });
   } catch (err) {

@@ -17,7 +17,7 @@ export interface Saved {
 export const DEFAULT_URL = 'http://127.0.0.1:5080';
 
 export function tokenFile(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.startsWith('/') ? env.XDG_CONFIG_HOME : join(env.HOME || homedir(), '.config');
+  const base = env.XDG_CONFIG_HOME?.startsWith('/') ? env.XDG_CONFIG_HOME : join(env.HOME || homedir(), '.config');
   return join(base, 'switchyard', 'token');
 }
 

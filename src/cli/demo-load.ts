@@ -49,7 +49,8 @@ async function until(what: string, check: () => Promise<boolean>): Promise<void>
 async function follow(token: string, signal: AbortSignal): Promise<void> {
   for await (const e of await openEvents(BASE, token, { signal })) {
     if (e.type === 'scaling.action') say(`event scaling.action: ${e.action} ${e.role} in ${e.region} (${e.trigger}: ${e.reason}) ${e.values ? JSON.stringify(e.values) : ''}`);
-    else if (e.type === 'node.state' && ['INSERVICE', 'FAULT', 'SOFT_SUNSET', null].includes(e.to)) say(`event node.state: ${e.nodeId} ${e.from} → ${e.to ?? 'removed'}${e.reason ? ` (${e.reason})` : ''}`);
+    else if (e.type === 'node.state' && ['INSERVICE', 'FAULT', 'SOFT_SUNSET', null].includes(e.to))
+      say(`event node.state: ${e.nodeId} ${e.from} → ${e.to ?? 'removed'}${e.reason ? ` (${e.reason})` : ''}`);
     else if (e.type === 'stream.moved' || e.type === 'scaling.blocked') say(`event ${e.type}: ${JSON.stringify(e)}`);
   }
 }
@@ -68,10 +69,16 @@ async function adminToken(): Promise<string> {
     try {
       password = readFileSync(resolve(process.env.SWITCHYARD_DATA_DIR ?? 'data', 'initial-admin-password'), 'utf8').trim();
     } catch {
-      throw new Error(`no admin credentials: log in first with \`npx switchyard login --url ${BASE}\` (or set SWITCHYARD_ADMIN_PASSWORD); the generated password's file is removed once the password is changed`);
+      throw new Error(
+        `no admin credentials: log in first with \`npx switchyard login --url ${BASE}\` (or set SWITCHYARD_ADMIN_PASSWORD); the generated password's file is removed once the password is changed`,
+      );
     }
   }
-  const login = await fetch(`${BASE}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: process.env.SWITCHYARD_ADMIN_USER ?? 'admin', password }) });
+  const login = await fetch(`${BASE}/as/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: process.env.SWITCHYARD_ADMIN_USER ?? 'admin', password }),
+  });
   if (!login.ok) throw new Error(`login failed: ${login.status} ${await login.text()}`);
   return ((await login.json()) as { accessToken: string }).accessToken;
 }
@@ -108,8 +115,9 @@ async function main(): Promise<void> {
   // A node whose loss leaves its region below min: the only edge of the last region.
   const list = await nodes(token);
   const regions = [...new Set(list.map((n) => n.region))];
-  const victim = list.find((n) => n.role === 'edge' && n.state === 'INSERVICE' && n.platform.pid && list.filter((m) => m.role === 'edge' && m.region === n.region).length === 1 && n.region === regions.at(-1))
-    ?? list.find((n) => n.role === 'edge' && n.state === 'INSERVICE' && n.platform.pid)!;
+  const victim =
+    list.find((n) => n.role === 'edge' && n.state === 'INSERVICE' && n.platform.pid && list.filter((m) => m.role === 'edge' && m.region === n.region).length === 1 && n.region === regions.at(-1)) ??
+    list.find((n) => n.role === 'edge' && n.state === 'INSERVICE' && n.platform.pid)!;
   say(`phase 2: kill -9 of ${victim.id} (pid ${victim.platform.pid}), the only edge in ${victim.region}`);
   process.kill(victim.platform.pid!, 'SIGKILL');
   await until('the killed node to be faulty', async () => (await nodes(token)).find((n) => n.id === victim.id)?.state !== 'INSERVICE');

@@ -13,7 +13,7 @@ async function* frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<Frame> {
   let buffer = '';
   for await (const chunk of body) {
     buffer += decoder.decode(chunk, { stream: true });
-    let end;
+    let end: number;
     while ((end = buffer.indexOf('\n\n')) >= 0) {
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
@@ -95,7 +95,14 @@ export async function* follow(ctx: Context, options: FollowOptions): AsyncGenera
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
@@ -167,7 +174,10 @@ export async function watch<T>(
       if (left <= 0) throw new CliError(`gave up waiting for ${options.what} after ${Math.round(options.timeoutMs / 1000)} s; it goes on in the service (switchyard events tail)`, EXIT.timeout);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.min(2000, left));
-        wake = () => (clearTimeout(timer), resolve());
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
       });
     }
   } finally {

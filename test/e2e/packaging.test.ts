@@ -69,7 +69,10 @@ test('npm pack → npm install into an empty prefix: switchyard --version, switc
   t.true(list.includes('package/dist/src/main.js') && list.includes('package/dist/actors/host.js') && list.includes('package/config/default.json'));
   t.true(list.includes('package/config/systemd/switchyard.service') && list.includes('package/config/grafana/switchyard.json'));
   t.true(list.includes('package/npm-shrinkwrap.json'), 'the versions tested are the versions installed');
-  t.false(list.some((f) => f.startsWith('package/dist/test/') || f.startsWith('package/src/') || f.startsWith('package/test/')), 'no tests, no sources');
+  t.false(
+    list.some((f) => f.startsWith('package/dist/test/') || f.startsWith('package/src/') || f.startsWith('package/test/')),
+    'no tests, no sources',
+  );
 
   const prefix = join(dir, 'prefix');
   // The tarball carries the lock as npm-shrinkwrap.json; the project's overrides (a root's alone
@@ -105,7 +108,9 @@ test('npm pack → npm install into an empty prefix: switchyard --version, switc
   const url = await service.url;
   const ready = await fetch(`${url}/as/v1/readyz`);
   t.is(ready.status, 200);
-  const login = (await (await fetch(`${url}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'packaged-admin-password' }) })).json()) as { accessToken: string };
+  const login = (await (
+    await fetch(`${url}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'packaged-admin-password' }) })
+  ).json()) as { accessToken: string };
   // The installed agent runs the nodes: both come INSERVICE.
   await eventually(
     async () => {

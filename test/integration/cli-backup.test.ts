@@ -20,9 +20,13 @@ function cliAsync(args: string[]): Promise<{ status: number | null; stdout: stri
   return new Promise((resolve) => proc.once('close', (status) => resolve({ status, stdout, stderr })));
 }
 
-const ladder = (streamName: string) => ({ streamName, region: 'r1', streams: [{ name: `${streamName}_360`, level: 1, videoBR: 800000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64000 }] });
+const ladder = (streamName: string) => ({
+  streamName,
+  region: 'r1',
+  streams: [{ name: `${streamName}_360`, level: 1, videoBR: 800000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64000 }],
+});
 
-test('backup copies the running service\'s database; a service started on the copy has its groups, provisions and users', async (t) => {
+test("backup copies the running service's database; a service started on the copy has its groups, provisions and users", async (t) => {
   const svc = await startTestService({ groups: [staticGroup()] });
   t.teardown(() => svc.close());
   const dir = tempDir('switchyard-backup-');

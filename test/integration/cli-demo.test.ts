@@ -19,7 +19,7 @@ function run(file: string, args: string[], env: Record<string, string>, input = 
   return { proc, closed, out: () => stdout, err: () => stderr };
 }
 
-test('the demo logs in with `switchyard login`\'s session once the generated password is gone, and says how when it has none', async (t) => {
+test("the demo logs in with `switchyard login`'s session once the generated password is gone, and says how when it has none", async (t) => {
   const svc = await startTestService();
   t.teardown(() => svc.close());
   const home = tempDir('switchyard-demo-');

@@ -114,7 +114,7 @@ test('exit codes: 2 for usage, 3 for a service that cannot be reached; --help on
   t.regex(overview.stdout, /exit codes: 0 done, 1 .*2 usage error, 3 service not reachable,\s+4 not authorised/s);
 });
 
-test('status, lookups, node groups, nodes and provisions: tables for people, and --json is the API\'s own JSON', async (t) => {
+test("status, lookups, node groups, nodes and provisions: tables for people, and --json is the API's own JSON", async (t) => {
   // Nodes that report once and stay in service for the whole test.
   const svc = await startTestService({ groups: [staticGroup({ timing: { nodeTimeout: '10m' } })] });
   t.teardown(() => svc.close());
@@ -146,12 +146,16 @@ test('status, lookups, node groups, nodes and provisions: tables for people, and
   t.regex(show.stdout, /^o3\s+origin\s+r2\s+INSERVICE\s+10\.0\.0\.3\s+-\s+1\s+3\s+0\s+\d+s ago/m);
   t.deepEqual(JSON.parse((await cli(home, ['nodegroups', 'show', 'g', '--json'])).stdout), (await svc.get('/as/v1/nodegroups/g?limit=1000')).json);
   const listed = JSON.parse((await cli(home, ['nodes', 'list', '--state', 'INSERVICE', '--role', 'edge', '--json'])).stdout) as Array<{ id: string }>;
-  t.deepEqual(listed.map((n) => n.id), ['e1', 'e2', 'e3'], 'the only group is the default one');
+  t.deepEqual(
+    listed.map((n) => n.id),
+    ['e1', 'e2', 'e3'],
+    'the only group is the default one',
+  );
 
   const token = await cli(home, ['nodes', 'token', 'e1']);
   t.is(token.code, 0, token.stderr);
   const beat = await svc.send('POST', '/as/v1/nodes/e1/events', { ready: true, metrics: {}, streams: [] }, token.stdout.trim());
-  t.is(beat.status, 200, 'the printed token is the node\'s');
+  t.is(beat.status, 200, "the printed token is the node's");
 
   const dir = tempDir('switchyard-cli-files-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -217,7 +221,9 @@ test('nodegroups create waits for its nodes INSERVICE with their events; nodes d
   const gaveUp = await cli(home, ['nodegroups', 'create', '-f', '-', '--timeout', '1s'], { input: JSON.stringify(silent) });
   t.is(gaveUp.code, 5, gaveUp.stderr);
   t.regex(gaveUp.stderr, /gave up waiting for the nodes of silent to come INSERVICE after 1 s; it goes on in the service/);
-  const invalid = await cli(home, ['nodegroups', 'create', '-f', '-', '--json'], { input: JSON.stringify({ ...silent, name: 'bad', rules: [{ region: 'r1', role: 'origin', limit: 'avg(memory.total)' }] }) });
+  const invalid = await cli(home, ['nodegroups', 'create', '-f', '-', '--json'], {
+    input: JSON.stringify({ ...silent, name: 'bad', rules: [{ region: 'r1', role: 'origin', limit: 'avg(memory.total)' }] }),
+  });
   t.is(invalid.code, 1);
   t.like(JSON.parse(invalid.stdout), { status: 400, code: 'VALIDATION_FAILED' });
   t.regex(invalid.stderr, /body\.rules\[0\]\.limit: unknown metric 'memory\.total'/);
@@ -230,13 +236,23 @@ test('events tail: --since N --no-follow replays the log as the API sends it; wi
   const home = await loggedIn(t, svc);
   const replay = await cli(home, ['events', 'tail', '--since', '0', '--no-follow', '--json']);
   t.is(replay.code, 0, replay.stderr);
-  const events = replay.stdout.trim().split('\n').map((l) => JSON.parse(l) as { seq: number; type: string; nodeId?: string; to?: string });
-  t.deepEqual(events.map((e) => e.seq), events.map((_, i) => events[0]!.seq + i), 'every event, in order');
+  const events = replay.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { seq: number; type: string; nodeId?: string; to?: string });
+  t.deepEqual(
+    events.map((e) => e.seq),
+    events.map((_, i) => events[0]!.seq + i),
+    'every event, in order',
+  );
   t.true(events.some((e) => e.type === 'node.state' && e.nodeId === 'e1' && e.to === 'INSERVICE'));
   const human = await cli(home, ['events', 'tail', '--since', '0', '--no-follow', '--type', 'node.state']);
   t.regex(human.stdout, /^\S+Z {2}#\d+ {2}node\.state {8}g {2}e1 STARTED → INSERVICE \(ready\)$/m);
 
-  const proc = spawn(process.execPath, [CLI, 'events', 'tail', '--type', 'node.'], { env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, 'config') }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [CLI, 'events', 'tail', '--type', 'node.'], {
+    env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, 'config') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
   const closed = new Promise<number | null>((r) => proc.once('close', (code) => r(code)));
@@ -244,11 +260,15 @@ test('events tail: --since N --no-follow replays the log as the API sends it; wi
   // Live: o1 says it is not ready, then ready again, until the running tail shows it (it may not
   // have connected for the first ones).
   const o1 = nodes.get('o1')!;
-  await eventually(async () => {
-    await o1.beat({ ready: false });
-    await o1.beat({ ready: true });
-    return /o1 INSERVICE → STARTED/.test(out);
-  }, 15_000, 'o1 leaving service in the tail');
+  await eventually(
+    async () => {
+      await o1.beat({ ready: false });
+      await o1.beat({ ready: true });
+      return /o1 INSERVICE → STARTED/.test(out);
+    },
+    15_000,
+    'o1 leaving service in the tail',
+  );
   t.false(/e1 STARTED → INSERVICE/.test(out), 'without --since, only what happens from now on');
   proc.kill('SIGINT');
   t.is(await closed, 0);

@@ -42,7 +42,7 @@ const concrete = (expr: string) => expr.replaceAll('$group', '.*').replaceAll('$
 /** The metric names a PromQL text refers to (those of this service). */
 const namesIn = (text: string) => new Set([...text.matchAll(/\b(switchyard_[a-z0-9_]+)/g)].map((m) => m[1]!));
 
-test('promtool accepts the alert rules and the example configuration, and the rules\' unit tests pass: each alert fires on its series after its `for`, and not before', (t) => {
+test("promtool accepts the alert rules and the example configuration, and the rules' unit tests pass: each alert fires on its series after its `for`, and not before", (t) => {
   const promtool = tool('promtool');
   const check = spawnSync(promtool, ['check', 'rules', RULES], { encoding: 'utf8' });
   t.is(check.status, 0, check.stdout + check.stderr);
@@ -75,7 +75,10 @@ test('the dashboard is well formed: unique ids, panels on the 24-column grid wit
       }
     for (const target of p.targets ?? []) t.is(target.datasource.uid, '${datasource}', p.title);
   }
-  t.deepEqual(dashboard.templating.list.map((v) => v.name), ['datasource', 'group', 'region']);
+  t.deepEqual(
+    dashboard.templating.list.map((v) => v.name),
+    ['datasource', 'group', 'region'],
+  );
   t.true(queries.length >= 25);
 });
 
@@ -140,7 +143,9 @@ test('a real Prometheus scraping a real service: every dashboard query evaluates
       `scrape_configs:\n  - job_name: switchyard\n    metrics_path: /as/v1/metrics\n    authorization:\n      credentials_file: ${JSON.stringify(join(dir, 'scraper-secret'))}\n    static_configs:\n      - targets: [${JSON.stringify(target)}]`,
     ].join('\n'),
   );
-  const proc = spawn(prometheus, [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(prometheus, [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const log: string[] = [];
   proc.stderr.on('data', (c: Buffer) => log.push(c.toString()));
   const exited = new Promise((r) => proc.once('exit', r));
@@ -149,7 +154,12 @@ test('a real Prometheus scraping a real service: every dashboard query evaluates
     await exited;
   });
   const api = `http://127.0.0.1:${port}/api/v1`;
-  const query = async (expr: string) => (await (await fetch(`${api}/query?${new URLSearchParams({ query: expr })}`)).json()) as { status: string; error?: string; data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
+  const query = async (expr: string) =>
+    (await (await fetch(`${api}/query?${new URLSearchParams({ query: expr })}`)).json()) as {
+      status: string;
+      error?: string;
+      data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> };
+    };
   await eventually(async () => (await fetch(`${api}/targets`).catch(() => null))?.ok, 20_000, `Prometheus to answer (${log.join('').slice(-500)})`);
   await eventually(async () => (await query('up{job="switchyard"} == 1')).data.result.length === 1, 20_000, 'the service scraped');
 
@@ -186,7 +196,10 @@ test('a real Prometheus scraping a real service: every dashboard query evaluates
 
 test('per-node series are bounded by metrics.nodeSeries: the busiest nodes keep theirs, and the rest are counted', async (t) => {
   const nodes = ['e1', 'e2', 'e3', 'e4'].map((id) => ({ id, role: 'edge', region: 'r1' }));
-  const svc = await startTestService({ groups: [staticGroup({ nodes, regions: ['r1'], roles: { origin: {}, edge: { parentRole: 'origin' } }, rules: [{ region: 'r1', role: 'edge', max: 4, limit: 10 }] })], config: { metrics: { nodeSeries: 2 } } });
+  const svc = await startTestService({
+    groups: [staticGroup({ nodes, regions: ['r1'], roles: { origin: {}, edge: { parentRole: 'origin' } }, rules: [{ region: 'r1', role: 'edge', max: 4, limit: 10 }] })],
+    config: { metrics: { nodeSeries: 2 } },
+  });
   t.teardown(() => svc.close());
   for (const [i, n] of nodes.entries()) await new FakeNode(svc, 'g', n.id).beat({ subscribers: i });
   const text = (await svc.get('/as/v1/metrics', null)).text;
@@ -210,7 +223,9 @@ function freePort(): Promise<number> {
 }
 
 test('SWITCHYARD_METRICS_TOKEN must be a long secret, and Terraform may never be handed it', (t) => {
-  t.throws(() => parseConfig({ geoip: { enabled: false } }, 'test', { SWITCHYARD_METRICS_TOKEN: 'short' }), { message: /SWITCHYARD_METRICS_TOKEN = \(hidden\): must be 32 to 4096 characters without spaces/ });
+  t.throws(() => parseConfig({ geoip: { enabled: false } }, 'test', { SWITCHYARD_METRICS_TOKEN: 'short' }), {
+    message: /SWITCHYARD_METRICS_TOKEN = \(hidden\): must be 32 to 4096 characters without spaces/,
+  });
   t.is(parseConfig({ geoip: { enabled: false } }, 'test', { SWITCHYARD_METRICS_TOKEN: SCRAPER_SECRET }).server.metricsToken, SCRAPER_SECRET);
   t.throws(() => parseConfig({ terraform: { env: ['SWITCHYARD_METRICS_TOKEN'] } }, 'test'), { message: /terraform\.env\[0\] = "SWITCHYARD_METRICS_TOKEN": is one of the control plane's secrets/ });
 });

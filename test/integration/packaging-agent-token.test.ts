@@ -52,14 +52,18 @@ test('the agent keeps its renewed token and uses it after a restart with an expi
   // A bootstrap token past half its life (1 h of the default 24 h): the first reply renews it.
   const bootstrap = svc.signer.nodeToken('g', 'o1', 3_600_000);
   t.is(await firstOutcome(svc, dir, bootstrap), 'heartbeats accepted');
-  const kept = await eventually(async () => {
-    try {
-      const text = readFileSync(join(dir, 'token'), 'utf8');
-      return text && text !== bootstrap ? text : false;
-    } catch {
-      return false;
-    }
-  }, 10_000, 'the renewed token in the file');
+  const kept = await eventually(
+    async () => {
+      try {
+        const text = readFileSync(join(dir, 'token'), 'utf8');
+        return text && text !== bootstrap ? text : false;
+      } catch {
+        return false;
+      }
+    },
+    10_000,
+    'the renewed token in the file',
+  );
   t.is((await svc.send('POST', '/as/v1/nodes/o1/events', { ready: true, metrics: {}, streams: [] }, kept)).status, 200, 'the kept token is a working node token');
 
   // Restarted with the same environment, whose token has expired since.

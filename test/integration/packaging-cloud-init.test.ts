@@ -24,7 +24,10 @@ interface CloudConfig {
 async function render(module: string, dir: string, vars: Record<string, unknown>): Promise<{ ok: true; doc: CloudConfig; text: string } | { ok: false; text: string }> {
   const { parse } = await import('@cdktf/hcl2json');
   const moduleDir = join(SHIPPED_MODULES_DIR, module);
-  const hcl = (await parse('main.tf', readFileSync(join(moduleDir, 'main.tf'), 'utf8'))) as { variable: Record<string, Array<Record<string, unknown>>>; resource: Record<string, Record<string, Array<{ user_data: string }>>> };
+  const hcl = (await parse('main.tf', readFileSync(join(moduleDir, 'main.tf'), 'utf8'))) as {
+    variable: Record<string, Array<Record<string, unknown>>>;
+    resource: Record<string, Record<string, Array<{ user_data: string }>>>;
+  };
   const resource = Object.values(hcl.resource)[0]!;
   // The module's own expression, for one node: its path and the for_each key made literal.
   const expression = Object.values(resource)[0]![0]!.user_data.replaceAll('${path.module}', moduleDir).replaceAll('each.key', '"n1"').replaceAll('each.value.role', '"edge"');
@@ -55,7 +58,10 @@ for (const module of ['aws', 'digitalocean']) {
     t.like(r.doc.users[1], { name: 'switchyard', system: true });
     const [envFile, unit] = r.doc.write_files;
     t.like(envFile, { path: '/etc/switchyard/agent.env', encoding: 'b64', permissions: '0600', owner: 'root:root' });
-    t.is(Buffer.from(envFile!.content, 'base64').toString('utf8'), `SWITCHYARD_NODE_ID=n1\nSWITCHYARD_NODE_ROLE=edge\nSWITCHYARD_NODE_SCOPE=live\nSWITCHYARD_NODE_TOKEN=${token}\nSWITCHYARD_URL=https://cp.example.test\n`);
+    t.is(
+      Buffer.from(envFile!.content, 'base64').toString('utf8'),
+      `SWITCHYARD_NODE_ID=n1\nSWITCHYARD_NODE_ROLE=edge\nSWITCHYARD_NODE_SCOPE=live\nSWITCHYARD_NODE_TOKEN=${token}\nSWITCHYARD_URL=https://cp.example.test\n`,
+    );
     t.like(unit, { path: '/etc/systemd/system/switchyard-agent.service', encoding: 'b64', permissions: '0644' });
     // The module carries its own copy (Switchyard runs a copy of the module's directory): the repo's unit.
     t.is(Buffer.from(unit!.content, 'base64').toString('utf8'), readFileSync(projectPath('config', 'systemd', 'switchyard-agent.service'), 'utf8'), 'the unit in config/systemd');
@@ -69,7 +75,10 @@ for (const module of ['aws', 'digitalocean']) {
 
     const imageHasIt = await render(module, join(dir, 'null'), { service_url: 'https://cp.example.test', scope: 'live', agent_package_url: null, tokens: { n1: 't' } });
     if (!imageHasIt.ok) return t.fail(imageHasIt.text);
-    t.false(imageHasIt.doc.runcmd.some((c) => c[0] === 'npm'), 'no URL: the image holds the agent');
+    t.false(
+      imageHasIt.doc.runcmd.some((c) => c[0] === 'npm'),
+      'no URL: the image holds the agent',
+    );
 
     for (const [what, bad] of [
       ['not https', 'http://releases.example.test/a.tgz'],

@@ -16,7 +16,7 @@ const backup: Command = {
     'data-dir': { type: 'string', short: 'd', value: 'DIR', description: "the service's data directory (default: SWITCHYARD_DATA_DIR, else ./data)" },
   },
   details: [
-    'Runs on the service\'s machine, as a user that can read the data directory. FILE must not exist;',
+    "Runs on the service's machine, as a user that can read the data directory. FILE must not exist;",
     'it is written 0600. It holds everything durable: node groups, nodes, bindings, provisions,',
     'users, the signing key and the event log. With --json: {source, destination, bytes}.',
   ].join('\n'),

@@ -27,7 +27,7 @@ const ROUTING = {
 const DETAILS = [
   'Prints the node, its address and, for publish and subscribe, the URL a client connects to.',
   'With --json: the assignment as the API answers it. A lookup binds the stream (publish,',
-  'transcode) or counts a viewer against the node (subscribe), as an app\'s lookup does.',
+  "transcode) or counts a viewer against the node (subscribe), as an app's lookup does.",
 ].join('\n');
 
 function lookupCommand(kind: 'publish' | 'subscribe' | 'transcode'): Command {
@@ -64,7 +64,12 @@ function lookupCommand(kind: 'publish' | 'subscribe' | 'transcode'): Command {
       ctx.show(body, () => {
         const host = body.serverAddress.includes(':') ? `[${body.serverAddress}]` : body.serverAddress;
         const url = body.protocol && body.port ? `${body.protocol}://${host}:${body.port}/${body.scope}/${body.name}` : null;
-        out(table(['NODE', 'ROLE', 'REGION', 'ADDRESS', 'URL'], [[body.nodeId, body.role, body.region, body.serverAddress, url ?? `(${kind === 'transcode' ? 'the deployment\'s RTMP port' : 'no listener reported'})`]]));
+        out(
+          table(
+            ['NODE', 'ROLE', 'REGION', 'ADDRESS', 'URL'],
+            [[body.nodeId, body.role, body.region, body.serverAddress, url ?? `(${kind === 'transcode' ? "the deployment's RTMP port" : 'no listener reported'})`]],
+          ),
+        );
       });
     },
   };

@@ -62,7 +62,12 @@ const list: Command = {
   async run(ctx) {
     const { body } = await ctx.api.get<Summary[]>('/as/v1/nodegroups?limit=1000');
     ctx.show(body, () =>
-      out(table(['NAME', 'PLATFORM', 'REGIONS', 'NODES', 'LIVE', 'PENDING', 'PROVISIONS', 'STATUS'], body.map((s) => [s.name, s.platform, s.regions.join(','), s.nodes.total, s.streams.live, s.streams.pending, s.provisions, s.status]))),
+      out(
+        table(
+          ['NAME', 'PLATFORM', 'REGIONS', 'NODES', 'LIVE', 'PENDING', 'PROVISIONS', 'STATUS'],
+          body.map((s) => [s.name, s.platform, s.regions.join(','), s.nodes.total, s.streams.live, s.streams.pending, s.provisions, s.status]),
+        ),
+      ),
     );
   },
 };
@@ -71,7 +76,7 @@ const show: Command = {
   name: 'nodegroups show',
   summary: 'one node group: its rules against its nodes, and every node',
   args: ['NAME'],
-  details: "With --json: GET /as/v1/nodegroups/NAME as the API answers it (its first 1000 nodes).",
+  details: 'With --json: GET /as/v1/nodegroups/NAME as the API answers it (its first 1000 nodes).',
   async run(ctx, { positionals }) {
     const d = ctx.jsonOut ? await detail(ctx, positionals[0]!) : await allNodes(ctx, positionals[0]!);
     ctx.show(d, () => {

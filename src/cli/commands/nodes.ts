@@ -28,10 +28,7 @@ const list: Command = {
 function retire(action: 'drain' | 'doom'): Command {
   return {
     name: `nodes ${action}`,
-    summary:
-      action === 'drain'
-        ? 'drain a node: no new clients; retired when its connections reach zero (or after drainTimeout)'
-        : 'condemn a node (DOOMED): destroyed at once, its clients cut',
+    summary: action === 'drain' ? 'drain a node: no new clients; retired when its connections reach zero (or after drainTimeout)' : 'condemn a node (DOOMED): destroyed at once, its clients cut',
     args: ['NODE'],
     options: { ...GROUP_OPTION, ...WAIT_OPTIONS },
     details: `Waits until the node is removed, showing its state changes; --no-wait returns once the service has accepted it. With --json: the 202 answer {nodeId, state}.`,

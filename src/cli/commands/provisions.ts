@@ -38,7 +38,14 @@ const list: Command = {
   async run(ctx) {
     const group = await ctx.group();
     const { body } = await ctx.api.get<Provision[]>(`${path(group)}?limit=1000`);
-    ctx.show(body, () => out(table(['STREAM', 'REGION', 'RENDITIONS'], body.map((p) => [p.streamName, p.region, p.streams.map((r) => r.name).join(',')]))));
+    ctx.show(body, () =>
+      out(
+        table(
+          ['STREAM', 'REGION', 'RENDITIONS'],
+          body.map((p) => [p.streamName, p.region, p.streams.map((r) => r.name).join(',')]),
+        ),
+      ),
+    );
   },
 };
 

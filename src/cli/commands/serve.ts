@@ -6,7 +6,7 @@ const serve: Command = {
   summary: 'start the service here (as npm start does): the config file, the data directory',
   options: {
     config: { type: 'string', short: 'c', value: 'FILE', description: 'the config file (default: SWITCHYARD_CONFIG, else the bundled config/default.json)' },
-    'data-dir': { type: 'string', short: 'd', value: 'DIR', description: 'the data directory (default: SWITCHYARD_DATA_DIR, else the config\'s dataDir)' },
+    'data-dir': { type: 'string', short: 'd', value: 'DIR', description: "the data directory (default: SWITCHYARD_DATA_DIR, else the config's dataDir)" },
     host: { type: 'string', value: 'ADDRESS', description: 'listen address (SWITCHYARD_HOST)' },
     port: { type: 'string', short: 'p', value: 'PORT', description: 'HTTP port (SWITCHYARD_PORT)' },
   },

@@ -95,9 +95,16 @@ const status: Command = {
       return;
     }
     const g = groups.body;
-    out(`${ctx.url}  ${ready.status === 200 ? 'ready' : `NOT READY (${(ready.body as { detail?: string }).detail ?? ready.status})`}  ${g.length} node group(s), ${streams.body.filter((s) => s.state === 'LIVE').length} live stream(s)`);
+    out(
+      `${ctx.url}  ${ready.status === 200 ? 'ready' : `NOT READY (${(ready.body as { detail?: string }).detail ?? ready.status})`}  ${g.length} node group(s), ${streams.body.filter((s) => s.state === 'LIVE').length} live stream(s)`,
+    );
     out('');
-    out(table(['GROUP', 'PLATFORM', 'REGIONS', 'NODES', 'LIVE', 'PENDING', 'PROVISIONS', 'STATUS'], g.map((s) => [s.name, s.platform, s.regions.join(','), s.nodes.total, s.streams.live, s.streams.pending, s.provisions, s.ready ? s.status : `${s.status}, restarting`])));
+    out(
+      table(
+        ['GROUP', 'PLATFORM', 'REGIONS', 'NODES', 'LIVE', 'PENDING', 'PROVISIONS', 'STATUS'],
+        g.map((s) => [s.name, s.platform, s.regions.join(','), s.nodes.total, s.streams.live, s.streams.pending, s.provisions, s.ready ? s.status : `${s.status}, restarting`]),
+      ),
+    );
     const rows: Array<Array<string | number>> = [];
     for (const s of g) {
       const roles = Object.keys(s.nodes.byRole).sort((a, b) => ROLE_ORDER.indexOf(a) - ROLE_ORDER.indexOf(b));
