@@ -31,6 +31,8 @@ export interface FollowOptions {
   signal: AbortSignal;
   /** Called on each (re)connection with the log's last id at that moment. */
   onConnect?: (last: number) => void;
+  /** Called when a connection is lost (it is then resumed). */
+  onDisconnect?: () => void;
 }
 
 /** Every event from `since` (or from now), reconnecting after a cut with the last id seen. */
@@ -48,6 +50,7 @@ export async function* follow(ctx: Context, options: FollowOptions): AsyncGenera
     } catch (err) {
       if (options.signal.aborted) return;
       if (err instanceof CliError) throw err;
+      options.onDisconnect?.();
       if (backoff === 250 && lastSeen === options.since) throw unreachable(ctx.url, err);
       ctx.progress(`(event stream: ${unreachable(ctx.url, err).message}; retrying)`);
       await pause(backoff, options.signal);
@@ -87,6 +90,7 @@ export async function* follow(ctx: Context, options: FollowOptions): AsyncGenera
       if (!(err instanceof TypeError) && (err as Error).name !== 'AbortError' && !(err as { code?: string }).code) throw err;
     }
     if (options.signal.aborted) return;
+    options.onDisconnect?.();
     ctx.progress('(event stream ended; resuming)');
     await pause(backoff, options.signal);
   }
@@ -144,32 +148,45 @@ export function describe(e: EventRecord): string {
 /**
  * Runs `action` with the group's events followed from before it starts (so none of its effects
  * is missed), shows them as progress, and waits until `done` holds: checked at once, after each
- * event, and every 2 s. Past `timeoutMs`, exit 5; the operation goes on in the service.
+ * event, and every 2 s. `done` is told whether the stream is connected: while it is, a command
+ * ends on the event that says its operation finished (so that event is shown before it returns);
+ * while it is not, on what the API says. Past `timeoutMs`, exit 5; the operation goes on.
  */
 export async function watch<T>(
   ctx: Context,
   options: { group: string; what: string; timeoutMs: number; show?: (e: EventRecord) => boolean },
   action: () => Promise<T>,
-  done: (result: T) => Promise<boolean>,
+  done: (result: T, stream: { connected: boolean }) => Promise<boolean>,
 ): Promise<T> {
   const controller = new AbortController();
   let connected!: () => void;
   const ready = new Promise<void>((r) => (connected = r));
   let wake: () => void = () => {};
+  const state = { connected: false };
+  const onConnect = () => {
+    state.connected = true;
+    connected();
+  };
+  const onDisconnect = () => {
+    state.connected = false;
+  };
   const stream = (async () => {
-    for await (const e of follow(ctx, { signal: controller.signal, onConnect: () => connected() })) {
+    for await (const e of follow(ctx, { signal: controller.signal, onConnect, onDisconnect })) {
       if (!('group' in e) || e.group !== options.group) continue;
       if (options.show?.(e) ?? true) ctx.progress(describe(e));
       wake();
     }
   })();
-  stream.catch(() => connected());
+  stream.catch(() => {
+    state.connected = false;
+    connected();
+  });
   try {
     await Promise.race([ready, stream]);
     const result = await action();
     const deadline = ctx.now() + options.timeoutMs;
     for (;;) {
-      if (await done(result)) return result;
+      if (await done(result, state)) return result;
       const left = deadline - ctx.now();
       if (left <= 0) throw new CliError(`gave up waiting for ${options.what} after ${Math.round(options.timeoutMs / 1000)} s; it goes on in the service (switchyard events tail)`, EXIT.timeout);
       await new Promise<void>((resolve) => {

@@ -14,6 +14,7 @@ function run(file: string, args: string[], env: Record<string, string>, input = 
   let stderr = '';
   proc.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  proc.stdin.on('error', () => {});
   proc.stdin.end(input);
   const closed = new Promise<number | null>((r) => proc.once('close', (code) => r(code)));
   return { proc, closed, out: () => stdout, err: () => stderr };

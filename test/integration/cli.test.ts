@@ -31,6 +31,8 @@ function cli(home: string, args: string[], options: { input?: string; env?: Reco
     proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     proc.once('error', reject);
     proc.once('close', (code) => resolve({ code, stdout, stderr }));
+    // A command that never reads its input (--help, a usage error) may be gone before it is written.
+    proc.stdin!.on('error', () => {});
     proc.stdin!.end(options.input ?? '');
   });
 }

@@ -2,6 +2,7 @@
 // their live events) until a new group's nodes are INSERVICE and a deleted one is gone.
 import { readFileSync } from 'node:fs';
 import type { Static } from 'typebox';
+import type { EventRecord } from '../../domain/events.js';
 import type { NodeGroupDetail, NodeGroupSummary } from '../../schemas/api.js';
 import { CliError, EXIT, usage } from '../api.js';
 import type { Command } from '../command.js';
@@ -116,7 +117,17 @@ const create: Command = {
       const r = await post();
       return ctx.show(r.body, () => out(`node group ${name} created`));
     }
-    const r = await watch(ctx, { group: name, what: `the nodes of ${name} to come INSERVICE`, timeoutMs: timeoutOf({ values, positionals: [] }) }, post, async () => settled(await detail(ctx, name)));
+    // Every node of a new group comes INSERVICE through an event: with the stream there, those
+    // events are shown before the command ends.
+    const inService = new Set<string>();
+    const show = (e: EventRecord) => {
+      if (e.type === 'node.state' && e.to === 'INSERVICE') inService.add(e.nodeId);
+      return true;
+    };
+    const r = await watch(ctx, { group: name, what: `the nodes of ${name} to come INSERVICE`, timeoutMs: timeoutOf({ values, positionals: [] }), show }, post, async (_answer, stream) => {
+      const d = await detail(ctx, name);
+      return settled(d) && (!stream.connected || d.nodeList.every((n) => n.state !== 'INSERVICE' || inService.has(n.id)));
+    });
     ctx.show(r.body, () => out(`node group ${name} created; its nodes are in service`));
   },
 };
@@ -159,8 +170,15 @@ const remove: Command = {
       const r = await del();
       return ctx.show(r.body, () => out(`node group ${name} is being deleted`));
     }
+    let deleted = false;
+    const show = (e: EventRecord) => {
+      if (e.type === 'nodegroup.changed' && e.change === 'deleted') deleted = true;
+      return true;
+    };
     const gone = async () => (await ctx.api.call('GET', `${ctx.groupPath(name)}?limit=1`, { accept: [404] })).status === 404;
-    const r = await watch(ctx, { group: name, what: `node group ${name} to drain and go`, timeoutMs: timeoutOf({ values, positionals: [] }) }, del, gone);
+    const r = await watch(ctx, { group: name, what: `node group ${name} to drain and go`, timeoutMs: timeoutOf({ values, positionals: [] }), show }, del, async (_answer, stream) =>
+      stream.connected ? deleted : gone(),
+    );
     ctx.show(r.body, () => out(`node group ${name} deleted`));
   },
 };

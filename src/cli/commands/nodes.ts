@@ -54,7 +54,8 @@ function retire(action: 'drain' | 'doom'): Command {
           },
         },
         post,
-        async (answer) => removed || answer.body.state === 'removed' || !(await hasNode(ctx, group, node)),
+        // The event that it is gone, when the stream is there to bring it; else the node list.
+        async (answer, stream) => removed || answer.body.state === 'removed' || (!stream.connected && !(await hasNode(ctx, group, node))),
       );
       ctx.show(r.body, () => out(`${node} removed`));
     },
