@@ -276,6 +276,33 @@ test('events tail: --since N --no-follow replays the log as the API sends it; wi
   t.is(await closed, 0);
 });
 
+test('login on a terminal asks for the password without echoing it', async (t) => {
+  const svc = await startTestService();
+  t.teardown(() => svc.close());
+  const home = tempDir('switchyard-cli-');
+  t.teardown(() => rmSync(home, { recursive: true, force: true }));
+  // util-linux's script gives the CLI a terminal; what it echoes comes back on its stdout.
+  const command = [process.execPath, CLI, 'login', '--url', svc.url].map((a) => `'${a}'`).join(' ');
+  const proc = spawn('script', ['-qfec', command, '/dev/null'], {
+    env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, 'config'), TERM: 'dumb' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let screen = '';
+  const closed = new Promise<number | null>((r) => proc.once('close', (code) => r(code)));
+  await new Promise<void>((resolve, reject) => {
+    proc.stdout.on('data', (c: Buffer) => {
+      screen += c.toString();
+      if (screen.includes(`password for admin at ${svc.url}: `)) resolve();
+    });
+    void closed.then((code) => reject(new Error(`exited (${code}) before asking: ${screen}`)));
+  });
+  proc.stdin.write(`${ADMIN_PASSWORD}\r`);
+  t.is(await closed, 0, screen);
+  t.false(screen.includes(ADMIN_PASSWORD), 'not echoed');
+  t.regex(screen, /logged in to .* as admin/);
+  t.is(statSync(join(home, 'config', 'switchyard', 'token')).mode & 0o777, 0o600);
+});
+
 test('password changes the password from standard input, retires the saved token, and the new one logs in', async (t) => {
   const svc = await startTestService();
   t.teardown(() => svc.close());
