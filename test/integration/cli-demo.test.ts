@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { projectPath } from '../../src/paths.js';
-import { ADMIN_PASSWORD, startTestService, tempDir } from '../helpers/service.js';
+import { ADMIN_PASSWORD, staticGroup, startTestService, tempDir } from '../helpers/service.js';
 
 function run(file: string, args: string[], env: Record<string, string>, input = '') {
   const proc = spawn(process.execPath, [projectPath('dist', 'src', 'cli', file), ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -21,7 +21,12 @@ function run(file: string, args: string[], env: Record<string, string>, input = 
 }
 
 test("the demo logs in with `switchyard login`'s session once the generated password is gone, and says how when it has none", async (t) => {
-  const svc = await startTestService();
+  // Its node on a loopback address: whatever the demo does before it is stopped stays on this machine.
+  const group = {
+    ...staticGroup({ nodes: [], regions: ['r1'], rules: [{ region: 'r1', role: 'origin', min: 0, max: 1, limit: 10 }] }),
+    platform: { type: 'static', static: { nodes: [{ id: 'o1', role: 'origin', region: 'r1', address: '127.0.71.2' }] } },
+  };
+  const svc = await startTestService({ groups: [group] });
   t.teardown(() => svc.close());
   const home = tempDir('switchyard-demo-');
   t.teardown(() => rmSync(home, { recursive: true, force: true }));

@@ -91,27 +91,16 @@ test('a real Prometheus scraping a real service: every dashboard query evaluates
   ];
   // As on a public bind: /metrics wants an admin token, or the scraper's secret Prometheus sends.
   const svc = await startTestService({
-    groups: [staticGroup({ nodes, regions: ['r1', 'r2'], timing: { nodeTimeout: '1s', faultTimeout: '10m' } })],
+    groups: [staticGroup({ nodes, regions: ['r1', 'r2'], timing: { nodeTimeout: '10m', faultTimeout: '10m', stateTimeouts: { CREATED: '500ms' } } })],
     config: { server: { host: '127.0.0.1', port: 0, metricsAuth: 'admin' } },
     env: { SWITCHYARD_METRICS_TOKEN: SCRAPER_SECRET },
   });
   t.teardown(() => svc.close());
-  const [o1, e1, e2] = nodes.map((n) => new FakeNode(svc, 'g', n.id)) as [FakeNode, FakeNode, FakeNode];
-  await o1.beat({ publishers: 1 });
-  await e2.beat();
-  // e2 beats once and falls silent: FAULT after nodeTimeout. e1 and o1 keep beating.
+  // o1 and e1 report once and stay in service (nodeTimeout is long); e2 never reports, and goes
+  // FAULT when it overstays CREATED: no clock in the test decides which node is where.
   const faulted = waitForEvents(svc.url, svc.adminToken, (seen) => seen.some((e) => e.type === 'node.state' && e.nodeId === 'e2' && e.to === 'FAULT'));
-  let beating = true;
-  const keepBeating = (async () => {
-    while (beating) {
-      await Promise.all([o1.beat({ publishers: 1 }), e1.beat({ subscribers: 3 })]);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  })();
-  t.teardown(async () => {
-    beating = false;
-    await keepBeating;
-  });
+  await new FakeNode(svc, 'g', 'o1').beat({ publishers: 1 });
+  await new FakeNode(svc, 'g', 'e1').beat({ subscribers: 3 });
   await faulted;
 
   // The service's own exposition names every metric the pack uses.
@@ -197,7 +186,9 @@ test('a real Prometheus scraping a real service: every dashboard query evaluates
 test('per-node series are bounded by metrics.nodeSeries: the busiest nodes keep theirs, and the rest are counted', async (t) => {
   const nodes = ['e1', 'e2', 'e3', 'e4'].map((id) => ({ id, role: 'edge', region: 'r1' }));
   const svc = await startTestService({
-    groups: [staticGroup({ nodes, regions: ['r1'], roles: { origin: {}, edge: { parentRole: 'origin' } }, rules: [{ region: 'r1', role: 'edge', max: 4, limit: 10 }] })],
+    groups: [
+      staticGroup({ nodes, regions: ['r1'], roles: { origin: {}, edge: { parentRole: 'origin' } }, rules: [{ region: 'r1', role: 'edge', max: 4, limit: 10 }], timing: { nodeTimeout: '10m' } }),
+    ],
     config: { metrics: { nodeSeries: 2 } },
   });
   t.teardown(() => svc.close());
