@@ -67,7 +67,7 @@ export class Api {
       }
     }
     if (res.ok || options.accept?.includes(res.status)) return { status: res.status, headers: res.headers, body: body as T };
-    throw refused(method, path, res.status, body);
+    throw refused(method, path, res.status, body, res.headers.get('retry-after'));
   }
 
   get = <T = unknown>(path: string) => this.call<T>('GET', path);
@@ -82,14 +82,13 @@ export function unreachable(url: string, err: unknown): CliError {
 }
 
 /** A service's failure answer: the problem's code and detail, each bad field, and a hint where one helps. */
-export function refused(method: string, path: string, status: number, body: unknown): CliError {
+export function refused(method: string, path: string, status: number, body: unknown, retryAfter: string | null = null): CliError {
   const p = (typeof body === 'object' && body !== null ? body : { status, detail: String(body).slice(0, 500) }) as Problem;
   const lines = [`${method} ${path}: ${status}${p.code ? ` ${p.code}` : ''}${p.detail ? `: ${p.detail}` : ''}`];
   for (const e of p.errors ?? []) lines.push(`  ${e.path}: ${e.message}`);
   if (status === 401) lines.push('  log in again: switchyard login');
   if (p.code === 'PASSWORD_CHANGE_REQUIRED') lines.push('  change the initial password first: switchyard password');
-  const retryAfter = p.retryAfter ?? undefined;
-  if (status === 503 && retryAfter) lines.push(`  retry in ${String(retryAfter)} s`);
+  if ((status === 503 || status === 429) && retryAfter) lines.push(`  retry in ${retryAfter} s`);
   return new CliError(lines.join('\n'), status === 401 || status === 403 ? EXIT.unauthorised : EXIT.failed, p);
 }
 

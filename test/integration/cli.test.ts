@@ -223,6 +223,9 @@ test('nodegroups create waits for its nodes INSERVICE with their events; nodes d
   const gaveUp = await cli(home, ['nodegroups', 'create', '-f', '-', '--timeout', '1s'], { input: JSON.stringify(silent) });
   t.is(gaveUp.code, 5, gaveUp.stderr);
   t.regex(gaveUp.stderr, /gave up waiting for the nodes of silent to come INSERVICE after 1 s; it goes on in the service/);
+  const full = await cli(home, ['lookup', 'publish', 'cam', '--group', 'silent']);
+  t.is(full.code, 1);
+  t.regex(full.stderr, /503 NO_CAPACITY: .*\n {2}retry in \d+ s/);
   const invalid = await cli(home, ['nodegroups', 'create', '-f', '-', '--json'], {
     input: JSON.stringify({ ...silent, name: 'bad', rules: [{ region: 'r1', role: 'origin', limit: 'avg(memory.total)' }] }),
   });
