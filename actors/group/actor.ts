@@ -16,7 +16,7 @@ import { surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
 import { planGroup, type GroupPlan, type PlanInput } from '../../src/policy/scaling/plan.js';
 import { Commits, LANDED, type Settled } from './commits.js';
-import { GroupModel, type Failure, type HeartbeatInput, type HeartbeatReply, type LookupOutcome, type NodeFacts, type NodeView, type StreamView, type Effects } from './model.js';
+import { GroupModel, type Failure, type HeartbeatInput, type HeartbeatReply, type LookupOutcome, type NodeFacts, type NodeLoad, type NodeView, type StreamView, type Effects } from './model.js';
 
 export type LookupKind = 'publish' | 'transcode' | 'subscribe';
 
@@ -352,6 +352,11 @@ class GroupActor {
   // the disk (a node's metrics are never on disk at all). Nothing in them is acknowledged.
   detail(after: string | undefined, limit: number): GroupDetail {
     return { name: this.model.name, nodes: this.model.nodeViews(after, limit), nodeCount: this.model.nodeCount() };
+  }
+
+  /** Per-node load figures for /as/v1/metrics, bounded (GroupModel.nodeLoads). */
+  nodeLoads(cap: number): { nodes: NodeLoad[]; omitted: number } {
+    return this.model.nodeLoads(cap);
   }
 
   hasNode(id: string): boolean {
