@@ -8,6 +8,7 @@ export const NODE_METRICS = [
   { name: 'connections.subscriber', meaning: "viewers and children's pulls (edges, relays, origins)" },
   { name: 'connections.clusterchildren', meaning: 'edges and relays pulling from this node' },
   { name: 'cpu.load', meaning: "the node's load average over its cores (0–1 per core)" },
+  { name: 'cpu.usage', meaning: 'the same as a percentage (0–100), as Red5 Pro Stream Manager 2.0 names it' },
   { name: 'memory.used', meaning: 'the fraction of memory in use (0–1)' },
   { name: 'network.ingress', meaning: 'bytes per second in (nginx-rtmp nodes)' },
   { name: 'network.egress', meaning: 'bytes per second out (nginx-rtmp nodes)' },

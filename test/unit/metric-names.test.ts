@@ -44,3 +44,11 @@ test("the README's old limit avg(memory.total) / 50000000 stops the start with t
   t.deepEqual(config.metrics, { custom: ['memory.total'], nodeSeries: 500 });
   t.throws(() => parseConfig({ nodeGroups: [], metrics: { custom: ['not a name'] } }, 'test.json'), { message: /metrics\.custom\[0\]/ });
 });
+
+test("the agents report every machine metric the list names, cpu.usage as cpu.load's percentage (SM2's name)", async (t) => {
+  const { systemMetrics } = await import('../../src/agent/system-metrics.js');
+  const m = systemMetrics();
+  for (const name of Object.keys(m)) t.true(NODE_METRIC_NAMES.includes(name), name);
+  t.true(NODE_METRIC_NAMES.includes('cpu.usage'));
+  t.true(Math.abs(m['cpu.usage']! - Math.min(100, m['cpu.load']! * 100)) <= 1);
+});
