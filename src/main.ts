@@ -2,10 +2,13 @@
 import { ConfigError, loadConfig } from './config/load.js';
 import { startService } from './service.js';
 import { DataDirInUse } from './store/lock.js';
+import { answerFlags, SERVICE_HELP } from './cli/flags.js';
 
 async function main(): Promise<void> {
+  // --help and --version answer instead of starting.
+  answerFlags(process.argv.slice(2), SERVICE_HELP, 'switchyard');
   // What the service and the programs it starts (Terraform, node agents) write is theirs alone:
-  // the data directory holds the signing key (README, Security).
+  // the data directory holds the signing key (docs/security.md).
   process.umask(0o077);
   let config;
   try {

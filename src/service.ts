@@ -33,6 +33,7 @@ import { surviveCommitFailures } from './store/failures.js';
 import { openStore, type Store } from './store/store.js';
 import { keepPrivate, makePrivate } from './store/private-dir.js';
 import { NodeGroupRegistry } from './nodegroups/registry.js';
+import { knownMetrics } from './domain/metrics.js';
 import { loadTerraformModules } from './platforms/terraform/modules.js';
 
 export interface ServiceOptions {
@@ -143,9 +144,11 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const actorStats = async () =>
     (await Promise.all([...actors.groups.values()].filter((g) => g.running).map(async (g) => ({ group: g.name, ...(await g.callHere('stats').catch(() => null)) }))))
       .filter((s): s is { group: string; heapUsed: number; busySeconds: number; lookups: number; heartbeats: number; batches: number } => 'heapUsed' in s);
-  const metrics = new Metrics(counts, actorStats);
+  const nodeLoads = async () =>
+    (await Promise.all([...actors.groups.values()].filter((g) => g.running).map(async (g) => ({ group: g.name, ...(await g.callHere('nodeLoads', config.metrics.nodeSeries).catch(() => ({ nodes: [], omitted: 0 }))) }))));
+  const metrics = new Metrics(counts, actorStats, nodeLoads);
   const onEvent = (e: EventRecord) => {
-    metrics.events.inc({ type: e.type });
+    metrics.observeEvent(e);
     cluster?.noticed(e);
     if (LOUD_EVENTS.test(e.type)) log.info({ event: e }, e.type);
     else log.debug({ event: e }, e.type);
@@ -166,7 +169,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     observe: (method, seconds) => metrics.actorCall({ method }).observe(seconds),
     onError: (group, err) => log.error({ group, err }, 'actor error'),
   });
-  registry = new NodeGroupRegistry(store, actors, log, (bodies) => events.append(bodies), terraformModules);
+  registry = new NodeGroupRegistry(store, actors, log, (bodies) => events.append(bodies), terraformModules, knownMetrics(config.metrics.custom));
   const groups = await registry.load(config.nodeGroups);
   if (cluster) {
     // Listed here, started where owned (cluster.own below); every instance's changes followed.

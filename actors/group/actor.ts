@@ -18,7 +18,7 @@ import { planGroup, type GroupPlan, type PlanInput } from '../../src/policy/scal
 import { Commits, LANDED, type Settled } from './commits.js';
 import { FENCED_EVENT } from './signals.js';
 import type { GroupLog } from '../../src/cluster/wal.js';
-import { GroupModel, type Failure, type HeartbeatInput, type HeartbeatReply, type LookupOutcome, type NodeFacts, type NodeView, type StreamView, type Effects } from './model.js';
+import { GroupModel, type Failure, type HeartbeatInput, type HeartbeatReply, type LookupOutcome, type NodeFacts, type NodeLoad, type NodeView, type StreamView, type Effects } from './model.js';
 
 export type LookupKind = 'publish' | 'transcode' | 'subscribe';
 
@@ -425,6 +425,11 @@ class GroupActor {
   // the disk (a node's metrics are never on disk at all). Nothing in them is acknowledged.
   detail(after: string | undefined, limit: number): GroupDetail {
     return { name: this.model.name, nodes: this.model.nodeViews(after, limit), nodeCount: this.model.nodeCount() };
+  }
+
+  /** Per-node load figures for /as/v1/metrics, bounded (GroupModel.nodeLoads). */
+  nodeLoads(cap: number): { nodes: NodeLoad[]; omitted: number } {
+    return this.model.nodeLoads(cap);
   }
 
   hasNode(id: string): boolean {

@@ -71,6 +71,19 @@ export interface NodeView {
   listeners: { publish?: Listener; subscribe?: Listener };
 }
 
+/** One node's load as /as/v1/metrics exports it (GroupModel.nodeLoads). */
+export interface NodeLoad {
+  id: string;
+  role: Role;
+  region: string;
+  state: NodeState;
+  load: number;
+  limit: number | null;
+  publishers: number;
+  subscribers: number;
+  lastHeartbeat: number | null;
+}
+
 export interface StreamView {
   nodeGroup: string;
   name: string;
@@ -1219,6 +1232,33 @@ export class GroupModel {
 
   nodeCount(): number {
     return this.nodes.size;
+  }
+
+  /**
+   * Each node's load figures for /as/v1/metrics, at most `cap` of them: past it the busiest
+   * (load over limit) first, so that the series a scrape carries stay bounded however big the
+   * group, and the nodes an operator must see are in them.
+   */
+  nodeLoads(cap: number): { nodes: NodeLoad[]; omitted: number } {
+    const all: NodeLoad[] = [];
+    for (const n of this.nodes.values()) {
+      const r = n.record;
+      all.push({
+        id: r.id,
+        role: r.role,
+        region: r.region,
+        state: r.state,
+        load: n.heapKey,
+        limit: Number.isFinite(n.limit) ? n.limit : null,
+        publishers: n.metrics['connections.publisher'] ?? 0,
+        subscribers: n.metrics['connections.subscriber'] ?? 0,
+        lastHeartbeat: n.lastSeen,
+      });
+    }
+    if (all.length <= cap) return { nodes: all, omitted: 0 };
+    const share = (x: NodeLoad) => (x.limit ? x.load / x.limit : x.load);
+    all.sort((a, b) => share(b) - share(a) || (a.id < b.id ? -1 : 1));
+    return { nodes: all.slice(0, cap), omitted: all.length - cap };
   }
 
   counts(): { nodes: Array<{ role: Role; region: string; state: NodeState; count: number }>; bindings: { PENDING: number; LIVE: number }; provisions: number } {

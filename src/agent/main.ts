@@ -1,7 +1,9 @@
+#!/usr/bin/env node
 // The node agent (docs/nodes.md): runs beside a media server (the simulated one, or a real nginx
 // with the RTMP module), sends its events to the control plane every heartbeatMs (over a node
 // channel, or one POST each: heartbeats.ts), and does what the reply says (parent, drain,
 // transcode jobs). Started by the local platform, or by an operator on a static or cloud node.
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROLES, type Role } from '../domain/vocabulary.js';
 import { findProgram } from '../os/programs.js';
@@ -10,6 +12,7 @@ import { ControlPlanes } from './control-planes.js';
 import { heartbeats, TRANSPORTS, type TransportName } from './heartbeats.js';
 import { NginxRtmpBackend } from './media/backend.js';
 import { SimulatedBackend } from './simulated.js';
+import { AGENT_HELP, answerFlags } from '../cli/flags.js';
 
 interface AgentConfig {
   url: string;
@@ -96,7 +99,42 @@ function makeBackend(config: AgentConfig, env: NodeJS.ProcessEnv): MediaBackend 
   });
 }
 
+/**
+ * SWITCHYARD_NODE_TOKEN_FILE (set by config/systemd/switchyard-agent.service): the renewed token
+ * is kept there, so that an agent restarted after its bootstrap token expired (24 h) still
+ * reports. At start the token that expires last wins: a new bootstrap token the operator gave
+ * (after a revocation, say) is newer than the kept one.
+ */
+function freshestToken(file: string | undefined, given: string): string {
+  if (!file) return given;
+  let kept: string;
+  try {
+    kept = readFileSync(file, 'utf8').trim();
+  } catch {
+    return given;
+  }
+  const expiry = (token: string) => {
+    try {
+      return Number((JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown }).exp) || 0;
+    } catch {
+      return 0;
+    }
+  };
+  return kept && expiry(kept) > expiry(given) ? kept : given;
+}
+
+function keepToken(file: string | undefined, token: string): void {
+  if (!file) return;
+  try {
+    writeFileSync(`${file}.tmp`, token, { mode: 0o600 });
+    renameSync(`${file}.tmp`, file);
+  } catch (err) {
+    log('could not keep the renewed token', { file, error: (err as Error).message });
+  }
+}
+
 async function main(): Promise<void> {
+  answerFlags(process.argv.slice(2), AGENT_HELP, 'switchyard-agent', ['--node-id']);
   // The node's directory holds its token in its environment's logs and its media server's state:
   // nothing it (or nginx, or ffmpeg) writes is for other local users.
   process.umask(0o077);
@@ -132,7 +170,7 @@ async function main(): Promise<void> {
     ...(config.publicAddress ? { public: config.publicAddress } : {}),
     ...(backend.address !== '0.0.0.0' && backend.address !== '::' ? { private: backend.address } : {}),
   };
-  let token = config.token;
+  let token = freshestToken(process.env.SWITCHYARD_NODE_TOKEN_FILE, config.token);
   let heartbeatMs = 2000;
   let lastOk = Date.now();
   let refused = 0;
@@ -152,7 +190,10 @@ async function main(): Promise<void> {
         heartbeatMs = reply.heartbeatMs;
         // No `transcode` in a reply means "no change" (the control plane may still be loading).
         await backend.apply({ parent: reply.parent, drain: reply.drain, ...(reply.transcode ? { transcode: reply.transcode } : {}) });
-        if (reply.token) token = reply.token;
+        if (reply.token) {
+          token = reply.token;
+          keepToken(process.env.SWITCHYARD_NODE_TOKEN_FILE, token);
+        }
         planes.learn(reply.controlPlanes);
         lastOk = Date.now();
         refused = 0;

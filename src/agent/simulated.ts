@@ -8,7 +8,7 @@
 // control plane named, for as long as the stream's publisher stays.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { systemMetrics } from './system-metrics.js';
 import type { AddressInfo } from 'node:net';
 import type { Listener } from '../domain/records.js';
 import type { Role } from '../domain/vocabulary.js';
@@ -101,8 +101,7 @@ export class SimulatedBackend implements MediaBackend {
       ready: this.server !== null,
       listeners: { ...(PUBLISHERS.has(this.role) ? { publish: listener } : {}), ...(SUBSCRIBERS.has(this.role) ? { subscribe: listener } : {}) },
       metrics: {
-        'cpu.load': Math.round((loadavg()[0]! / Math.max(1, cpus().length)) * 100) / 100,
-        'memory.used': Math.round((1 - freemem() / totalmem()) * 100) / 100,
+        ...systemMetrics(),
         'connections.publisher': publishers,
         'connections.subscriber': subscribers,
         'connections.clusterchildren': 0,

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { openEvents } from '../events/stream-client.js';
+import { readSaved, tokenFile } from './credentials.js';
 
 const BASE = (process.env.SWITCHYARD_URL ?? 'http://127.0.0.1:5080').replace(/\/$/, '');
 const GROUP = process.env.DEMO_GROUP ?? 'default';
@@ -48,16 +49,42 @@ async function until(what: string, check: () => Promise<boolean>): Promise<void>
 async function follow(token: string, signal: AbortSignal): Promise<void> {
   for await (const e of await openEvents(BASE, token, { signal })) {
     if (e.type === 'scaling.action') say(`event scaling.action: ${e.action} ${e.role} in ${e.region} (${e.trigger}: ${e.reason}) ${e.values ? JSON.stringify(e.values) : ''}`);
-    else if (e.type === 'node.state' && ['INSERVICE', 'FAULT', 'SOFT_SUNSET', null].includes(e.to)) say(`event node.state: ${e.nodeId} ${e.from} → ${e.to ?? 'removed'}${e.reason ? ` (${e.reason})` : ''}`);
+    else if (e.type === 'node.state' && ['INSERVICE', 'FAULT', 'SOFT_SUNSET', null].includes(e.to))
+      say(`event node.state: ${e.nodeId} ${e.from} → ${e.to ?? 'removed'}${e.reason ? ` (${e.reason})` : ''}`);
     else if (e.type === 'stream.moved' || e.type === 'scaling.blocked') say(`event ${e.type}: ${JSON.stringify(e)}`);
   }
 }
 
-async function main(): Promise<void> {
-  const password = process.env.SWITCHYARD_ADMIN_PASSWORD ?? readFileSync(resolve(process.env.SWITCHYARD_DATA_DIR ?? 'data', 'initial-admin-password'), 'utf8').trim();
-  const login = await fetch(`${BASE}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: process.env.SWITCHYARD_ADMIN_USER ?? 'admin', password }) });
+/**
+ * An admin token: SWITCHYARD_TOKEN, else the CLI's saved login to this service (`switchyard
+ * login`), else a login with SWITCHYARD_ADMIN_PASSWORD or the generated password's file (which is
+ * gone once the password is changed, as the start-up log asks).
+ */
+async function adminToken(): Promise<string> {
+  if (process.env.SWITCHYARD_TOKEN) return process.env.SWITCHYARD_TOKEN;
+  const saved = readSaved(tokenFile());
+  if (saved && saved.url === BASE && saved.expiresAt > Date.now()) return saved.token;
+  let password = process.env.SWITCHYARD_ADMIN_PASSWORD;
+  if (!password) {
+    try {
+      password = readFileSync(resolve(process.env.SWITCHYARD_DATA_DIR ?? 'data', 'initial-admin-password'), 'utf8').trim();
+    } catch {
+      throw new Error(
+        `no admin credentials: log in first with \`npx switchyard login --url ${BASE}\` (or set SWITCHYARD_ADMIN_PASSWORD); the generated password's file is removed once the password is changed`,
+      );
+    }
+  }
+  const login = await fetch(`${BASE}/as/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: process.env.SWITCHYARD_ADMIN_USER ?? 'admin', password }),
+  });
   if (!login.ok) throw new Error(`login failed: ${login.status} ${await login.text()}`);
-  const token = ((await login.json()) as { accessToken: string }).accessToken;
+  return ((await login.json()) as { accessToken: string }).accessToken;
+}
+
+async function main(): Promise<void> {
+  const token = await adminToken();
   const events = new AbortController();
   void follow(token, events.signal).catch(() => {});
 
@@ -88,8 +115,9 @@ async function main(): Promise<void> {
   // A node whose loss leaves its region below min: the only edge of the last region.
   const list = await nodes(token);
   const regions = [...new Set(list.map((n) => n.region))];
-  const victim = list.find((n) => n.role === 'edge' && n.state === 'INSERVICE' && n.platform.pid && list.filter((m) => m.role === 'edge' && m.region === n.region).length === 1 && n.region === regions.at(-1))
-    ?? list.find((n) => n.role === 'edge' && n.state === 'INSERVICE' && n.platform.pid)!;
+  const victim =
+    list.find((n) => n.role === 'edge' && n.state === 'INSERVICE' && n.platform.pid && list.filter((m) => m.role === 'edge' && m.region === n.region).length === 1 && n.region === regions.at(-1)) ??
+    list.find((n) => n.role === 'edge' && n.state === 'INSERVICE' && n.platform.pid)!;
   say(`phase 2: kill -9 of ${victim.id} (pid ${victim.platform.pid}), the only edge in ${victim.region}`);
   process.kill(victim.platform.pid!, 'SIGKILL');
   await until('the killed node to be faulty', async () => (await nodes(token)).find((n) => n.id === victim.id)?.state !== 'INSERVICE');

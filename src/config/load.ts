@@ -13,6 +13,7 @@ import { compileExpression, ExpressionError, type Kind } from '../policy/express
 import { es256KeyProblem } from '../auth/tokens.js';
 import { isLoopbackHost } from '../auth/users.js';
 import { ruleKey } from '../domain/scaling.js';
+import { knownMetrics } from '../domain/metrics.js';
 import { MODULE_NAME, SECRET_ENV, terraformProblems, type TerraformModules } from '../platforms/terraform/policy.js';
 
 export class ConfigError extends Error {
@@ -113,7 +114,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
 
   const groups: NodeGroup[] = [];
   input.nodeGroups.forEach((g, i) => {
-    const result = normalizeNodeGroup(g);
+    const result = normalizeNodeGroup(g, undefined, { metrics: knownMetrics(input.metrics.custom) });
     if ('errors' in result) problems.push(...result.errors.map((e) => `nodeGroups[${i}].${e.path} = ${show(valueAt(g, e.pointer))}: ${e.message}`));
     else groups.push(result.group);
   });
@@ -137,6 +138,10 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   const jwtSecret = env.SWITCHYARD_JWT_SECRET || undefined;
   if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
     problems.push('SWITCHYARD_JWT_SECRET = (hidden): must be at least 32 bytes');
+  }
+  const metricsToken = env.SWITCHYARD_METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && (metricsToken.length < 32 || metricsToken.length > 4096 || /\s/.test(metricsToken))) {
+    problems.push('SWITCHYARD_METRICS_TOKEN = (hidden): must be 32 to 4096 characters without spaces');
   }
   const jwtPrivateKey = env.SWITCHYARD_JWT_PRIVATE_KEY || undefined;
   if (jwtPrivateKey !== undefined) {
@@ -178,6 +183,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       shutdownTimeout: durationMs(s.shutdownTimeout),
       channelIdleTimeout: durationMs(s.channelIdleTimeout),
       ...(s.publicUrl ? { publicUrl: s.publicUrl.replace(/\/+$/, '') } : {}),
+      ...(metricsToken !== undefined ? { metricsToken } : {}),
     },
     dataDir: resolve(input.dataDir),
     durability: input.durability,
@@ -218,6 +224,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     nodeGroups: groups,
     limits: input.limits,
     compat: { red5sm2: { enabled: input.compat.red5sm2.enabled, anonymousLookups: input.compat.red5sm2.anonymousLookups, platform: input.compat.red5sm2.platform } },
+    metrics: { custom: input.metrics.custom, nodeSeries: input.metrics.nodeSeries },
     ...(input.cluster
       ? {
           cluster: {
@@ -264,7 +271,7 @@ const MOVED: ReadonlyArray<[string, string]> = [
  */
 const TERRAFORM_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
-export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, options: { stored?: boolean } = {}): { group: NodeGroup } | { errors: FieldError[] } {
+export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, options: { stored?: boolean; metrics?: ReadonlySet<string> } = {}): { group: NodeGroup } | { errors: FieldError[] } {
   const input = structuredClone(raw);
   groupChecker.withDefaults(input);
   if (!groupChecker.check(input)) return { errors: groupChecker.explain(input) };
@@ -329,7 +336,7 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     for (const [field, source, kind] of expressions) {
       if (source === undefined) continue;
       try {
-        compileExpression(source, kind);
+        compileExpression(source, kind, options.metrics ? { known: options.metrics } : {});
       } catch (e) {
         if (!(e instanceof ExpressionError)) throw e;
         err(`/rules/${i}/${field}`, `${e.reason} (at column ${e.position + 1})`);

@@ -31,6 +31,8 @@ const OTHER_ENV: ReadonlyArray<[string, string]> = [
   ['SWITCHYARD_ADMIN_PASSWORD', "the admin's password (12–1024 characters); never from a file"],
   ['SWITCHYARD_JWT_SECRET', 'the HS256 signing secret (at least 32 bytes); default: generated once and kept in the data directory'],
   ['SWITCHYARD_JWT_PRIVATE_KEY', 'the ES256 signing key (PEM, EC P-256), with auth.jwtAlgorithm "ES256"; default: generated once and kept'],
+  ['SWITCHYARD_METRICS_TOKEN', 'a secret (32–4096 characters) a scraper may send to /as/v1/metrics instead of an admin token (docs/observability.md)'],
+  ['SWITCHYARD_COMPAT_RED5SM2', '`on` turns on compat.red5sm2.enabled (docs/migrating-from-red5-sm2.md)'],
 ];
 
 const isDuration = (s: S) => !!s.anyOf && s.anyOf.some((b) => b.type === 'integer') && s.anyOf.some((b) => b.type === 'string' && typeof (b as { pattern?: string }).pattern === 'string' && (b as { pattern: string }).pattern.includes('ms|s|m|h|d'));

@@ -1,6 +1,7 @@
 // The config file's schema. The same node-group schema validates the config file at start and
 // the admin API's node-group bodies, so an operator meets one set of rules in both places.
 import Type, { type TSchema } from 'typebox';
+import { METRIC_NAME_PATTERN } from '../domain/metrics.js';
 import { STRATEGY_NAMES } from '../policy/selection/registry.js';
 import { DEFAULT_STATE_TIMEOUTS, DURATION_PATTERN, NAME_DESCRIPTION, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
 import { MIN_FREE_FLOOR } from '../store/disk-guard.js';
@@ -80,7 +81,7 @@ export const Rule = Type.Object(
     ),
     limit: Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.String({ minLength: 1, maxLength: 512 })], {
       default: 200,
-      description: 'a positive number, or an expression over aggregates such as 2 * avg(connections.subscriber)',
+      description: 'a positive number, or an expression over aggregates such as 300 - 200 * avg(cpu.load)',
     }),
     scaleOut: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'a condition over aggregates that adds increment nodes, e.g. avg(connections.subscriber) > 0.6 * limit' })),
     scaleIn: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'a condition over aggregates that drains one node, e.g. avg(connections.subscriber) < 20' })),
@@ -401,6 +402,23 @@ export const ConfigSchema = Type.Object(
         ),
       },
       { additionalProperties: false, default: {}, description: "other products' APIs beside ours, each off unless asked for" },
+    ),
+    metrics: Type.Object(
+      {
+        custom: Type.Array(Type.String({ pattern: METRIC_NAME_PATTERN, description: 'a metric name' }), {
+          maxItems: 64,
+          uniqueItems: true,
+          default: [],
+          description: 'metrics an agent of yours reports besides those of docs/nodes.md, which rules may then read',
+        }),
+        nodeSeries: Type.Integer({
+          minimum: 0,
+          maximum: 10_000,
+          default: 500,
+          description: 'nodes per group with series of their own on /as/v1/metrics (the busiest first): bounds the series a scrape carries',
+        }),
+      },
+      { additionalProperties: false, default: {}, description: 'node metrics: those rules may read, and those exported' },
     ),
   },
   { additionalProperties: false },

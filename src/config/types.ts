@@ -122,6 +122,8 @@ export interface Config {
     bodyLimit: number;
     trustProxy: boolean | number;
     metricsAuth: 'none' | 'admin';
+    /** From SWITCHYARD_METRICS_TOKEN: a static secret a scraper sends to /metrics (docs/observability.md). */
+    metricsToken?: string;
     requestTimeout: number;
     headersTimeout: number;
     shutdownTimeout: number;
@@ -156,6 +158,8 @@ export interface Config {
   /** Cluster mode (docs/cluster.md): absent, the service is one process and loads nothing of NATS. */
   cluster?: ClusterConfig;
   compat: { red5sm2: Red5Sm2Config };
+  /** Metrics rules may read besides the reported ones (src/domain/metrics.ts); per-node series exported per group. */
+  metrics: { custom: string[]; nodeSeries: number };
 }
 
 /** Red5 Pro Stream Manager 2.0's API beside ours (docs/migrating-from-red5-sm2.md). */

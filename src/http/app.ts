@@ -44,6 +44,7 @@ function guardOf(s: Services): Guard {
       nodeTokens: s.nodeTokens,
       loopbackOnly: isLoopbackHost(s.config.server.host),
       metricsAuth: s.config.server.metricsAuth,
+      ...(s.config.server.metricsToken ? { metricsToken: s.config.server.metricsToken } : {}),
       passwordRoute: PASSWORD_ROUTE,
       now: s.now,
     });

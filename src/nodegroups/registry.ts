@@ -42,6 +42,11 @@ export class NodeGroupRegistry {
     private readonly emit: (events: EventBody[]) => void,
     /** The installed Terraform modules, which a terraform group's settings are checked against. */
     private readonly terraform: TerraformModules,
+    /**
+     * The metric names a new or replaced group's expressions may read (src/domain/metrics.ts).
+     * Stored groups are not checked against them: a group accepted once keeps running.
+     */
+    private readonly metrics?: ReadonlySet<string>,
   ) {}
 
   /** At start: the groups to run, from LMDB and the config file. */
@@ -136,7 +141,7 @@ export class NodeGroupRegistry {
   }
 
   async create(raw: unknown): Promise<Change> {
-    const result = normalizeNodeGroup(raw, this.terraform);
+    const result = normalizeNodeGroup(raw, this.terraform, this.metrics ? { metrics: this.metrics } : {});
     if ('errors' in result) return invalid(result.errors);
     const group = result.group;
     // A create of the same name still under way counts as existing: its write is not visible yet.
@@ -164,7 +169,7 @@ export class NodeGroupRegistry {
     const handle = this.actors.group(name);
     const stored = this.store.groups.get(name);
     if (!handle || !stored || stored.deleting) return { ok: false, status: 404, code: 'NODE_GROUP_NOT_FOUND', detail: `node group '${name}' does not exist` };
-    const result = normalizeNodeGroup(raw, this.terraform);
+    const result = normalizeNodeGroup(raw, this.terraform, this.metrics ? { metrics: this.metrics } : {});
     if ('errors' in result) return invalid(result.errors);
     const group = result.group;
     if (group.name !== name) return invalid([{ path: 'name', pointer: '/name', message: `must be the node group of the path ('${name}')` }]);

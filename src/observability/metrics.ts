@@ -2,6 +2,18 @@
 // scraped, so the front end keeps no copy of group state.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { GroupCounts } from '../../actors/group/actor.js';
+import type { NodeLoad } from '../../actors/group/model.js';
+import type { EventRecord } from '../domain/events.js';
+
+/** Each group's per-node load figures, at most `metrics.nodeSeries` nodes each (GroupModel.nodeLoads). */
+export type NodeLoadsOf = () => Promise<Array<{ group: string; nodes: NodeLoad[]; omitted: number }>>;
+
+/**
+ * Label values the alert rules (config/prometheus/) count increases of: present from the start
+ * at 0, since Prometheus's increase() does not see a series' first sample as an increase.
+ */
+const ALERTED_EVENTS = ['actor.crashed', 'actor.restarted', 'store.unavailable', 'store.recovered', 'scaling.blocked', 'platform.error'] as const;
+const LOOKUP_ENDPOINTS = ['stream:publish', 'stream:transcode', 'stream:subscribe', 'live:publish', 'live:subscribe'] as const;
 
 /** prom-client hashes a label object on every observe: keep one child per label set instead. */
 export function labelled<L extends string, C>(metric: { labels(...values: string[]): C }, names: readonly L[]) {
@@ -12,6 +24,12 @@ export function labelled<L extends string, C>(metric: { labels(...values: string
     if (!child) children.set(key, (child = metric.labels(...names.map((n) => values[n]))));
     return child;
   };
+}
+
+/** One read per scrape: the gauges collected together share the answer of one call to the actors. */
+function perScrape<T>(read: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | null = null;
+  return () => (pending ??= read().finally(() => setImmediate(() => (pending = null))));
 }
 
 export class Metrics {
@@ -28,8 +46,16 @@ export class Metrics {
   private channelBacklog: () => number = () => 0;
   private eventStreams: () => number = () => 0;
   private eventsWaiting: () => number = () => 0;
+  /** Groups whose last store event was store.unavailable (a group's commits failing). */
+  private readonly storeFailing = new Set<string>();
 
-  constructor(counts: () => Promise<GroupCounts[]>, actorStats: () => Promise<Array<{ group: string; heapUsed: number; busySeconds: number; waiting?: number }>> = async () => []) {
+  constructor(
+    counts: () => Promise<GroupCounts[]>,
+    actorStats: () => Promise<Array<{ group: string; heapUsed: number; busySeconds: number; waiting?: number }>> = async () => [],
+    nodeLoads: NodeLoadsOf = async () => [],
+  ) {
+    counts = perScrape(counts);
+    actorStats = perScrape(actorStats);
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
     this.lookups = new Histogram({
@@ -49,6 +75,8 @@ export class Metrics {
     });
     this.events = new Counter({ name: 'switchyard_events_total', help: 'Events by type', labelNames: ['type'], registers });
     this.lookup = labelled(this.lookups, ['endpoint', 'result'] as const);
+    for (const endpoint of LOOKUP_ENDPOINTS) this.lookups.labels(endpoint, 'NO_CAPACITY');
+    for (const type of ALERTED_EVENTS) this.events.labels(type).inc(0);
     this.request = labelled(this.requests, ['method', 'route', 'status'] as const);
     this.actorCall = labelled(this.actorCalls, ['method'] as const);
     const channelMessages = new Counter({
@@ -124,6 +152,39 @@ export class Metrics {
         for (const h of await actorStats()) this.inc({ group: h.group }, h.busySeconds);
       },
     });
+    // Whole-group figures, unbounded by metrics.nodeSeries: what capacity alerts divide.
+    new Gauge({
+      name: 'switchyard_group_connections',
+      help: 'The summed load of the INSERVICE nodes of a group, by role',
+      labelNames: ['group', 'role'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const g of await counts()) for (const l of g.load) this.set({ group: g.name, role: l.role }, l.connections);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_group_capacity',
+      help: 'The summed limits of the INSERVICE nodes of a group, by role (nodes without a limit add 0)',
+      labelNames: ['group', 'role'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const g of await counts()) for (const l of g.load) this.set({ group: g.name, role: l.role }, l.capacity);
+      },
+    });
+    const failing = this.storeFailing;
+    new Gauge({
+      name: 'switchyard_store_unavailable',
+      help: "1 while a node group's writes are refused (disk full or read-only: 503 STORE_UNAVAILABLE), 0 once a commit succeeds again",
+      labelNames: ['group'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const g of await counts()) this.set({ group: g.name }, failing.has(g.name) ? 1 : 0);
+      },
+    });
+    this.perNode(nodeLoads, registers);
     new Gauge({
       name: 'switchyard_answers_waiting_for_store',
       help: 'Answers of each node-group actor decided and held until what they write or reveal is durable',
@@ -142,6 +203,82 @@ export class Metrics {
       async collect() {
         this.reset();
         for (const g of await counts()) for (const [state, n] of Object.entries(g.bindings)) this.set({ group: g.name, state }, n);
+      },
+    });
+  }
+
+  /** Every event the service emits: counted by type, and what the gauges follow (store availability). */
+  observeEvent(e: EventRecord): void {
+    this.events.inc({ type: e.type });
+    if (e.type === 'store.unavailable') this.storeFailing.add(e.group);
+    else if (e.type === 'store.recovered') this.storeFailing.delete(e.group);
+    else if (e.type === 'nodegroup.changed' && e.change === 'deleted') this.storeFailing.delete(e.group);
+  }
+
+  /**
+   * One series per node (load, limit, connections, state, last heartbeat) for the dashboard's
+   * per-node panels. Bounded: at most `metrics.nodeSeries` nodes per group, the busiest first
+   * (switchyard_node_series_omitted says how many were left out), and a node's series go with it
+   * (every scrape is built afresh), so a churning fleet does not pile up series.
+   */
+  private perNode(nodeLoads: NodeLoadsOf, registers: Registry[]): void {
+    const labelNames = ['group', 'region', 'role', 'node'] as const;
+    const read = perScrape(nodeLoads);
+    const each = (fill: (gauge: Gauge<string>, labels: Record<(typeof labelNames)[number], string>, n: NodeLoad) => void) =>
+      async function collect(this: Gauge<string>) {
+        this.reset();
+        for (const g of await read()) for (const n of g.nodes) fill(this, { group: g.group, region: n.region, role: n.role, node: n.id }, n);
+      };
+    new Gauge({
+      name: 'switchyard_node_load',
+      help: "A node's load as selection ranks it (its rule's rank: connections by default, plus assignments since its last heartbeat)",
+      labelNames,
+      registers,
+      collect: each((g, l, n) => g.set(l, n.load)),
+    });
+    new Gauge({
+      name: 'switchyard_node_limit',
+      help: "A node's limit: at or above it, it has no room (absent for nodes without a rule)",
+      labelNames,
+      registers,
+      collect: each((g, l, n) => {
+        if (n.limit !== null) g.set(l, n.limit);
+      }),
+    });
+    new Gauge({
+      name: 'switchyard_node_connections',
+      help: 'Connections a node reported in its last heartbeat, by kind (publisher, subscriber)',
+      labelNames: [...labelNames, 'kind'],
+      registers,
+      collect: each((g, l, n) => {
+        g.set({ ...l, kind: 'publisher' }, n.publishers);
+        g.set({ ...l, kind: 'subscriber' }, n.subscribers);
+      }),
+    });
+    new Gauge({
+      name: 'switchyard_node_state',
+      help: "1 for a node's current state (one series per node)",
+      labelNames: [...labelNames, 'state'],
+      registers,
+      collect: each((g, l, n) => g.set({ ...l, state: n.state }, 1)),
+    });
+    new Gauge({
+      name: 'switchyard_node_last_heartbeat_timestamp_seconds',
+      help: "When a node's last heartbeat arrived (Unix time); absent until its first since the start",
+      labelNames,
+      registers,
+      collect: each((g, l, n) => {
+        if (n.lastHeartbeat !== null) g.set(l, n.lastHeartbeat / 1000);
+      }),
+    });
+    new Gauge({
+      name: 'switchyard_node_series_omitted',
+      help: 'Nodes of a group left out of the per-node series (past metrics.nodeSeries, the least busy)',
+      labelNames: ['group'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const g of await read()) this.set({ group: g.group }, g.omitted);
       },
     });
   }

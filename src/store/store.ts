@@ -96,6 +96,7 @@ export function openStore(dataDir: string, durability: 'commit' | 'flush' = 'com
   const root = open({ path, maxDbs: 16 });
   const heads = root.openDB<number, string>({ name: 'heads', useVersions: true });
   const guard = new DiskGuard(dataDir, minFree);
+  let closing = false;
   return {
     root,
     meta: root.openDB({ name: 'meta' }),
@@ -108,6 +109,7 @@ export function openStore(dataDir: string, durability: 'commit' | 'flush' = 'com
     heads,
     guard,
     write(fn, fence) {
+      if (closing) throw new StoreUnavailable(new Error('the store is closing'));
       guard.check();
       const block = fence
         ? () => {
@@ -128,7 +130,13 @@ export function openStore(dataDir: string, durability: 'commit' | 'flush' = 'com
       durability === 'flush'
         ? new Promise<void>((resolve, reject) => (root as unknown as Syncable).sync((err) => (err ? reject(new StoreUnavailable(err)) : resolve())))
         : Promise.resolve(),
-    close: () => root.close(),
+    // Writes already asked for (lmdb-js starts a batch on the next turn of the event loop) land
+    // before the environment closes: closed first, they would throw where no caller hears them.
+    close: async () => {
+      closing = true;
+      await Promise.resolve(root.committed).catch(() => {});
+      await root.close();
+    },
   };
 }
 

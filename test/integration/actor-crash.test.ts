@@ -7,12 +7,17 @@ import { openChannel } from '../helpers/channel.js';
 import { waitForEvents } from '../helpers/events.js';
 import { allInService } from '../helpers/fake-node.js';
 import { body } from '../helpers/http.js';
-import { startTestService } from '../helpers/service.js';
+import { staticGroup, startTestService } from '../helpers/service.js';
 
 test('a crashed group actor answers 503 NOT_READY meanwhile and comes back with its bindings', async (t) => {
-  const svc = await startTestService();
+  // Silence is a fault after 3 s here (the end of the test looks for one), so every node beats
+  // throughout, o3 until the end; beats that meet the restart answer 503 and are dropped.
+  const svc = await startTestService({ groups: [staticGroup({ timing: { nodeTimeout: '3s' } })] });
   t.teardown(() => svc.close());
   const nodes = await allInService(svc, 'g', ['o1', 'o2', 'o3', 'e1', 'e2', 'e3']);
+  let beatingIds = ['o1', 'o2', 'o3', 'e1', 'e2', 'e3'];
+  const beating = setInterval(() => void Promise.all(beatingIds.map((id) => nodes.get(id)!.beat())).catch(() => {}), 200);
+  t.teardown(() => clearInterval(beating));
   const bound = body<{ nodeId: string }>(await svc.get('/as/v1/streams/live/cam/publish'));
   const channel = await openChannel(svc.url, 'e3', nodes.get('e3')!.token);
   t.teardown(() => channel.ws.terminate());
@@ -40,8 +45,7 @@ test('a crashed group actor answers 503 NOT_READY meanwhile and comes back with 
 
   // The supervisor was not wedged by calls to the dead thread: it still finds a silent node.
   const since = seen.at(-1)!.seq;
-  const beating = setInterval(() => void Promise.all(['o1', 'o2', 'e1', 'e2', 'e3'].map((id) => nodes.get(id)!.beat())).catch(() => {}), 200);
-  t.teardown(() => clearInterval(beating));
+  beatingIds = ['o1', 'o2', 'e1', 'e2', 'e3'];
   await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'node.state' && e.nodeId === 'o3' && e.to === 'FAULT'), { since });
   clearInterval(beating);
 });

@@ -41,10 +41,14 @@ test('calls in flight when the actor thread dies fail as unavailable, and so do 
   const g = await started(t);
   const inFlight = Array.from({ length: 50 }, () => g.call('detail', undefined, 100));
   await g.crash();
+  // Whether a call is answered before the thread ends is the machine's timing: each one settles,
+  // answered or failed as unavailable, never hanging (test/unit/in-flight.test.ts fails the
+  // unanswered ones deterministically).
   const settled = await Promise.allSettled(inFlight);
-  const failed = settled.filter((s): s is PromiseRejectedResult => s.status === 'rejected');
-  t.true(failed.length > 0, 'some calls were still in flight');
-  for (const s of failed) t.is((s.reason as Error).name, 'ActorUnavailable');
+  for (const s of settled) {
+    if (s.status === 'rejected') t.is((s.reason as Error).name, 'ActorUnavailable');
+    else t.is((s.value as { name: string }).name, 'g');
+  }
   await t.throwsAsync(() => g.call('counts'), { name: 'ActorUnavailable' });
 });
 

@@ -78,6 +78,8 @@ async function scenario(t: ExecutionContext, durability: 'commit' | 'flush', fir
   t.is((await get('/as/v1/streams/live/warm/publish')).status, 200);
   t.is((await request(own.url, 'POST', '/as/v1/provision/g', ladder('warmt'), { authorization: `Bearer ${token}` })).status, 201);
   t.is((await get('/as/v1/streams/stream/g/warmt?transcode=true')).status, 200);
+  // A binding an origin made by listing a stream (LIVE, with no one who asked for it): its shape too.
+  t.is((await beat('o1', [{ name: 'warmhb', publishing: true }])).status, 200);
   t.is((await request(own.url, 'POST', '/as/v1/provision/g', ladder('cam'), { authorization: `Bearer ${token}` })).status, 201);
   const metrics = async () => (await request(own.url, 'GET', '/as/v1/metrics')).text;
   const bindings = async () => {

@@ -9,7 +9,6 @@ import { request } from '../helpers/http.js';
 import { ADMIN_PASSWORD, staticGroup, startTestService } from '../helpers/service.js';
 
 /** The fake nodes beat when a test says so: none may go silent (FAULT) however slowly the test runs. */
-const STEADY = { nodeTimeout: '1h' };
 /** Room for every lookup: a refusal here is a limit's, never a full node's. */
 const ROOMY = ['origin', 'edge'].map((role) => ({ region: 'r1', role, min: 0, max: 4, limit: 1_000_000 }));
 
@@ -23,7 +22,7 @@ const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:
 
 test('with anonymous lookups off, SM2\'s lookups need a token as ours do; a token from PUT /auth/login serves', async (t) => {
   const svc = await startTestService({
-    groups: [staticGroup({ name: 'default', regions: ['r1'], nodes: NODES, timing: STEADY, rules: ROOMY })],
+    groups: [staticGroup({ name: 'default', regions: ['r1'], nodes: NODES, rules: ROOMY })],
     config: { auth: { users: [appUser] }, compat: { red5sm2: { enabled: true } } },
   });
   t.teardown(() => svc.close());
@@ -47,7 +46,7 @@ test('anonymous lookups are rated per client address (an IPv6 /64), not per serv
   const now = Date.now();
   const svc = await startTestService({
     now: () => now,
-    groups: [staticGroup({ name: 'default', regions: ['r1'], nodes: NODES, timing: STEADY, rules: ROOMY })],
+    groups: [staticGroup({ name: 'default', regions: ['r1'], nodes: NODES, rules: ROOMY })],
     config: {
       auth: { users: [appUser] },
       server: { host: '127.0.0.1', port: 0, trustProxy: 1 },
@@ -80,7 +79,7 @@ test('anonymous lookups are rated per client address (an IPv6 /64), not per serv
 });
 
 test('an address may hold the group\'s pendingPerToken streams looked up and not yet published, as a token may', async (t) => {
-  const group = { ...staticGroup({ name: 'default', regions: ['r1'], nodes: NODES, timing: STEADY, rules: ROOMY }), limits: { pendingPerToken: 2, pendingBindings: 1000 } };
+  const group = { ...staticGroup({ name: 'default', regions: ['r1'], nodes: NODES, rules: ROOMY }), limits: { pendingPerToken: 2, pendingBindings: 1000 } };
   const svc = await startTestService({
     groups: [group],
     config: { server: { host: '127.0.0.1', port: 0, trustProxy: 1 }, compat: { red5sm2: { enabled: true, anonymousLookups: true } } },
@@ -103,7 +102,7 @@ test('an address may hold the group\'s pendingPerToken streams looked up and not
 
 test('a whole stream listing costs an anonymous client one lookup per thousand streams it walks', async (t) => {
   const now = Date.now();
-  const group = { ...staticGroup({ name: 'default', regions: ['r1'], nodes: NODES, rules: ROOMY, timing: STEADY }), limits: { pendingPerToken: 10_000, pendingBindings: 10_000 } };
+  const group = { ...staticGroup({ name: 'default', regions: ['r1'], nodes: NODES, rules: ROOMY }), limits: { pendingPerToken: 10_000, pendingBindings: 10_000 } };
   const svc = await startTestService({
     now: () => now,
     groups: [group],

@@ -11,7 +11,6 @@ import { rawRequest, replyOf, request, type Reply } from '../helpers/http.js';
 import { ADMIN_PASSWORD, staticGroup, startTestService, type TestService } from '../helpers/service.js';
 
 /** The fake nodes beat when a test says so: none may go silent (FAULT) however slowly the test runs. */
-const STEADY = { nodeTimeout: '1h' };
 /** Room for every lookup of the tests, which run at once: none is refused for want of it. */
 const ROOMY = ['r1', 'r2'].flatMap((region) => ['origin', 'edge', 'transcoder'].map((role) => ({ region, role, min: 0, max: 4, limit: 1000 })));
 
@@ -32,7 +31,7 @@ const LOCATION_KEYS = ['nodeRole', 'nodeState', 'serverAddress', 'streamGuid', '
 
 test.before(async (t) => {
   const svc = await startTestService({
-    groups: [staticGroup({ name: 'default', regions: ['r1', 'r2'], nodes: NODES, timing: STEADY, rules: ROOMY })],
+    groups: [staticGroup({ name: 'default', regions: ['r1', 'r2'], nodes: NODES, rules: ROOMY })],
     config: { defaultNodeGroup: 'default', auth: { users: [appUser] }, compat: { red5sm2: { enabled: true, anonymousLookups: true } } },
   });
   t.context = { svc, nodes: await allInService(svc, 'default', NODES.map((n) => n.id)) };

@@ -24,7 +24,8 @@ test('create, read, replace and delete a node group; a bad expression names its 
   t.like(body(created), { name: 'extra', scope: 'live', timing: { heartbeatMs: 200 } });
   isProblem(t, await svc.send('POST', '/as/v1/nodegroups', spec), 409, 'NODE_GROUP_EXISTS');
   await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'node.state' && e.nodeId === 'x1' && e.to === 'CREATED'));
-  await new FakeNode(svc, 'extra', 'x1').beat();
+  const x1 = new FakeNode(svc, 'extra', 'x1');
+  await x1.beat();
   t.is((await svc.get('/as/v1/streams/live/cam/publish?nodeGroup=extra')).status, 200);
 
   const replaced = await svc.send('PUT', '/as/v1/nodegroups/extra', { ...spec, scope: 'vod' });
@@ -38,6 +39,9 @@ test('create, read, replace and delete a node group; a bad expression names its 
   t.is(deleted.status, 202);
   t.deepEqual(body(deleted), { name: 'extra', status: 'deleting' });
   isProblem(t, await svc.get('/as/v1/streams/live/cam/publish?nodeGroup=extra'), 404, 'NODE_GROUP_NOT_FOUND');
+  // The group goes once its node has drained: the node says it is empty.
+  await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'node.state' && e.nodeId === 'x1' && e.to === 'SOFT_SUNSET'));
+  await x1.beat();
   await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'nodegroup.changed' && e.group === 'extra' && e.change === 'deleted'));
   isProblem(t, await svc.get('/as/v1/nodegroups/extra'), 404, 'NODE_GROUP_NOT_FOUND');
   isProblem(t, await svc.send('DELETE', '/as/v1/nodegroups/extra', undefined), 404, 'NODE_GROUP_NOT_FOUND');

@@ -123,3 +123,21 @@ test('right after a start, lookups find stored bindings the background load has 
   t.is(list[0]!.name, 's000000');
   t.is((await g.call('counts')).bindings.LIVE + (await g.call('counts')).bindings.PENDING, COUNT, 'every stored binding is there once loaded');
 });
+
+test('writes asked for just before close land, and a write asked for after it is refused where it is asked', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = openStore(dir);
+  // Neither is awaited: lmdb-js starts their batch on the next turn, after close() was called
+  // (before, that batch threw "The environment is already closed" with no caller to hear it).
+  const { committed } = store.write(() => void store.events.put(1, { type: 'x', at: 1, seq: 1 } as never));
+  void store.meta.put('k', 'v');
+  const closed = store.close();
+  t.throws(() => store.write(() => {}), { name: 'StoreUnavailable' });
+  await closed;
+  t.true(await committed);
+  const again = openStore(dir);
+  t.teardown(() => again.close());
+  t.is(again.meta.get('k'), 'v');
+  t.like(again.events.get(1), { seq: 1 });
+});

@@ -148,7 +148,7 @@ real('the cloud modules\' user data carries every value as data, and their own c
       variable: { service_url: bare(declared.variable.service_url![0]), scope: bare(declared.variable.scope![0]), token: { type: 'string' } },
       output: {
         user_data: {
-          value: `\${templatefile(${JSON.stringify(join(SHIPPED_MODULES_DIR, module, 'cloud-config.tftpl'))}, { environment = { SWITCHYARD_URL = var.service_url, SWITCHYARD_NODE_SCOPE = var.scope, SWITCHYARD_NODE_TOKEN = var.token } })}`,
+          value: `\${templatefile(${JSON.stringify(join(SHIPPED_MODULES_DIR, module, 'cloud-config.tftpl'))}, { environment = { SWITCHYARD_URL = var.service_url, SWITCHYARD_NODE_SCOPE = var.scope, SWITCHYARD_NODE_TOKEN = var.token }, agent_package = null, agent_unit = "" })}`,
         },
       },
     };
@@ -158,7 +158,7 @@ real('the cloud modules\' user data carries every value as data, and their own c
     const text = ok.outputs!.user_data!.value as string;
     t.true(text.startsWith('#cloud-config\n'), text);
     const doc = JSON.parse(text.slice('#cloud-config\n'.length)) as { write_files: Array<{ path: string; encoding: string; content: string; permissions: string }>; runcmd: string[][] };
-    t.deepEqual(doc.runcmd, [['systemctl', 'enable', '--now', 'switchyard-agent']], 'an argument list: no shell');
+    t.deepEqual(doc.runcmd.at(-1), ['systemctl', 'enable', '--now', 'switchyard-agent'], 'argument lists: no shell');
     t.like(doc.write_files[0], { path: '/etc/switchyard/agent.env', encoding: 'b64', permissions: '0600' });
     t.is(Buffer.from(doc.write_files[0]!.content, 'base64').toString('utf8'), `SWITCHYARD_NODE_SCOPE=live\nSWITCHYARD_NODE_TOKEN=${token}\nSWITCHYARD_URL=https://cp.example.test/x?y=1\n`, 'every value arrives unchanged');
     t.false(text.includes('touch'), 'no value is in the document as text');

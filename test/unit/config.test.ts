@@ -171,3 +171,10 @@ test('a backend that does not exist, and listeners nginx-rtmp nodes cannot serve
 test('docs/configuration.md is the reference the config schema generates (npm run docs:config)', (t) => {
   t.is(readFileSync(projectPath('docs', 'configuration.md'), 'utf8'), configurationReference(), 'stale: run npm run docs:config');
 });
+
+test('every environment variable the config loader reads is in the reference', (t) => {
+  const read = new Set(readFileSync(projectPath('src', 'config', 'load.ts'), 'utf8').match(/SWITCHYARD_[A-Z0-9_]+/g));
+  const reference = configurationReference();
+  t.true(read.size > 5);
+  for (const name of read) t.true(reference.includes(`| \`${name}\` |`), `${name} is read by the loader but not in docs/configuration.md`);
+});

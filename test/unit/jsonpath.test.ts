@@ -2,6 +2,7 @@
 // the operator typed (src/dashboard/app/jsonpath.ts): for any JSON document, however indented,
 // every path's span is exactly that value's text, and a path to a missing field finds the object
 // that lacks it.
+import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
 import { locate } from '../../src/dashboard/app/jsonpath.js';
@@ -36,11 +37,13 @@ test('every field is found where it is, whatever the layout', (t) => {
       for (const [path, value] of paths(v)) {
         const span = locate(text, `body.${path}`.replace(/\.$/, ''));
         if (!span) return false;
-        t.deepEqual(JSON.parse(text.slice(span.start, span.end)), value, `${path} in ${text}`);
+        // As JSON has it: -0 is written 0, so the value is compared after the same round trip.
+        if (!isDeepStrictEqual(JSON.parse(text.slice(span.start, span.end)), JSON.parse(JSON.stringify(value)))) return false;
       }
       return true;
     }),
   );
+  t.pass();
 });
 
 test('a missing field finds the object that lacks it; broken JSON finds what comes before the break', (t) => {

@@ -1,6 +1,7 @@
-# One EC2 instance per node. The image must hold the media server and the Switchyard node agent
-# as the systemd unit `switchyard-agent`, which reads /etc/switchyard/agent.env (an EnvironmentFile
-# that cloud-init writes from the user data, cloud-config.tftpl). Build it once with Packer or by hand.
+# One EC2 instance per node. Its user data (cloud-config.tftpl) installs what the node needs on a
+# plain image (Debian 13, whose Node.js is 20.19): nginx with its RTMP module, ffmpeg, Node.js, the
+# node agent from agent_package_url, and the agent's systemd unit (config/systemd/), which reads
+# /etc/switchyard/agent.env, written by cloud-init from base64.
 
 terraform {
   required_version = ">= 1.5.0"
@@ -40,7 +41,7 @@ variable "region" {
 
 variable "image_id" {
   type        = string
-  description = "The AMI with the media server and the node agent, in this region."
+  description = "The AMI in this region: Debian 13 (the user data installs the rest), or an image that already holds it."
 }
 
 variable "instance_types" {
@@ -78,6 +79,17 @@ variable "scope" {
   }
 }
 
+variable "agent_package_url" {
+  type        = string
+  default     = null
+  description = "Where each node installs the Switchyard node agent from with npm: the tarball `npm pack` makes, served over https, or a release URL. null: the image already has /usr/local/bin/switchyard-agent."
+  # One argument of npm install, and never anything but an https URL (no file:, git: or registry names).
+  validation {
+    condition     = var.agent_package_url == null || can(regex("^https://[A-Za-z0-9._~:/?#@!&()*+,;=%\\[\\]-]+$", var.agent_package_url))
+    error_message = "The agent package URL must be an https:// URL without spaces, quotes, $ or backslashes."
+  }
+}
+
 variable "tags" {
   type    = map(string)
   default = {}
@@ -102,6 +114,8 @@ resource "aws_instance" "node" {
       SWITCHYARD_NODE_ROLE  = each.value.role
       SWITCHYARD_NODE_SCOPE = var.scope
     }
+    agent_package = var.agent_package_url
+    agent_unit    = file("${path.module}/switchyard-agent.service")
   })
 
   metadata_options {

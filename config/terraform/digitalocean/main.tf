@@ -1,6 +1,7 @@
-# One droplet per node. The image (a snapshot) must hold the media server and the Switchyard node
-# agent as the systemd unit `switchyard-agent`, which reads /etc/switchyard/agent.env (an
-# EnvironmentFile that cloud-init writes from the user data, cloud-config.tftpl). The provider is
+# One droplet per node. Its user data (cloud-config.tftpl) installs what the node needs on a plain
+# image (debian-13-x64, whose Node.js is 20.19): nginx with its RTMP module, ffmpeg, Node.js, the
+# node agent from agent_package_url, and the agent's systemd unit (config/systemd/), which reads
+# /etc/switchyard/agent.env, written by cloud-init from base64. The provider is
 # configured once per Switchyard region with no arguments (its token comes from DIGITALOCEAN_TOKEN,
 # which the operator lists in terraform.env); the droplet's region slug comes from regionVariables.
 
@@ -47,7 +48,7 @@ variable "region_slug" {
 
 variable "image" {
   type        = string
-  description = "The snapshot id or image slug with the media server and the node agent."
+  description = "The image slug or snapshot id: debian-13-x64 (the user data installs the rest), or a snapshot that already holds it."
 }
 
 variable "sizes" {
@@ -80,6 +81,17 @@ variable "scope" {
   }
 }
 
+variable "agent_package_url" {
+  type        = string
+  default     = null
+  description = "Where each node installs the Switchyard node agent from with npm: the tarball `npm pack` makes, served over https, or a release URL. null: the image already has /usr/local/bin/switchyard-agent."
+  # One argument of npm install, and never anything but an https URL (no file:, git: or registry names).
+  validation {
+    condition     = var.agent_package_url == null || can(regex("^https://[A-Za-z0-9._~:/?#@!&()*+,;=%\\[\\]-]+$", var.agent_package_url))
+    error_message = "The agent package URL must be an https:// URL without spaces, quotes, $ or backslashes."
+  }
+}
+
 resource "digitalocean_droplet" "node" {
   for_each = var.nodes
 
@@ -101,6 +113,8 @@ resource "digitalocean_droplet" "node" {
       SWITCHYARD_NODE_ROLE  = each.value.role
       SWITCHYARD_NODE_SCOPE = var.scope
     }
+    agent_package = var.agent_package_url
+    agent_unit    = file("${path.module}/switchyard-agent.service")
   })
 
   lifecycle {

@@ -3,7 +3,8 @@
 // a crash is reported (ready:false with the reason) and nginx restarted with backoff; a node
 // that cannot get nginx back stays not ready and goes FAULT on its STARTED timeout.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, freemem, loadavg, totalmem, userInfo } from 'node:os';
+import { userInfo } from 'node:os';
+import { systemMetrics } from '../system-metrics.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Listener } from '../../domain/records.js';
 import type { Role } from '../../domain/vocabulary.js';
@@ -163,19 +164,12 @@ export class NginxRtmpBackend implements MediaBackend {
     return { ...(PUBLISHERS.has(this.o.role) ? { publish: l } : {}), ...(SUBSCRIBERS.has(this.o.role) ? { subscribe: l } : {}) };
   }
 
-  private systemMetrics(): Record<string, number> {
-    return {
-      'cpu.load': Math.round((loadavg()[0]! / Math.max(1, cpus().length)) * 100) / 100,
-      'memory.used': Math.round((1 - freemem() / totalmem()) * 100) / 100,
-    };
-  }
-
   async report(): Promise<BackendReport> {
     const down = (problem: string): BackendReport => ({
       ready: false,
       problem,
       listeners: this.listeners(),
-      metrics: { ...this.systemMetrics(), 'connections.publisher': 0, 'connections.subscriber': 0, 'connections.clusterchildren': 0 },
+      metrics: { ...systemMetrics(), 'connections.publisher': 0, 'connections.subscriber': 0, 'connections.clusterchildren': 0 },
       streams: [],
     });
     if (this.problem !== null || this.process.pid === null) {
@@ -218,7 +212,7 @@ export class NginxRtmpBackend implements MediaBackend {
       ready: true,
       listeners: this.listeners(),
       metrics: {
-        ...this.systemMetrics(),
+        ...systemMetrics(),
         'connections.publisher': s.publishers,
         'connections.subscriber': s.subscribers,
         'connections.clusterchildren': s.children.length,

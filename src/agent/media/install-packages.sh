@@ -1,20 +1,33 @@
 #!/bin/sh
-# What nginx-rtmp media nodes (and their tests) need on the machine: nginx, its RTMP module and
-# ffmpeg. Installs Debian's packages when something is missing; quick and quiet when all is there.
+# What the test suite needs on the machine, as Debian packages: nginx, its RTMP module and ffmpeg
+# (nginx-rtmp media nodes), and prometheus (promtool and the server, which check the alert rules
+# and the dashboard's queries in config/), and systemd-analyze (which checks the units in
+# config/systemd). Installs only what is missing; quick and quiet when
+# everything is there.
 set -eu
 module="${SWITCHYARD_NGINX_RTMP_MODULE:-/usr/lib/nginx/modules/ngx_rtmp_module.so}"
 PATH="$PATH:/usr/sbin:/usr/local/sbin:/sbin"
 have() { command -v "$1" >/dev/null 2>&1; }
-if have nginx && have ffmpeg && have ffprobe && [ -r "$module" ]; then
+missing=""
+if ! have nginx || ! [ -r "$module" ]; then missing="$missing nginx libnginx-mod-rtmp"; fi
+if ! have ffmpeg || ! have ffprobe; then missing="$missing ffmpeg"; fi
+if ! have promtool || ! have prometheus; then missing="$missing prometheus"; fi
+if ! have systemd-analyze; then missing="$missing systemd"; fi
+if [ -z "$missing" ]; then
   exit 0
 fi
 if ! have apt-get; then
-  echo "setup:media: install nginx with its RTMP module ($module) and ffmpeg with your system's packages" >&2
+  echo "setup: install$missing with your system's packages (nginx's RTMP module at $module)" >&2
   exit 1
 fi
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "setup:media: installing nginx libnginx-mod-rtmp ffmpeg (Debian packages)" >&2
+echo "setup: installing$missing (Debian packages)" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends nginx libnginx-mod-rtmp ffmpeg >/dev/null
+# shellcheck disable=SC2086 # a list of package names
+$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
+# Debian's package starts a Prometheus server as a service: the suite runs its own.
+if [ -d /run/systemd/system ] && echo "$missing" | grep -q prometheus; then
+  $sudo systemctl disable --now prometheus prometheus-node-exporter >/dev/null 2>&1 || true
+fi

@@ -3,7 +3,7 @@
 // a verified token is cached until it expires, so the lookup path pays for one signature check
 // per token, not per request. The user's credential version is checked on every request, so a
 // password change retires old tokens at once, cached or not.
-import type { KeyObject } from 'node:crypto';
+import { createHash, timingSafeEqual, type KeyObject } from 'node:crypto';
 import koaJwt from 'koa-jwt';
 import type { Next } from 'koa';
 import type { NodeTokens } from '../../auth/node-tokens.js';
@@ -25,6 +25,8 @@ export interface GuardOptions {
   /** Whether the server listens on loopback only (the initial-password rule then does not bite). */
   loopbackOnly: boolean;
   metricsAuth: 'none' | 'admin';
+  /** SWITCHYARD_METRICS_TOKEN: a static bearer secret a scraper (Prometheus) may send to /metrics instead of an admin token. */
+  metricsToken?: string;
   /** The one route an initial-password token may call. */
   passwordRoute: string;
   now?: () => number;
@@ -109,7 +111,13 @@ export function createGuard(options: GuardOptions): (access: Access) => (ctx: Ct
       return async (_ctx, next) => next();
     }
     const allowed = ALLOWED[access];
+    const scraper = access === 'metrics' && options.metricsToken ? digest(options.metricsToken) : null;
     return async function guard(ctx: Ctx, next: Next): Promise<void> {
+      if (scraper) {
+        // Compared as digests, in constant time: the scraper's secret is not a JWT.
+        const m = /^Bearer +(\S{1,4096})\s*$/i.exec(ctx.get('authorization'));
+        if (m && timingSafeEqual(digest(m[1]!), scraper)) return next();
+      }
       const claims = await verify(ctx);
       ctx.state.user = claims;
       if (!allowed.includes(claims.role)) {
@@ -123,3 +131,5 @@ export function createGuard(options: GuardOptions): (access: Access) => (ctx: Ct
     };
   };
 }
+
+const digest = (text: string) => createHash('sha256').update(text).digest();

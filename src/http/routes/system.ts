@@ -74,9 +74,9 @@ export function systemRoutes(s: Services): RouteDef[] {
       method: 'GET',
       path: '/as/v1/metrics',
       operationId: 'metrics',
-      summary: 'Prometheus metrics: open on a loopback bind, an admin token elsewhere (server.metricsAuth)',
+      summary: 'Prometheus metrics: open on a loopback bind, an admin token elsewhere (server.metricsAuth), or the scraper secret SWITCHYARD_METRICS_TOKEN',
       description:
-        'The text exposition format: lookup latency by endpoint and result, HTTP requests by route and status, nodes by group, role, region and state, actor call latency and heap, node channels, event streams, events by type, and the process.',
+        'The text exposition format: lookup latency by endpoint and result, HTTP requests by route and status, nodes by group, role, region and state, the load, limit, connections and last heartbeat of each node (the busiest metrics.nodeSeries per group), actor call latency and heap, node channels, event streams, events by type, and the process.',
       example: {
         response:
           '# HELP switchyard_nodes Nodes by node group, role, region and state\n# TYPE switchyard_nodes gauge\nswitchyard_nodes{group="default",role="edge",region="us-east",state="INSERVICE"} 1\n',

@@ -26,7 +26,7 @@ export const RESERVED_INPUTS: readonly string[] = ['nodes', 'tokens', 'service_u
 export const SERVICE_PINNED: Readonly<Record<string, readonly string[]>> = { local: ['agent', 'node_binary', 'state_dir'] };
 
 /** The control plane's own secrets: never handed to Terraform, whatever the operator lists. */
-export const SECRET_ENV = /^SWITCHYARD_(?:JWT_|ADMIN_PASSWORD)/;
+export const SECRET_ENV = /^SWITCHYARD_(?:JWT_|ADMIN_PASSWORD|METRICS_TOKEN)/;
 
 /** What Terraform always gets of the service's environment, besides what the operator lists (terraform.env). */
 export const FIXED_ENV: readonly string[] = ['PATH', 'HOME', 'TMPDIR', 'TF_CLI_CONFIG_FILE'];

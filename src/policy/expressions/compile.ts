@@ -8,6 +8,7 @@
 //   limit     (a rule's limit):    aggregates, no `limit` (it would read itself).
 //   rank      (a rule's rank):     the node's own metrics by bare name; no aggregates.
 import jsep from 'jsep';
+import { unknownMetricMessage } from '../../domain/metrics.js';
 
 export type Aggregate = 'avg' | 'min' | 'max' | 'sum' | 'count';
 const AGGREGATES: ReadonlySet<string> = new Set(['avg', 'min', 'max', 'sum', 'count']);
@@ -66,10 +67,19 @@ function metricName(node: Node): string | null {
   return null;
 }
 
-export function compileExpression(source: string, kind: 'condition'): Expression<boolean>;
-export function compileExpression(source: string, kind: 'limit' | 'rank'): Expression<number>;
-export function compileExpression(source: string, kind: Kind): Expression;
-export function compileExpression(source: string, kind: Kind): Expression {
+/**
+ * `known`: the metric names the expression may read (src/domain/metrics.ts); where it is given
+ * (the config and the admin API), any other name is an error that lists the known ones. Left out
+ * where an expression already accepted is compiled again (in the actors).
+ */
+export interface CompileOptions {
+  known?: ReadonlySet<string>;
+}
+
+export function compileExpression(source: string, kind: 'condition', options?: CompileOptions): Expression<boolean>;
+export function compileExpression(source: string, kind: 'limit' | 'rank', options?: CompileOptions): Expression<number>;
+export function compileExpression(source: string, kind: Kind, options?: CompileOptions): Expression;
+export function compileExpression(source: string, kind: Kind, options: CompileOptions = {}): Expression {
   let ast: Node;
   try {
     ast = jsep(source) as unknown as Node;
@@ -84,6 +94,9 @@ export function compileExpression(source: string, kind: Kind): Expression {
     throw new ExpressionError(source, at < 0 ? 0 : at, reason);
   };
   const rule = kind !== 'rank';
+  const known = (name: string) => {
+    if (options.known && !options.known.has(name)) fail(unknownMetricMessage(name, options.known), name);
+  };
 
   const walk = (node: Node): [Type, Fn] => {
     switch (node.type) {
@@ -104,6 +117,7 @@ export function compileExpression(source: string, kind: Kind): Expression {
         if (name === 'true' || name === 'false') return ['boolean', () => name === 'true'];
         if (!METRIC.test(name)) return fail(`'${name}' is not a metric name`, name);
         if (rule) return fail(`metric '${name}' needs an aggregate here, such as avg(${name})`, name);
+        known(name);
         metrics.add(name);
         return ['number', (s) => s.metric(name)];
       }
@@ -117,7 +131,10 @@ export function compileExpression(source: string, kind: Kind): Expression {
         if (args.length === 0 && fn !== 'count') return fail(`${fn}() needs a metric name, such as ${fn}(connections.subscriber)`, fn);
         const metric = args[0] ? metricName(args[0]) : null;
         if (args[0] && (metric === null || !METRIC.test(metric) || metric === 'limit')) return fail(`${fn}() takes a metric name`, fn);
-        if (metric) metrics.add(metric);
+        if (metric) {
+          known(metric);
+          metrics.add(metric);
+        }
         terms.push({ fn, metric, text: `${fn}(${metric ?? ''})` });
         return ['number', (s) => s.aggregate(fn, metric)];
       }
