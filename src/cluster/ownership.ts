@@ -42,13 +42,6 @@ interface Owned {
   cutAt: number | null;
 }
 
-/**
- * Rebalancing waits: a group is handed over only once held this long, and only to an instance seen
- * live without a break this long. An instance that comes back (a restart, a pause) then takes its
- * share calmly, not in a storm of moves on its way up.
- */
-const HOLD_MS = 30_000;
-const SETTLED_MS = 10_000;
 
 const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
@@ -189,9 +182,9 @@ export class Ownership {
         }
         if (this.available && shouldContend(w, placeOf(group, ids, this.me.id), now, this.t)) await this.contend(group);
       }
-      const held = [...this.owned].filter(([g, o]) => this.serving(g) && now - o.acquiredAt >= HOLD_MS).map(([g]) => g);
-      const settled = ids.filter((id) => id === this.me.id || now - (this.seen.get(id)?.since ?? now) >= SETTLED_MS);
-      const h = handover(held, settled, this.me.id, this.lastHandover, now, Math.max(5000, 2 * this.t.ttlMs));
+      const held = [...this.owned].filter(([g, o]) => this.serving(g) && now - o.acquiredAt >= this.t.holdMs).map(([g]) => g);
+      const settled = ids.filter((id) => id === this.me.id || now - (this.seen.get(id)?.since ?? now) >= this.t.settledMs);
+      const h = handover(held, settled, this.me.id, this.lastHandover, now, this.t.handoverEveryMs);
       if (h) {
         this.lastHandover = now;
         this.counters.handovers++;

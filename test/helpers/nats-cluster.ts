@@ -56,7 +56,7 @@ export class NatsCluster {
 
   static async start(size = 3): Promise<NatsCluster> {
     const binary = natsServerBinary();
-    if (!binary) throw new Error('nats-server is not installed (npm run setup installs it)');
+    if (!binary) throw new Error('nats-server is not installed (npm run setup:media installs it)');
     const c = new NatsCluster();
     for (let i = 1; i <= size; i++) {
       const storeDir = join(c.dir, `n${i}`);

@@ -26,10 +26,27 @@ export interface LeaseTiming {
   rideMs: number;
   /** After this long unowned, any live instance may contend, not only the one ranked first. */
   graceMs: number;
+  /**
+   * Rebalancing (hrw.ts `handover`): a group is handed over only once held this long, only to an
+   * instance seen live without a break for `settledMs`, and at most one per `handoverEveryMs`. An
+   * instance that comes back (a restart, a pause) then takes its share calmly, not in a storm.
+   */
+  holdMs: number;
+  settledMs: number;
+  handoverEveryMs: number;
 }
 
 export function leaseTiming(ttlMs: number): LeaseTiming {
-  return { ttlMs, renewMs: Math.max(50, Math.floor(ttlMs / 3)), marginMs: Math.max(20, Math.floor(ttlMs / 10)), rideMs: Math.max(2 * ttlMs, 12_000), graceMs: ttlMs + 2000 };
+  return {
+    ttlMs,
+    renewMs: Math.max(50, Math.floor(ttlMs / 3)),
+    marginMs: Math.max(20, Math.floor(ttlMs / 10)),
+    rideMs: Math.max(2 * ttlMs, 12_000),
+    graceMs: ttlMs + 2000,
+    holdMs: 10 * ttlMs,
+    settledMs: 3 * ttlMs,
+    handoverEveryMs: Math.max(2000, 2 * ttlMs),
+  };
 }
 
 /** What a renewal or an acquisition came back with. */
