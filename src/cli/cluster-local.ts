@@ -41,8 +41,9 @@ async function main(): Promise<void> {
     start(nats, ['-c', conf], process.env, join(root, `nats-${i + 1}.log`));
   }
   const urls = Array.from({ length: SERVERS }, (_, i) => `nats://127.0.0.1:${4222 + i}`).join(',');
+  const pids: number[] = [];
   for (let i = 0; i < INSTANCES; i++) {
-    start(
+    const child = start(
       process.execPath,
       [projectPath('dist', 'src', 'main.js')],
       {
@@ -55,9 +56,10 @@ async function main(): Promise<void> {
       },
       join(root, `i${i + 1}.log`),
     );
+    pids.push(child.pid ?? 0);
   }
   process.stdout.write(
-    `NATS: ${urls} (monitoring http://127.0.0.1:8222/jsz)\ninstances: ${Array.from({ length: INSTANCES }, (_, i) => `http://127.0.0.1:${5081 + i}`).join(' ')}\nadmin password: ${password}\nlogs: ${root}/*.log; Ctrl-C stops everything\n\n`,
+    `NATS: ${urls} (monitoring http://127.0.0.1:8222/jsz)\ninstances:\n${pids.map((pid, i) => `  i${i + 1} http://127.0.0.1:${5081 + i} (pid ${pid})`).join('\n')}\nadmin password: ${password}\nlogs: ${root}/*.log; Ctrl-C stops everything\n\n`,
   );
   const stop = () => {
     for (const c of children.reverse()) c.kill('SIGTERM');
