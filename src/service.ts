@@ -19,6 +19,7 @@ import { Users } from './auth/users.js';
 import type { EventRecord } from './domain/events.js';
 import { EventLog, type Events } from './events/log.js';
 import type { ClusterRuntime } from './cluster/runtime.js';
+import type { Waiting } from './cluster/waiting-server.js';
 import { noLocator, type Locator } from './geo/locator.js';
 import { bundledDatabases, openGeoIp } from './geo/maxmind.js';
 import { allRoutes, createApp } from './http/app.js';
@@ -115,16 +116,19 @@ export async function startService(config: Config, options: ServiceOptions = {})
   if (config.cluster) {
     const { ClusterRuntime: Runtime, instanceIdOf } = await import('./cluster/runtime.js');
     const instance = instanceIdOf(config.cluster, config.dataDir);
-    // NATS may be away: the port answers meanwhile (readyz says why), and the start waits for it.
+    // NATS may be away: then the port answers meanwhile (readyz says why) and the start waits for
+    // it. Only then: an instance restarting in a rolling restart must not take requests it cannot
+    // serve before its real server listens.
     const { waitingServer } = await import('./cluster/waiting-server.js');
-    const waiting = config.server.port === 0 ? null : await waitingServer(config.server.host, config.server.port);
+    let waiting = null as Promise<Waiting> | null;
     try {
       cluster = await Runtime.connect(config.cluster, instance, log, (why) => {
-        if (waiting) waiting.why = why;
+        if (config.server.port !== 0) waiting ??= waitingServer(config.server.host, config.server.port);
+        void waiting?.then((w) => (w.why = why));
         options.waiting?.(why);
       });
     } finally {
-      await waiting?.close();
+      if (waiting) await (await waiting).close();
     }
   }
 

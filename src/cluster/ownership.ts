@@ -86,7 +86,10 @@ export class Ownership {
   /** Whether this instance may answer for the group now (checked on every call). */
   serving(group: string): boolean {
     const o = this.owned.get(group);
-    return !!o && !o.starting && serving(o.state, this.clock(), this.t, this.cut);
+    // Back from a cut, an owner goes on as if cut until its first renewal has decided (`resume`):
+    // JetStream may take seconds to elect its leaders after NATS returns, and a group that stopped
+    // answering meanwhile would fail its own nodes' heartbeats and fault them.
+    return !!o && !o.starting && serving(o.state, this.clock(), this.t, this.cut || o.cutAt !== null);
   }
 
   /** The connection to NATS went down (true) or came back (false). */
@@ -202,7 +205,8 @@ export class Ownership {
   private renewals(): void {
     if (this.stopping || this.cut) return;
     const now = this.clock();
-    for (const [group, o] of this.owned) if (!o.busy && !o.starting && now >= o.nextAt) void this.renew(group, o);
+    // Also while the actor starts (catching up with a long log can outlast the lease).
+    for (const [group, o] of this.owned) if (!o.busy && now >= o.nextAt) void this.renew(group, o);
   }
 
   /** Whether the lease bucket answers (its leader is there): a contender's clock runs only then. */

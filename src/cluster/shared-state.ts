@@ -59,6 +59,7 @@ export class SharedState {
 
   async get<T>(key: string): Promise<T | undefined> {
     const e = await this.kv.get(key);
+    if (!e) this.revisions.delete(key);
     this.remember(e);
     return e && e.operation === 'PUT' ? e.json<T>() : undefined;
   }

@@ -12,7 +12,7 @@ import { CLUSTER_TERRAFORM, normalizeNodeGroup } from '../config/load.js';
 import type { EventBody } from '../domain/events.js';
 import type { FieldError } from '../schemas/validate.js';
 import type { StoredGroup, Store } from '../store/store.js';
-import { stored, StoreUnavailable } from '../store/failures.js';
+import { stored } from '../store/failures.js';
 import type { TerraformModules } from '../platforms/terraform/policy.js';
 
 export type Change = { ok: true; group: NodeGroup } | Failure;
@@ -90,13 +90,15 @@ export class NodeGroupRegistry {
     return out;
   }
 
-  private async persist(name: string, record: StoredGroup): Promise<void> {
+  /** Stores a group's record (in cluster mode, first shared, by compare-and-set): false if another instance changed it meanwhile. */
+  private async persist(name: string, record: StoredGroup): Promise<boolean> {
     if (this.sharing) {
       await this.sharing.get(name);
-      if (!(await this.sharing.put(name, record))) throw new StoreUnavailable(new Error(`node group '${name}' was changed on another instance meanwhile; nothing was changed here`));
+      if (!(await this.sharing.put(name, record))) return false;
     }
     await stored(() => this.store.groups.put(name, record), this.store.guard);
     await stored(this.store.durable());
+    return true;
   }
 
   /** Cluster mode: groups this instance has and the cluster lacks (the config file's, at first start) are shared. */
@@ -147,12 +149,14 @@ export class NodeGroupRegistry {
     const group = result.group;
     if (this.sharing && group.platform.type === 'terraform') return invalid([CLUSTER_TERRAFORM]);
     // A create of the same name still under way counts as existing: its write is not visible yet.
-    if (this.creating.has(group.name) || this.store.groups.get(group.name) || this.actors.group(group.name)) {
-      return { ok: false, status: 409, code: 'NODE_GROUP_EXISTS', detail: `node group '${group.name}' exists` };
-    }
+    const exists = { ok: false, status: 409, code: 'NODE_GROUP_EXISTS', detail: `node group '${group.name}' exists` } as const;
+    if (this.creating.has(group.name) || this.store.groups.get(group.name) || this.actors.group(group.name)) return exists;
+    // Cluster mode: created on another instance, perhaps not seen here yet.
+    if (this.sharing && (await this.sharing.get(group.name)) !== undefined) return exists;
     this.creating.add(group.name);
     try {
-      await this.persist(group.name, { spec: group, source: 'api', updatedAt: Date.now() });
+      // Cluster mode: another instance created the same name meanwhile (its create won).
+      if (!(await this.persist(group.name, { spec: group, source: 'api', updatedAt: Date.now() }))) return exists;
       try {
         await this.actors.addGroup(group);
       } catch (err) {
@@ -183,7 +187,7 @@ export class NodeGroupRegistry {
     }
     const held = this.droppedRegionsInUse(name, group);
     if (held.length > 0) return { ok: false, status: 409, code: 'NODE_GROUP_CONFLICT', detail: droppedRegionsDetail(name, held) };
-    await this.persist(name, { ...stored, spec: group, source: 'api', updatedAt: Date.now() });
+    if (!(await this.persist(name, { ...stored, spec: group, source: 'api', updatedAt: Date.now() }))) return changedElsewhere(name);
     await handle.reconfigure(group);
     this.emit([{ type: 'nodegroup.changed', group: name, change: 'replaced' }]);
     return { ok: true, group };
@@ -210,7 +214,7 @@ export class NodeGroupRegistry {
     const stored = this.store.groups.get(name);
     if (!handle || !stored) return { ok: false, status: 404, code: 'NODE_GROUP_NOT_FOUND', detail: `node group '${name}' does not exist` };
     if (!stored.deleting) {
-      await this.persist(name, { ...stored, deleting: true, updatedAt: Date.now() });
+      if (!(await this.persist(name, { ...stored, deleting: true, updatedAt: Date.now() }))) return changedElsewhere(name);
       this.emit([{ type: 'nodegroup.changed', group: name, change: 'deleting' }]);
     }
     await this.retire(handle);
@@ -236,6 +240,10 @@ export class NodeGroupRegistry {
 function droppedRegionsDetail(name: string, held: ReadonlyArray<[string, number]>): string {
   const list = held.map(([region, n]) => `'${region}' (${n} node${n === 1 ? '' : 's'})`).join(', ');
   return `node group '${name}' still has nodes in ${list}, whose Terraform resources need the region's provider settings to be destroyed: set its rules' max to 0, wait for its nodes to go, then remove the region`;
+}
+
+function changedElsewhere(name: string): Change {
+  return { ok: false, status: 409, code: 'NODE_GROUP_CONFLICT', detail: `node group '${name}' was changed on another instance meanwhile; nothing was changed: read it again and retry` };
 }
 
 function invalid(errors: FieldError[]): Change {
