@@ -40,9 +40,14 @@ async function lookups(c: Cluster, token: string): Promise<LoadResult[]> {
   await fetch(`${owner.url}/as/v1/streams/live/bound/publish?nodeGroup=g`, { headers });
   const results: LoadResult[] = [];
   let n = 0;
-  for (const [label, i] of [['owner (local)', owner], ['other (forwarded)', other]] as const) {
+  for (const [label, i] of [
+    ['owner (local)', owner],
+    ['other (forwarded)', other],
+  ] as const) {
     results.push(await load(`read, ${label}`, { url: i.url, path: '/as/v1/streams/live/bound/publish?nodeGroup=g', connections: CONNECTIONS, seconds: SECONDS, headers }));
-    results.push(await load(`new binding, ${label}`, { url: i.url, path: '/', nextPath: () => `/as/v1/streams/live/${label[0]}${n++}/publish?nodeGroup=g`, connections: CONNECTIONS, seconds: SECONDS, headers }));
+    results.push(
+      await load(`new binding, ${label}`, { url: i.url, path: '/', nextPath: () => `/as/v1/streams/live/${label[0]}${n++}/publish?nodeGroup=g`, connections: CONNECTIONS, seconds: SECONDS, headers }),
+    );
   }
   return results;
 }
@@ -52,7 +57,15 @@ async function spread(targets: Instance[], token: string, label: string): Promis
   const headers = { authorization: `Bearer ${token}` };
   const each = Math.max(1, Math.round(CONNECTIONS / targets.length));
   const rs = await Promise.all(targets.map((i) => load(label, { url: i.url, path: '/as/v1/streams/live/bound/publish?nodeGroup=g', connections: each, seconds: SECONDS, headers })));
-  return { label, connections: each * targets.length, rps: rs.reduce((a, r) => a + r.rps, 0), p50: Math.max(...rs.map((r) => r.p50)), p99: Math.max(...rs.map((r) => r.p99)), errors: rs.reduce((a, r) => a + r.errors, 0), non2xx: rs.reduce((a, r) => a + r.non2xx, 0) };
+  return {
+    label,
+    connections: each * targets.length,
+    rps: rs.reduce((a, r) => a + r.rps, 0),
+    p50: Math.max(...rs.map((r) => r.p50)),
+    p99: Math.max(...rs.map((r) => r.p99)),
+    errors: rs.reduce((a, r) => a + r.errors, 0),
+    non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
+  };
 }
 
 async function handover(c: Cluster, token: string, signal: NodeJS.Signals, k: number): Promise<number> {
@@ -81,17 +94,31 @@ async function main(): Promise<void> {
     const c = await Cluster.start(ctx.t, { ...clusterConfig([group]), limits: { lookups: { admin: { perSecond: 0, burst: 1 } } } });
     await c.ready();
     const token = await c.login(c.instances[0]!);
-    await until(async () => (await fetch(`${c.instances[0]!.url}/as/v1/streams/live/probe/publish?nodeGroup=g`, { headers: { authorization: `Bearer ${token}` } })).status === 200, 30_000, 'an origin in service');
+    await until(
+      async () => (await fetch(`${c.instances[0]!.url}/as/v1/streams/live/probe/publish?nodeGroup=g`, { headers: { authorization: `Bearer ${token}` } })).status === 200,
+      30_000,
+      'an origin in service',
+    );
 
     const rows = await lookups(c, token);
     const base = (label: string) => rows.find((r) => r.label === label)!.rps;
     console.log(`\nLookups, ${CONNECTIONS} connections, ${SECONDS} s each (owner = baseline)\n`);
-    console.log(table(['lookup', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'vs owner'], rows.map((r) => [r.label, r.rps, r.p50, r.p99, r.non2xx + r.errors, pct(r.rps, base(r.label.replace('other (forwarded)', 'owner (local)')))])));
+    console.log(
+      table(
+        ['lookup', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'vs owner'],
+        rows.map((r) => [r.label, r.rps, r.p50, r.p99, r.non2xx + r.errors, pct(r.rps, base(r.label.replace('other (forwarded)', 'owner (local)')))]),
+      ),
+    );
 
     const one = await spread([c.byId((await c.ownerOf('g'))!)], token, '1 instance (the owner)');
     const three = await spread(c.running(), token, '3 instances');
     console.log('\nReads of a bound stream spread over instances (1 instance = baseline)\n');
-    console.log(table(['instances', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'vs 1'], [one, three].map((r) => [r.label, r.rps, r.p50, r.p99, r.non2xx + r.errors, pct(r.rps, one.rps)])));
+    console.log(
+      table(
+        ['instances', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'vs 1'],
+        [one, three].map((r) => [r.label, r.rps, r.p50, r.p99, r.non2xx + r.errors, pct(r.rps, one.rps)]),
+      ),
+    );
 
     const kills: number[] = [];
     const terms: number[] = [];
@@ -100,7 +127,15 @@ async function main(): Promise<void> {
     const a = ms(kills);
     const b = ms(terms);
     console.log(`\nOwner stopped → a new binding answered by a survivor (lease TTL ${3000} ms)\n`);
-    console.log(table(['stop', 'trials', 'min ms', 'median ms', 'max ms'], [['kill -9', kills.length, a.min, a.median, a.max], ['SIGTERM (drain included)', terms.length, b.min, b.median, b.max]]));
+    console.log(
+      table(
+        ['stop', 'trials', 'min ms', 'median ms', 'max ms'],
+        [
+          ['kill -9', kills.length, a.min, a.median, a.max],
+          ['SIGTERM (drain included)', terms.length, b.min, b.median, b.max],
+        ],
+      ),
+    );
   } finally {
     await ctx.stop();
   }

@@ -57,7 +57,14 @@ export class Users {
    * default, never the JSON log, whose lines are shipped and kept where anyone with log access
    * would read it.
    */
-  static async open(store: Store, config: Config, hasher: PasswordHasher, log: Logger, announce: (line: string) => void = (line) => process.stderr.write(`${line}\n`), shared?: SharedUsers): Promise<Users> {
+  static async open(
+    store: Store,
+    config: Config,
+    hasher: PasswordHasher,
+    log: Logger,
+    announce: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+    shared?: SharedUsers,
+  ): Promise<Users> {
     const users = new Users(store, hasher, config.dataDir, shared);
     await users.seed(config, log, announce);
     return users;
@@ -79,7 +86,9 @@ export class Users {
     }
 
     for (const [username, want] of wanted) {
-      const current = this.shared ? ((await this.shared.get(username)) ?? (this.store.meta.get(KEY(username)) as UserRecord | undefined)) : (this.store.meta.get(KEY(username)) as UserRecord | undefined);
+      const current = this.shared
+        ? ((await this.shared.get(username)) ?? (this.store.meta.get(KEY(username)) as UserRecord | undefined))
+        : (this.store.meta.get(KEY(username)) as UserRecord | undefined);
       let announcement: (() => void) | null = null;
       let next: UserRecord | undefined;
       if (want.plain !== undefined) {

@@ -62,7 +62,7 @@ export class ClusterEventLog implements Events {
         if (this.stopped) break;
         let record: EventRecord;
         try {
-          record = { ...(m.json<EventRecord>()), seq: m.seq };
+          record = { ...m.json<EventRecord>(), seq: m.seq };
         } catch {
           continue;
         }
@@ -87,7 +87,9 @@ export class ClusterEventLog implements Events {
     const acks = records.map((r) => this.j.js.publish(`sy.ev.${this.instance}`, JSON.stringify(r), { timeout: JS_TIMEOUT_MS * 4 }));
     Promise.all(acks).then(
       (as) => {
-        as.forEach((a, i) => (records[i]!.seq = a.seq));
+        as.forEach((a, i) => {
+          records[i]!.seq = a.seq;
+        });
         this.settled(entry, true);
       },
       () => this.settled(entry, false),

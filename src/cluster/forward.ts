@@ -12,7 +12,10 @@ import { rpcSubject } from './nats.js';
 type Reply = { r: unknown } | { x: 'unavailable'; why: string } | { e: string };
 
 export class NotServedHere extends Error {
-  constructor(readonly group: string, why: string) {
+  constructor(
+    readonly group: string,
+    why: string,
+  ) {
     super(`node group '${group}' is not served right now: ${why}`);
     this.name = 'NotServedHere';
   }

@@ -6,7 +6,25 @@
 // instance in `sy_instances`, put every second: the live instances are those seen within 3 s.
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
-import { acquired, afterConflict, afterCut, beforeRenewal, probed, reacquired, renewed, sawDelete, sawPut, serving, shouldContend, watching, type KeyRead, type LeaseTiming, type Outcome, type OwnerState, type Watching } from '../policy/cluster/lease.js';
+import {
+  acquired,
+  afterConflict,
+  afterCut,
+  beforeRenewal,
+  probed,
+  reacquired,
+  renewed,
+  sawDelete,
+  sawPut,
+  serving,
+  shouldContend,
+  watching,
+  type KeyRead,
+  type LeaseTiming,
+  type Outcome,
+  type OwnerState,
+  type Watching,
+} from '../policy/cluster/lease.js';
 import { handover, placeOf } from '../policy/cluster/hrw.js';
 import { isConflict, JS_TIMEOUT_MS } from './nats.js';
 
@@ -41,7 +59,6 @@ interface Owned {
   /** When the connection to NATS went down while this was held: renewed by `resume` once it is back. */
   cutAt: number | null;
 }
-
 
 const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
@@ -336,7 +353,7 @@ export class Ownership {
   private async read(group: string): Promise<KeyRead> {
     try {
       const e = await this.leases.get(group);
-      if (!e || e.operation !== 'PUT') return { kind: 'absent' };
+      if (e?.operation !== 'PUT') return { kind: 'absent' };
       const v = e.json<{ owner: string }>();
       return v.owner === this.me.id ? { kind: 'ours', revision: e.revision } : { kind: 'theirs', owner: v.owner };
     } catch {

@@ -194,7 +194,12 @@ export class ClusterRuntime {
 
   /** Its metrics, on the service's registry. */
   registerMetrics(registry: Registry): void {
-    registerClusterMetrics(registry, () => this.ownership, this.forwarder, () => this.connected());
+    registerClusterMetrics(
+      registry,
+      () => this.ownership,
+      this.forwarder,
+      () => this.connected(),
+    );
   }
 
   /** The live instances' URLs (this one first): node agents fail over to them. */

@@ -30,7 +30,10 @@ type Entry = { t: 'w'; e: number; w: LogWrite[] } | { t: 'epoch'; e: number; o: 
 
 /** Another instance took the group: this actor must stop and never write again. */
 export class Fenced extends Error {
-  constructor(readonly group: string, detail: string) {
+  constructor(
+    readonly group: string,
+    detail: string,
+  ) {
     super(`node group '${group}' was taken over by another instance: ${detail}`);
     this.name = 'Fenced';
   }
@@ -209,7 +212,9 @@ export class GroupLog {
       const prev = this.tail;
       const seq = await this.publish({ t: 'w', e: this.epoch, w: batch.flatMap((b) => b.writes) }, prev);
       this.tail = seq;
-      batch.forEach((b, i) => b.resolve({ seq, prev, last: i === batch.length - 1 }));
+      batch.forEach((b, i) => {
+        b.resolve({ seq, prev, last: i === batch.length - 1 });
+      });
     } catch (err) {
       this.broken = true;
       const rest = this.queue;

@@ -22,7 +22,13 @@ test('a node group created on one instance is served by all, refused twice, dele
   const again = await request(b.url, 'POST', '/as/v1/nodegroups', k, auth);
   t.is(again.status, 409, again.text);
   await until(async () => (await c.ownerOf('k', b)) !== null, 10_000, 'an owner for the new group');
-  const p = await request(b.url, 'POST', '/as/v1/provision/k', { streamName: 'show', region: 'here', streams: [{ name: 'show_360', level: 1, videoBR: 800000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64000 }] }, auth);
+  const p = await request(
+    b.url,
+    'POST',
+    '/as/v1/provision/k',
+    { streamName: 'show', region: 'here', streams: [{ name: 'show_360', level: 1, videoBR: 800000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64000 }] },
+    auth,
+  );
   t.is(p.status, 201, p.text);
   t.true((await readLog(c.nats.urls(), 'k')).length > 0, 'the group has a log');
 

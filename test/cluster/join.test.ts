@@ -10,7 +10,14 @@ import { rank } from '../../src/policy/cluster/hrw.js';
 
 test('two instances join one that owns every group: each takes the groups it ranks first for, no group moves twice', async (t) => {
   const names = ['g1', 'g2', 'g3', 'g4', 'g5'];
-  const c = await Cluster.start(t, clusterConfig(names.map((name) => staticGroup({ name })), '1s'), { instances: 1 });
+  const c = await Cluster.start(
+    t,
+    clusterConfig(
+      names.map((name) => staticGroup({ name })),
+      '1s',
+    ),
+    { instances: 1 },
+  );
   await c.ready();
   const first = c.instances[0]!;
   for (const g of names) t.is(await c.ownerOf(g), first.id);
@@ -37,11 +44,15 @@ test('two instances join one that owns every group: each takes the groups it ran
   await Promise.all(joined.map((i) => c.spawn(i)));
   const ids = c.instances.map((i) => i.id);
   const wanted = Object.fromEntries(names.map((g) => [g, rank(g, ids)[0]!]));
-  await until(async () => {
-    const r = await request(first.url, 'GET', '/as/v1/readyz');
-    const owners = (r.json as { owners?: Record<string, string | null> }).owners ?? {};
-    return names.every((g) => owners[g] === wanted[g]);
-  }, 90_000, `owners as ranked: ${JSON.stringify(wanted)}`);
+  await until(
+    async () => {
+      const r = await request(first.url, 'GET', '/as/v1/readyz');
+      const owners = (r.json as { owners?: Record<string, string | null> }).owners ?? {};
+      return names.every((g) => owners[g] === wanted[g]);
+    },
+    90_000,
+    `owners as ranked: ${JSON.stringify(wanted)}`,
+  );
   sampling = false;
   await sampler;
   await sample();
@@ -50,5 +61,8 @@ test('two instances join one that owns every group: each takes the groups it ran
     const h = history.get(g)!;
     t.deepEqual(h, wanted[g] === first.id ? [first.id] : [first.id, wanted[g]], `${g} went ${h.join(' → ')}`);
   }
-  t.true(names.some((g) => wanted[g] !== first.id), 'some group moved');
+  t.true(
+    names.some((g) => wanted[g] !== first.id),
+    'some group moved',
+  );
 });

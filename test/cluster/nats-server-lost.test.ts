@@ -13,7 +13,8 @@ test('kill -9 of the NATS server leading the lease bucket, then of the one leadi
   await c.ready();
   const token = await c.login(c.instances[0]!);
   const auth = { authorization: `Bearer ${token}` };
-  for (const g of ['g', 'h']) await until(async () => (await request(c.instances[0]!.url, 'GET', `/as/v1/streams/live/probe/publish?nodeGroup=${g}`, undefined, auth)).status === 200, 30_000, `an origin in service in ${g}`);
+  for (const g of ['g', 'h'])
+    await until(async () => (await request(c.instances[0]!.url, 'GET', `/as/v1/streams/live/probe/publish?nodeGroup=${g}`, undefined, auth)).status === 200, 30_000, `an origin in service in ${g}`);
   const owners = { g: await c.ownerOf('g'), h: await c.ownerOf('h') };
 
   // Owners as every instance sees them, sampled throughout.
@@ -45,7 +46,9 @@ test('kill -9 of the NATS server leading the lease bucket, then of the one leadi
     const during = load.since(killedAt);
     const refused = during.filter((a) => a.status !== 200);
     const window = refused.length ? refused.at(-1)!.at + refused.at(-1)!.ms - killedAt : 0;
-    t.log(`${stream} leader ${leader!.name} killed: ${refused.length} of ${during.length} lookups answered 503 (fresh ones only: ${refused.every((a) => a.fresh)}), the last ${window} ms after the kill`);
+    t.log(
+      `${stream} leader ${leader!.name} killed: ${refused.length} of ${during.length} lookups answered 503 (fresh ones only: ${refused.every((a) => a.fresh)}), the last ${window} ms after the kill`,
+    );
     await c.nats.restart(leader!);
     await until(() => c.nats.current(stream), 30_000, `${leader!.name} current again in ${stream}`);
   }

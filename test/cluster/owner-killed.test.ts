@@ -13,7 +13,11 @@ test('kill -9 of an owner under lookup load: served again within 5 s, only 503s 
   const c = await Cluster.start(t, config);
   await c.ready();
   const token = await c.login(c.instances[0]!);
-  await until(async () => (await request(c.instances[0]!.url, 'GET', '/as/v1/streams/live/probe/publish?nodeGroup=g', undefined, { authorization: `Bearer ${token}` })).status === 200, 30_000, 'an origin in service');
+  await until(
+    async () => (await request(c.instances[0]!.url, 'GET', '/as/v1/streams/live/probe/publish?nodeGroup=g', undefined, { authorization: `Bearer ${token}` })).status === 200,
+    30_000,
+    'an origin in service',
+  );
 
   const ownerId = await c.ownerOf('g');
   t.truthy(ownerId);
@@ -38,7 +42,10 @@ test('kill -9 of an owner under lookup load: served again within 5 s, only 503s 
   t.deepEqual(bad.slice(0, 5), [], `${bad.length} unexpected answers`);
   t.deepEqual(load.conflicts, [], 'a stream answered with two origins');
   const refused = load.since(killedAt).filter((a) => a.status === 503).length;
-  const ms = load.answers.filter((a) => a.status === 200).map((a) => a.ms).sort((x, y) => x - y);
+  const ms = load.answers
+    .filter((a) => a.status === 200)
+    .map((a) => a.ms)
+    .sort((x, y) => x - y);
   t.log(`${load.answers.length} lookups (200s: median ${ms[Math.floor(ms.length / 2)]} ms, max ${ms.at(-1)} ms), ${refused} answered 503 with Retry-After after the kill`);
 
   // Every binding acknowledged before the kill is the same now, through every survivor.

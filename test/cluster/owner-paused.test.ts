@@ -28,10 +28,14 @@ test('SIGSTOP of an owner past its lease, then SIGCONT: a later epoch owns the g
 
   owner.launched!.proc.kill('SIGSTOP');
   const stoppedAt = Date.now();
-  await until(async () => {
-    const o = await c.ownerOf('g', others()[0]);
-    return o !== null && o !== owner.id;
-  }, 20_000, 'another owner while the old one is paused');
+  await until(
+    async () => {
+      const o = await c.ownerOf('g', others()[0]);
+      return o !== null && o !== owner.id;
+    },
+    20_000,
+    'another owner while the old one is paused',
+  );
   await until(() => load.since(Date.now()).length > 0 || load.since(stoppedAt).some((a) => a.status === 200 && a.fresh), 20_000, 'new bindings by the new owner');
   owner.launched!.proc.kill('SIGCONT');
 

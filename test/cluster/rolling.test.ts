@@ -12,14 +12,18 @@ test('SIGTERM of an owner, then a rolling restart of all three under lookup load
   await c.ready();
   const token = await c.login(c.instances[0]!);
   const auth = { authorization: `Bearer ${token}` };
-  for (const g of ['g', 'h']) await until(async () => (await request(c.instances[0]!.url, 'GET', `/as/v1/streams/live/probe/publish?nodeGroup=${g}`, undefined, auth)).status === 200, 30_000, `an origin in service in ${g}`);
+  for (const g of ['g', 'h'])
+    await until(async () => (await request(c.instances[0]!.url, 'GET', `/as/v1/streams/live/probe/publish?nodeGroup=${g}`, undefined, auth)).status === 200, 30_000, `an origin in service in ${g}`);
 
   const loads = ['g', 'h'].map((g) => new LookupLoad(() => c.running(), token, g, `${g}-`));
   for (const l of loads) l.start(2);
   await until(() => loads.every((l) => l.acknowledged.size >= 20), 30_000, 'bindings acknowledged');
 
   const check = async (when: string) => {
-    for (const [g, l] of [['g', loads[0]!], ['h', loads[1]!]] as const) {
+    for (const [g, l] of [
+      ['g', loads[0]!],
+      ['h', loads[1]!],
+    ] as const) {
       const acknowledged = [...l.acknowledged];
       for (const [k, [stream, nodeId]] of acknowledged.entries()) {
         if (k % 5 !== 0 && k < acknowledged.length - 5) continue; // a sample, and the latest
@@ -56,5 +60,8 @@ test('SIGTERM of an owner, then a rolling restart of all three under lookup load
 
   const failed = loads.flatMap((l) => l.answers.filter((a) => a.status !== 200));
   t.deepEqual(failed.slice(0, 5), [], `${failed.length} of ${loads.reduce((n, l) => n + l.answers.length, 0)} lookups failed`);
-  t.deepEqual(loads.flatMap((l) => l.conflicts), []);
+  t.deepEqual(
+    loads.flatMap((l) => l.conflicts),
+    [],
+  );
 });

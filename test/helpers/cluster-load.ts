@@ -90,7 +90,7 @@ export class LookupLoad {
       if (res.status === 200 && json.nodeId) {
         const before = this.acknowledged.get(stream);
         // A stream answered twice with different origins is checked by the test (bound twice?).
-        if (before && before !== json.nodeId) this.conflicts.push({ stream, first: before, then: json.nodeId });
+        if (before && before !== json.nodeId) this.conflicts.push({ stream, first: before, second: json.nodeId });
         else this.acknowledged.set(stream, json.nodeId);
       }
       return;
@@ -98,7 +98,7 @@ export class LookupLoad {
   }
 
   /** Streams answered with two different origins: a stream bound twice. */
-  readonly conflicts: Array<{ stream: string; first: string; then: string }> = [];
+  readonly conflicts: Array<{ stream: string; first: string; second: string }> = [];
 }
 
 /** Answers that are not what a client may get while a group moves: anything but 200, or 503 NOT_READY/STORE_UNAVAILABLE with Retry-After. */

@@ -43,8 +43,6 @@ export function slowBindings(group: ReturnType<typeof localGroup>) {
   return { ...group, timing: { ...group.timing, publishTimeout: '10m', streamTimeout: '10m' } };
 }
 
-
-
 export interface Instance {
   id: string;
   dataDir: string;
@@ -152,7 +150,13 @@ export class Cluster {
     for (const s of this.nats.servers) t.log(`nats ${s.name}:\n${s.output.slice(-10).join('\n')}`);
     for (const i of this.instances) {
       try {
-        for (const id of readdirSync(join(i.dataDir, 'nodes'))) t.log(`agent ${id}:\n${readFileSync(join(i.dataDir, 'nodes', id, 'agent.log'), 'utf8').split('\n').slice(-5).join('\n')}`);
+        for (const id of readdirSync(join(i.dataDir, 'nodes')))
+          t.log(
+            `agent ${id}:\n${readFileSync(join(i.dataDir, 'nodes', id, 'agent.log'), 'utf8')
+              .split('\n')
+              .slice(-5)
+              .join('\n')}`,
+          );
       } catch {
         /* no agents */
       }

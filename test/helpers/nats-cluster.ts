@@ -100,7 +100,13 @@ export class NatsCluster {
     );
   }
 
-  async jsz(s: NatsServer, query = ''): Promise<{ meta_cluster?: { leader?: string }; account_details?: Array<{ stream_detail?: Array<{ name: string; cluster?: { leader?: string; replicas?: Array<{ name: string; current: boolean }> } }> }> }> {
+  async jsz(
+    s: NatsServer,
+    query = '',
+  ): Promise<{
+    meta_cluster?: { leader?: string };
+    account_details?: Array<{ stream_detail?: Array<{ name: string; cluster?: { leader?: string; replicas?: Array<{ name: string; current: boolean }> } }> }>;
+  }> {
     const res = await fetch(`http://127.0.0.1:${s.monitorPort}/jsz${query}`, { signal: AbortSignal.timeout(2000) });
     return (await res.json()) as never;
   }
@@ -124,7 +130,9 @@ export class NatsCluster {
     const leader = await this.leaderOf(stream);
     if (!leader?.proc) return false;
     const j = await this.jsz(leader, '?accounts=true&streams=true');
-    for (const a of j.account_details ?? []) for (const d of a.stream_detail ?? []) if (d.name === stream && d.cluster?.leader === leader.name) return (d.cluster.replicas ?? []).length === this.servers.length - 1 && (d.cluster.replicas ?? []).every((r) => r.current);
+    for (const a of j.account_details ?? [])
+      for (const d of a.stream_detail ?? [])
+        if (d.name === stream && d.cluster?.leader === leader.name) return (d.cluster.replicas ?? []).length === this.servers.length - 1 && (d.cluster.replicas ?? []).every((r) => r.current);
     return false;
   }
 

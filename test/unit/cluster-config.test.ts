@@ -9,7 +9,10 @@ const problems = (raw: object, env: Record<string, string> = {}): string[] => {
     return [];
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    return err.message.split('\n').slice(1).map((l) => l.trim());
+    return err.message
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim());
   }
 };
 
@@ -35,5 +38,8 @@ test('bad cluster settings stop the start, named', (t) => {
 test('terraform node groups are refused in cluster mode (their state does not follow the owner), and accepted without it', (t) => {
   const group = { ...staticGroup({ name: 'tf' }), platform: { type: 'terraform', terraform: { module: 'local' } } };
   t.regex(problems({ nodeGroups: [group], cluster: { nats: ['nats://x:4222'] } }).join('\n'), /nodeGroups\[0\]\.platform\.type.*cluster mode/);
-  t.deepEqual(problems({ nodeGroups: [group] }).filter((p) => /cluster/.test(p)), []);
+  t.deepEqual(
+    problems({ nodeGroups: [group] }).filter((p) => /cluster/.test(p)),
+    [],
+  );
 });

@@ -3,7 +3,25 @@
 // that pause (GC, SIGSTOP) and whose requests take time, all on a fake clock.
 import test from 'ava';
 import fc from 'fast-check';
-import { acquired, afterConflict, afterCut, beforeRenewal, leaseTiming, probed, reacquired, renewed, sawDelete, sawPut, serving, shouldContend, watching, type KeyRead, type Outcome, type OwnerState, type Watching } from '../../src/policy/cluster/lease.js';
+import {
+  acquired,
+  afterConflict,
+  afterCut,
+  beforeRenewal,
+  leaseTiming,
+  probed,
+  reacquired,
+  renewed,
+  sawDelete,
+  sawPut,
+  serving,
+  shouldContend,
+  watching,
+  type KeyRead,
+  type Outcome,
+  type OwnerState,
+  type Watching,
+} from '../../src/policy/cluster/lease.js';
 import { handover, placeOf, rank } from '../../src/policy/cluster/hrw.js';
 
 const T = leaseTiming(3000);
@@ -138,7 +156,11 @@ function simulate(s: Scenario, ms: number, check: (now: number, servingIds: stri
       }
     }
     const servingIds = all.filter((x) => x.owner && serving(x.owner, now, T)).map((x) => x.id);
-    check(now, servingIds, all.filter((x) => x.owner?.kind === 'held').map((x) => x.id));
+    check(
+      now,
+      servingIds,
+      all.filter((x) => x.owner?.kind === 'held').map((x) => x.id),
+    );
   }
 }
 
@@ -173,20 +195,17 @@ test('at no instant do two instances both serve a group: under pauses, slow answ
 
 test('a bucket without a leader for up to 9 s (a NATS server lost) never moves a group', (t) => {
   fc.assert(
-    fc.property(
-      fc.record({ instances: fc.integer({ min: 2, max: 4 }), latency: fc.integer({ min: 0, max: 40 }), down: windows(3, 200, 9000, 25_000) }),
-      (s) => {
-        const owners = new Set<string>();
-        let gap = 0;
-        simulate({ ...s, pauses: [] }, 30_000, (_now, servingIds, held) => {
-          for (const o of held) owners.add(o);
-          // Once first owned, never unserved.
-          if (servingIds.length === 0 && owners.size > 0) gap += STEP;
-        });
-        if (owners.size !== 1) throw new Error(`owned by ${[...owners].join(', ')}`);
-        if (gap > 0) throw new Error(`unserved for ${gap} ms`);
-      },
-    ),
+    fc.property(fc.record({ instances: fc.integer({ min: 2, max: 4 }), latency: fc.integer({ min: 0, max: 40 }), down: windows(3, 200, 9000, 25_000) }), (s) => {
+      const owners = new Set<string>();
+      let gap = 0;
+      simulate({ ...s, pauses: [] }, 30_000, (_now, servingIds, held) => {
+        for (const o of held) owners.add(o);
+        // Once first owned, never unserved.
+        if (servingIds.length === 0 && owners.size > 0) gap += STEP;
+      });
+      if (owners.size !== 1) throw new Error(`owned by ${[...owners].join(', ')}`);
+      if (gap > 0) throw new Error(`unserved for ${gap} ms`);
+    }),
     { numRuns: 150 },
   );
   t.pass();
@@ -216,7 +235,10 @@ test('rendezvous ranks are stable, and a joining instance takes about its share'
   const before = groups.map((g) => rank(g, ['a', 'b', 'c'])[0]);
   const after = groups.map((g) => rank(g, ['a', 'b', 'c', 'd'])[0]);
   const moved = after.filter((x, i) => x !== before[i]);
-  t.true(moved.every((x) => x === 'd'), 'only groups the newcomer wins move');
+  t.true(
+    moved.every((x) => x === 'd'),
+    'only groups the newcomer wins move',
+  );
   t.true(moved.length > 40 && moved.length < 110, `${moved.length} of 300 moved`);
 });
 
@@ -227,7 +249,17 @@ test('an owner hands over at most one group per period, and only to the instance
   t.truthy(h);
   t.is(rank(h!.group, live)[0], 'b');
   t.is(handover(owned, live, 'a', 8000, 10_000, 5000), null);
-  t.is(handover(owned.filter((g) => rank(g, live)[0] === 'a'), live, 'a', 0, 10_000, 5000), null);
+  t.is(
+    handover(
+      owned.filter((g) => rank(g, live)[0] === 'a'),
+      live,
+      'a',
+      0,
+      10_000,
+      5000,
+    ),
+    null,
+  );
 });
 
 test('back from a cut: go on with our key, give up to another holder, acquire again (and restart) when it expired', (t) => {

@@ -9,7 +9,10 @@ function weight(group: string, instance: string): bigint {
 
 /** The live instances in the group's order of preference, best first. */
 export function rank(group: string, instances: readonly string[]): string[] {
-  return [...new Set(instances)].map((id) => ({ id, w: weight(group, id) })).sort((a, b) => (a.w === b.w ? (a.id < b.id ? -1 : 1) : a.w > b.w ? -1 : 1)).map((x) => x.id);
+  return [...new Set(instances)]
+    .map((id) => ({ id, w: weight(group, id) }))
+    .sort((a, b) => (a.w === b.w ? (a.id < b.id ? -1 : 1) : a.w > b.w ? -1 : 1))
+    .map((x) => x.id);
 }
 
 /** This instance's place for the group (0: first), or the number of instances if it is not live. */
