@@ -60,6 +60,9 @@ interface Owned {
   cutAt: number | null;
 }
 
+/** How often a non-owner asks whether the lease bucket answers (its clock of an owner's silence runs in these steps). */
+const PROBE_MS = 250;
+
 const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
 export class Ownership {
@@ -191,7 +194,7 @@ export class Ownership {
     try {
       const now = this.clock();
       if (now - this.lastPresence >= 1000) void this.presence().catch(() => {});
-      if (now - this.lastProbe >= 500) await this.probe(now);
+      if (now - this.lastProbe >= PROBE_MS) await this.probe(now);
       const ids = this.live().map((i) => i.id);
       for (const group of this.hooks.groups()) {
         if (this.owned.has(group)) continue;
@@ -236,7 +239,7 @@ export class Ownership {
     } catch {
       this.available = false;
     }
-    for (const [group, w] of this.watched) this.watched.set(group, probed(w, this.available, elapsed, 500));
+    for (const [group, w] of this.watched) this.watched.set(group, probed(w, this.available, elapsed, PROBE_MS));
   }
 
   /** A group first seen: its lease as stored now (absent: free at once). */
