@@ -118,6 +118,9 @@ export class Ownership {
     this.cut = cut;
     const now = this.clock();
     if (cut) for (const o of this.owned.values()) o.cutAt ??= now;
+    // Back (a reconnection to another server takes ms): a lease still good goes on as usual, riding
+    // through an election if need be; one that ran out meanwhile is resumed (`resume`).
+    else for (const o of this.owned.values()) if (o.cutAt !== null && serving(o.state, now, this.t)) o.cutAt = null;
     this.log.warn({ groups: this.ownedGroups() }, cut ? 'NATS unreachable: owned groups answer reads only until it is back' : 'NATS reachable again');
   }
 
