@@ -126,6 +126,12 @@ export class GroupLog {
   async catchUp(store: Store, since = Infinity): Promise<{ applied: number; foreign: boolean }> {
     const target = await this.lastSeq();
     let from = appliedOf(store, this.group);
+    // The local copy is of a log that is gone (the group was deleted, and made again under its
+    // name): it is forgotten, and the log replayed from its start.
+    if (from > target) {
+      await this.forgetLocal(store);
+      from = 0;
+    }
     let applied = 0;
     let foreign = false;
     while (from < target) {
@@ -152,6 +158,20 @@ export class GroupLog {
     }
     this.tail = Math.max(target, from);
     return { applied, foreign };
+  }
+
+  private async forgetLocal(store: Store): Promise<void> {
+    const group = this.group;
+    const written = store.write(
+      () => {
+        for (const db of [store.nodes, store.bindings, store.provisions] as Array<Database<unknown, GroupKey>>) {
+          for (const key of db.getKeys({ start: [group, ''], end: [`${group}\u0000`, ''] })) db.remove(key as GroupKey);
+        }
+        markApplied(store, group, 0);
+      },
+      { group, head: store.headOf(group) },
+    );
+    if (!(await written.durable)) throw new StoreUnavailable(new Error('the local store did not take the reset of a node group'));
   }
 
   /**

@@ -140,6 +140,8 @@ export class NodeGroupRegistry {
         for (const key of db.getKeys({ start: [name, ''], end: [`${name}\u0000`, ''] })) db.remove(key);
       }
       this.store.groups.remove(name);
+      // Cluster mode: how far this copy held the group's log (src/cluster/wal.ts).
+      this.store.meta.remove(`wal:${name}`);
     }), this.store.guard);
   }
 

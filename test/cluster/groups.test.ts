@@ -41,4 +41,10 @@ test('a node group created on one instance is served by all, refused twice, dele
   for (const i of [a, b]) await until(async () => (await request(i.url, 'GET', '/as/v1/nodegroups/k', undefined, auth)).status === 404, 20_000, `the group gone from ${i.id}`);
   await until(async () => (await readLog(c.nats.urls(), 'k')).length === 0, 10_000, 'its log purged');
   t.deepEqual(Object.keys(((await request(a.url, 'GET', '/as/v1/readyz')).json as { owners: object }).owners), ['g']);
+
+  // Made again under the same name: a new group, served, with nothing of the old one.
+  t.is((await request(b.url, 'POST', '/as/v1/nodegroups', k, auth)).status, 201);
+  await until(async () => (await request(a.url, 'POST', '/as/v1/provision/k', { streamName: 'other', region: 'here', streams: [{ name: 'other_360', level: 1, videoBR: 800000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64000 }] }, auth)).status === 201, 20_000, 'the new k served');
+  t.is((await request(a.url, 'GET', '/as/v1/provision/k/show', undefined, auth)).status, 404);
+  t.is((await request(b.url, 'GET', '/as/v1/provision/k/other', undefined, auth)).status, 200);
 });
