@@ -4,7 +4,7 @@
 // A second table shows what supervision costs the same actor per tick: its timeouts and the
 // supervisor's plan, made beside the nodes, against cloning a snapshot of every node (what
 // crossing to the supervisor's thread cost when the plan was made there).
-import { GroupModel } from '../actors/group/model.js';
+import { GroupModel } from '../src/model/group-model.js';
 import { planGroup } from '../src/policy/scaling/plan.js';
 import { fleetBindings, fleetGroup, fleetNodes, REGIONS } from './lib/synthetic-fleet.js';
 import { table } from './lib/table.js';

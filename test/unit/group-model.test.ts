@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
-import { GroupModel } from '../../actors/group/model.js';
+import { GroupModel } from '../../src/model/group-model.js';
 import { staticGroup } from '../helpers/fixtures.js';
 
 const REGIONS = ['r1', 'r2', 'r3'];

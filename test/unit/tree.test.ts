@@ -3,7 +3,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { parseConfig } from '../../src/config/load.js';
 import { SERVING as SERVING_STATES } from '../../src/policy/states.js';
-import { GroupModel } from '../../actors/group/model.js';
+import { GroupModel } from '../../src/model/group-model.js';
 import type { Role } from '../../src/domain/vocabulary.js';
 import { staticGroup } from '../helpers/fixtures.js';
 

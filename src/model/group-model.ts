@@ -2,24 +2,24 @@
 // metrics, per-(role, region, root origin) load pools, the parent tree, stream bindings and
 // provisions. Every call takes `now` and leaves the durable writes and events it caused in
 // `drain()`, for the actor to commit and publish. Properties test it directly.
-import type { NodeGroup, RuleConfig } from '../../src/config/types.js';
-import type { EventBody } from '../../src/domain/events.js';
-import type { BindingRecord, Listener, NodeAddress, NodeRecord, PlatformData, Provision, Rendition } from '../../src/domain/records.js';
-import { unknownRegion } from '../../src/domain/regions.js';
-import { SERVING, TOLD_TO_DRAIN, transition, type NodeEvent } from '../../src/policy/states.js';
-import { LOAD_METRIC, type BindingState, type NodeState, type Role } from '../../src/domain/vocabulary.js';
-import { IndexedMinHeap, type HeapItem } from '../../src/policy/selection/heap.js';
-import type { Candidate, Selector } from '../../src/policy/selection/selector.js';
-import { hasRoom } from '../../src/policy/selection/selector.js';
-import { createSelector } from '../../src/policy/selection/registry.js';
-import { regionsFrom } from '../../src/policy/selection/regions.js';
-import { compiled, metricOf, nodeScope, ruleScope } from '../../src/policy/expressions/scope.js';
-import type { Expression } from '../../src/policy/expressions/compile.js';
-import { pageKeys } from '../../src/domain/paging.js';
+import type { NodeGroup, RuleConfig } from '../config/types.js';
+import type { EventBody } from '../domain/events.js';
+import type { BindingRecord, Listener, NodeAddress, NodeRecord, PlatformData, Provision, Rendition } from '../domain/records.js';
+import { unknownRegion } from '../domain/regions.js';
+import { SERVING, TOLD_TO_DRAIN, transition, type NodeEvent } from '../policy/states.js';
+import { LOAD_METRIC, type BindingState, type NodeState, type Role } from '../domain/vocabulary.js';
+import { IndexedMinHeap, type HeapItem } from '../policy/selection/heap.js';
+import type { Candidate, Selector } from '../policy/selection/selector.js';
+import { hasRoom } from '../policy/selection/selector.js';
+import { createSelector } from '../policy/selection/registry.js';
+import { regionsFrom } from '../policy/selection/regions.js';
+import { compiled, metricOf, nodeScope, ruleScope } from '../policy/expressions/scope.js';
+import type { Expression } from '../policy/expressions/compile.js';
+import { pageKeys } from '../domain/paging.js';
 import { ExpiryBuckets } from './expiry.js';
-import type { Failure } from '../../src/domain/failure.js';
-import type { Heartbeat, HeartbeatReply as HeartbeatReplyMessage, TranscodeJob } from '../../src/schemas/heartbeat.js';
-import { capabilitiesOf } from '../../src/platforms/capabilities.js';
+import type { Failure } from '../domain/failure.js';
+import type { Heartbeat, HeartbeatReply as HeartbeatReplyMessage, TranscodeJob } from '../schemas/heartbeat.js';
+import { capabilitiesOf } from '../platforms/capabilities.js';
 
 /** The listener answered when neither the node nor its role names one. */
 const DEFAULT_LISTENER: Listener = { protocol: 'rtmp', port: 1935 };
@@ -42,7 +42,7 @@ export interface Assignment {
   listener: Listener;
 }
 
-export type { Failure } from '../../src/domain/failure.js';
+export type { Failure } from '../domain/failure.js';
 
 export type LookupOutcome = { ok: true; node: Assignment } | Failure;
 
@@ -85,8 +85,8 @@ export interface StreamView {
   since: number;
 }
 
-export type { NodeFacts } from '../../src/policy/scaling/facts.js';
-import type { NodeFacts } from '../../src/policy/scaling/facts.js';
+export type { NodeFacts } from '../policy/scaling/facts.js';
+import type { NodeFacts } from '../policy/scaling/facts.js';
 
 interface LiveNode extends Candidate {
   readonly id: string;
