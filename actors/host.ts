@@ -9,7 +9,8 @@ import type { NodeGroup } from '../src/config/types.js';
 import type { EventBody } from '../src/domain/events.js';
 import { guardedRemote, InFlight, nodeEndpoint } from './comlink.js';
 import type { GroupApi } from './group/actor.js';
-import type { HeartbeatReply, LookupOutcome } from '../src/model/group-model.js';
+import type { HeartbeatReply } from '../src/model/heartbeats.js';
+import type { LookupOutcome } from '../src/model/lookups.js';
 import type { SupervisorApi, SupervisorInit } from './supervisor/actor.js';
 
 export class ActorUnavailable extends Error {

@@ -16,7 +16,13 @@ import { surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
 import { planGroup, type GroupPlan, type PlanInput } from '../../src/policy/scaling/plan.js';
 import { Commits, LANDED, type Settled } from './commits.js';
-import { GroupModel, type Failure, type HeartbeatInput, type HeartbeatReply, type LookupOutcome, type NodeFacts, type NodeView, type StreamView, type Effects } from '../../src/model/group-model.js';
+import type { Failure } from '../../src/domain/failure.js';
+import type { NodeFacts } from '../../src/policy/scaling/facts.js';
+import { GroupModel } from '../../src/model/group-model.js';
+import type { Effects } from '../../src/model/effects.js';
+import type { HeartbeatInput, HeartbeatReply } from '../../src/model/heartbeats.js';
+import type { LookupOutcome } from '../../src/model/lookups.js';
+import type { NodeView, StreamView } from '../../src/model/views.js';
 
 export type LookupKind = 'publish' | 'transcode' | 'subscribe';
 
