@@ -278,7 +278,7 @@ class GroupActor {
     const m = this.model;
     if (this.removedWhileLoading) this.need(batch.map((b) => b[1]));
     const outcomes = batch.map(([kind, stream, regions, by = null]) => (kind === 'publish' ? m.publish(stream, regions, now, by) : kind === 'transcode' ? m.transcode(stream, regions, now, by) : m.subscribe(stream, regions, now)));
-    const effects = m.drain();
+    const effects = m.takeEffects();
     this.tally(started, batch.length, 0);
     const settled = this.submit(effects);
     const own = effects.writes.length > 0 ? settled.durable : null;
@@ -306,7 +306,7 @@ class GroupActor {
     // A transcoder's jobs come from bindings: until all are loaded, say nothing rather than too little.
     if (loading) for (const r of replies) if (r) delete r.transcode;
     this.tally(started, 0, batch.length);
-    this.submit(this.model.drain());
+    this.submit(this.model.takeEffects());
     return replies;
   }
 
@@ -319,7 +319,7 @@ class GroupActor {
     // A replaced ladder's renditions stop resolving: lookups of them wait for this commit too.
     const before = this.model.getProvision(input.streamName)?.streams.map((r) => r.name);
     const result = this.model.putProvision(input, mode, Date.now());
-    if (!(await this.commit(this.model.drain(), true, before))) return this.refused();
+    if (!(await this.commit(this.model.takeEffects(), true, before))) return this.refused();
     return result;
   }
 
@@ -327,7 +327,7 @@ class GroupActor {
     if (this.reloading) await this.settle();
     const before = this.model.getProvision(name)?.streams.map((r) => r.name);
     const result = this.model.deleteProvision(name);
-    if (!(await this.commit(this.model.drain(), true, before))) return this.refused();
+    if (!(await this.commit(this.model.takeEffects(), true, before))) return this.refused();
     return result;
   }
 
@@ -366,7 +366,7 @@ class GroupActor {
 
   async counts(): Promise<GroupCounts> {
     await this.loaded;
-    return { name: this.model.name, ...this.model.counts(), load: this.model.load() };
+    return { name: this.model.name, ...this.model.counts(), load: this.model.loadByRole() };
   }
 
   // ---- supervisor ---------------------------------------------------------------------------
@@ -393,19 +393,19 @@ class GroupActor {
   async tick(now: number): Promise<void> {
     if (this.reloading) await this.settle();
     this.model.tick(now);
-    await this.commit(this.model.drain(), false);
+    await this.commit(this.model.takeEffects(), false);
   }
 
   async addNodes(specs: Array<{ id: string; role: Role; region: string; platform: PlatformData; state?: NodeState }>, now: number): Promise<boolean> {
     if (this.reloading) await this.settle();
     for (const spec of specs) if (!this.model.hasNode(spec.id)) this.model.addNode(spec, now);
-    return this.commit(this.model.drain(), true);
+    return this.commit(this.model.takeEffects(), true);
   }
 
   async nodeEvent(id: string, event: NodeEvent, now: number, patch?: { platform?: PlatformData; address?: NodeAddress }): Promise<{ ok: true; state: NodeState | null } | { ok: false; reason: string }> {
     if (this.reloading) await this.settle();
     const result = this.model.applyNodeEvent(id, event, now, patch);
-    if (!(await this.commit(this.model.drain(), true))) return { ok: false, reason: this.refusal };
+    if (!(await this.commit(this.model.takeEffects(), true))) return { ok: false, reason: this.refusal };
     return result;
   }
 
@@ -413,7 +413,7 @@ class GroupActor {
   async nodeEvents(events: Array<{ id: string; event: NodeEvent }>, now: number): Promise<Array<{ ok: true; state: NodeState | null } | { ok: false; reason: string }>> {
     if (this.reloading) await this.settle();
     const results = events.map((e) => this.model.applyNodeEvent(e.id, e.event, now));
-    if (!(await this.commit(this.model.drain(), true))) return events.map(() => ({ ok: false as const, reason: this.refusal }));
+    if (!(await this.commit(this.model.takeEffects(), true))) return events.map(() => ({ ok: false as const, reason: this.refusal }));
     return results;
   }
 
@@ -428,7 +428,7 @@ class GroupActor {
   async reconfigure(group: NodeGroup): Promise<void> {
     if (this.reloading) await this.settle();
     this.model.reconfigure(group, Date.now());
-    await this.commit(this.model.drain(), true);
+    await this.commit(this.model.takeEffects(), true);
   }
 
   async close(): Promise<void> {

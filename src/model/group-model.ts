@@ -1,6 +1,6 @@
 // One node group's state, pure: no threads and no I/O; every call takes `now`. GroupModel is the
 // front object the group actor (actors/group/actor.ts), the unit tests and the benches call. It
-// owns the pending writes and events (effects.ts: taken with drain(), for the actor to
+// owns the pending writes and events (effects.ts: taken with takeEffects(), for the actor to
 // commit and publish) and the group's settings, and it wires the modules that own the rest:
 //
 //   nodes.ts       nodes by id and role, load pools, rules, the selector
@@ -68,8 +68,8 @@ export class GroupModel {
     return this.settings.group;
   }
 
-  /** The writes and events since the last drain. */
-  drain(): Effects {
+  /** The writes and events decided since the last take, for the actor to commit and publish. */
+  takeEffects(): Effects {
     return this.effects.take();
   }
 
@@ -190,7 +190,7 @@ export class GroupModel {
   }
 
   /** Per role, the load of its in-service nodes and their capacity. */
-  load(): RoleLoad[] {
+  loadByRole(): RoleLoad[] {
     return this.views.loadByRole();
   }
 

@@ -71,9 +71,9 @@ test('the tree stays a tree: right parent roles, serving parents, no cycles, no 
           else if (o.op === 'back') model.heartbeat(target, { ready: true, metrics: {} }, now);
           else for (const e of ['destroy', 'destroying', 'destroyed'] as const) model.applyNodeEvent(target, { type: e }, now);
         }
-        model.drain();
+        model.takeEffects();
         model.tick(now);
-        model.drain();
+        model.takeEffects();
 
         const nodes = model.nodeViews(undefined, 10_000);
         const byId = new Map(nodes.map((n) => [n.id, n]));
