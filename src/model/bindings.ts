@@ -115,10 +115,22 @@ export class Bindings {
     const { pendingBindings, pendingPerToken } = limits;
     const retryAfter = Math.max(1, Math.min(60, Math.ceil(timing.publishTimeout / 1000 / 4)));
     if (this.pendingTotal >= pendingBindings) {
-      return { ok: false, status: 429, code: 'RATE_LIMITED', detail: `node group '${name}' holds ${this.pendingTotal} streams looked up and not yet published (limits.pendingBindings); publish them, or retry later`, retryAfter };
+      return {
+        ok: false,
+        status: 429,
+        code: 'RATE_LIMITED',
+        detail: `node group '${name}' holds ${this.pendingTotal} streams looked up and not yet published (limits.pendingBindings); publish them, or retry later`,
+        retryAfter,
+      };
     }
     if (by !== null && (this.pendingBy.get(by) ?? 0) >= pendingPerToken) {
-      return { ok: false, status: 429, code: 'RATE_LIMITED', detail: `this token holds ${pendingPerToken} streams looked up and not yet published in node group '${name}' (limits.pendingPerToken); publish them, or retry later`, retryAfter };
+      return {
+        ok: false,
+        status: 429,
+        code: 'RATE_LIMITED',
+        detail: `this token holds ${pendingPerToken} streams looked up and not yet published in node group '${name}' (limits.pendingPerToken); publish them, or retry later`,
+        retryAfter,
+      };
     }
     return null;
   }

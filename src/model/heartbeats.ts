@@ -60,7 +60,8 @@ export class Heartbeats {
     for (let i = 0; i < 2; i++) {
       const t = transition(record.state, event);
       if (!t.ok || t.state === null || t.state === record.state) break;
-      const why = record.state === 'FAULT' ? 'heartbeats resumed' : t.state === 'STARTED' && hb.ready ? 'first heartbeat' : hb.ready ? 'ready' : node.problem ? `not ready: ${node.problem}` : 'heartbeat';
+      const why =
+        record.state === 'FAULT' ? 'heartbeats resumed' : t.state === 'STARTED' && hb.ready ? 'first heartbeat' : hb.ready ? 'ready' : node.problem ? `not ready: ${node.problem}` : 'heartbeat';
       this.lifecycle.setState(node, t.state, now, why);
       moved = true;
     }
@@ -86,7 +87,11 @@ export class Heartbeats {
       const provision = this.provisions.get(stream);
       if (!b || b.transcoder !== transcoder.id || !origin || !provision) continue;
       const a = assignmentOf(origin.record, this.settings.group, origin.record.role === 'edge');
-      jobs.push({ stream, origin: { nodeId: origin.id, address: peerAddress(transcoder.record, origin.record, this.settings.trustNodes) ?? '', port: a.listener.port, protocol: a.listener.protocol }, renditions: provision.streams });
+      jobs.push({
+        stream,
+        origin: { nodeId: origin.id, address: peerAddress(transcoder.record, origin.record, this.settings.trustNodes) ?? '', port: a.listener.port, protocol: a.listener.protocol },
+        renditions: provision.streams,
+      });
     }
     return jobs;
   }

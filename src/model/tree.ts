@@ -47,7 +47,7 @@ export class ParentTree {
   }
 
   /** The origin at the top of a node's tree; '' for roots; null when the chain is broken. */
-  rootOf(node: LiveNode): string | null {
+  private rootOf(node: LiveNode): string | null {
     const roles = this.settings.group.roles;
     const parentRole = roles[node.record.role]?.parentRole;
     if (!parentRole) return '';
@@ -68,7 +68,7 @@ export class ParentTree {
     this.updateSlot(node);
   }
 
-  refreshSubtree(node: LiveNode): void {
+  private refreshSubtree(node: LiveNode): void {
     this.refresh(node);
     for (const child of this.children.get(node.id) ?? []) this.refreshSubtree(child);
   }
