@@ -2,7 +2,8 @@
 // (stream → origin [, transcoder], PENDING or LIVE), the streams bound to each node, the LIVE
 // count per origin (scale-in takes origins with live publishers last), the PENDING tallies the
 // config's caps count against, and the expiry buckets (expiry.ts) in which a tick finds the
-// bindings that timed out. Every change is written and told through the effect log.
+// bindings that timed out. Every change is written and told through the effect log; the
+// subscriber counts on a binding are heartbeats.ts's to keep (they are never stored).
 import type { BindingRecord } from '../domain/records.js';
 import type { Failure } from '../domain/failure.js';
 import type { BindingState } from '../domain/vocabulary.js';

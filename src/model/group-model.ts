@@ -13,6 +13,7 @@
 //   lifecycle.ts   nodes joining, changing state, leaving
 //   views.ts       facts, node and stream views, counts
 //   addresses.ts   where clients and peers reach a node
+//   settings.ts    the group's config, one object shared by all
 //
 // Each module holds what it owns in its own maps and is handed, when built here, the modules it
 // works through; none reaches into another's maps. Properties test the model directly.

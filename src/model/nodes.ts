@@ -2,7 +2,9 @@
 // pools lookups pick from (per role, root origin and region: a min-heap by load), the rules that
 // rank and limit nodes (an expression limit's value, until the next tick), and the selector.
 // Which pool a node belongs in follows from its place in the parent tree: tree.ts decides its
-// root origin and calls place(); the node's state changes in lifecycle.ts.
+// root origin and calls place(). A LiveNode is shared by the modules that keep its parts:
+// tree.ts its parent and parent slot, lifecycle.ts its state, heartbeats.ts its metrics and
+// streams, serving.ts the streams it was just handed.
 import type { RuleConfig } from '../config/types.js';
 import type { NodeRecord } from '../domain/records.js';
 import { LOAD_METRIC, type Role } from '../domain/vocabulary.js';
