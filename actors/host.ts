@@ -8,9 +8,10 @@ import * as Comlink from 'comlink';
 import type { NodeGroup } from '../src/config/types.js';
 import type { EventBody } from '../src/domain/events.js';
 import { guardedRemote, InFlight, nodeEndpoint } from './comlink.js';
-import type { GroupApi } from './group/actor.js';
+import type { GroupApi, HeartbeatRequest, LookupRequest } from './group/actor.js';
 import { FENCED_EVENT } from './group/signals.js';
-import type { HeartbeatReply, LookupOutcome } from './group/model.js';
+import type { HeartbeatReply } from '../src/model/heartbeats.js';
+import type { LookupOutcome } from '../src/model/lookups.js';
 import type { SupervisorApi, SupervisorInit } from './supervisor/actor.js';
 import type { KeptCooldowns } from './supervisor/directory.js';
 
@@ -155,17 +156,17 @@ export class GroupHandle {
     }
   }
 
-  private readonly lookupBatch = new Batcher<Parameters<GroupApi['lookup']>, LookupOutcome>((batch) => this.call('lookups', batch));
-  private readonly heartbeatBatch = new Batcher<Parameters<GroupApi['heartbeat']>, HeartbeatReply | null>((batch) => this.call('heartbeats', batch));
+  private readonly lookupBatch = new Batcher<LookupRequest, LookupOutcome>((batch) => this.call('lookups', batch));
+  private readonly heartbeatBatch = new Batcher<HeartbeatRequest, HeartbeatReply | null>((batch) => this.call('heartbeats', batch));
 
   /** A lookup, sent with the others of this event-loop turn in one message and one commit. */
-  lookup(...args: Parameters<GroupApi['lookup']>): Promise<LookupOutcome> {
+  lookup(...args: LookupRequest): Promise<LookupOutcome> {
     if (!this.host.options.cluster && (!this.running || !this.api)) return Promise.reject(new ActorUnavailable(this.name));
     return this.lookupBatch.add(args);
   }
 
   /** A node's heartbeat, batched like lookups. */
-  heartbeat(...args: Parameters<GroupApi['heartbeat']>): Promise<HeartbeatReply | null> {
+  heartbeat(...args: HeartbeatRequest): Promise<HeartbeatReply | null> {
     if (!this.host.options.cluster && (!this.running || !this.api)) return Promise.reject(new ActorUnavailable(this.name));
     return this.heartbeatBatch.add(args);
   }

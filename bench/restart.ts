@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/store/store.js';
 import { projectPath } from '../src/paths.js';
-import { GroupModel } from '../actors/group/model.js';
+import { GroupModel } from '../src/model/group-model.js';
 import { fleetBindings, fleetGroup, fleetNodes } from './lib/synthetic-fleet.js';
 import { table } from './lib/table.js';
 

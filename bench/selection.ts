@@ -4,7 +4,7 @@
 // A second table shows what supervision costs the same actor per tick: its timeouts and the
 // supervisor's plan, made beside the nodes, against cloning a snapshot of every node (what
 // crossing to the supervisor's thread cost when the plan was made there).
-import { GroupModel } from '../actors/group/model.js';
+import { GroupModel } from '../src/model/group-model.js';
 import { planGroup } from '../src/policy/scaling/plan.js';
 import { fleetBindings, fleetGroup, fleetNodes, REGIONS } from './lib/synthetic-fleet.js';
 import { table } from './lib/table.js';
@@ -24,7 +24,7 @@ function build(nodes: number): { model: GroupModel; streams: string[] } {
   model.restore(records, fleetBindings(BINDINGS, nodes), [], 0);
   // Everyone reports in with some load, as heartbeats would.
   for (const r of records) model.heartbeat(r.id, { ready: true, metrics: { 'connections.publisher': r.role === 'origin' ? 5 : 0, 'connections.subscriber': (r.id.length * 7) % 50 } }, 1);
-  model.drain();
+  model.takeEffects();
   return { model, streams };
 }
 
@@ -65,14 +65,14 @@ function main(): void {
     let drained = 0;
     const sub = time((i) => {
       model.subscribe(streams[(i * 7919) % streams.length]!, orders[i % 4]!, 2);
-      if (++drained % 1000 === 0) model.drain();
+      if (++drained % 1000 === 0) model.takeEffects();
     }, LOOKUPS);
     const sticky = time((i) => void model.publish(streams[(i * 104_729) % streams.length]!, orders[i % 4]!, 2), LOOKUPS);
     const fresh = time((i) => {
       model.publish(`new-${size}-${i}`, orders[i % 4]!, 2);
-      if (i % 1000 === 0) model.drain();
+      if (i % 1000 === 0) model.takeEffects();
     }, LOOKUPS / 4);
-    model.drain();
+    model.takeEffects();
     rows.push([size, 'subscribe (live stream)', sub], [size, 'publish (bound stream)', sticky], [size, 'publish (new stream)', fresh]);
     (globalThis as { gc?: () => void }).gc?.();
   }

@@ -1,8 +1,8 @@
-// Worker-thread entry of a node-group actor. It owns one GroupModel, loads it from LMDB, and
-// commits the writes each call causes before answering a call that acknowledges them, or that
-// reveals what another call is still writing (commits.ts). The front end reaches it through
-// comlink on the parent port; the supervisor through comlink on a port of its own; events leave
-// on a third port.
+// Worker-thread entry of a node-group actor. It owns one GroupModel, loads it from LMDB
+// (loading.ts), and commits the writes each call causes before answering a call that acknowledges
+// them, or that reveals what another call is still writing (commits.ts). The front end reaches it
+// through comlink on the parent port; the supervisor through comlink on a port of its own; events
+// leave on a third port.
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { getHeapStatistics } from 'node:v8';
 import * as Comlink from 'comlink';
@@ -11,16 +11,28 @@ import type { EventBody } from '../../src/domain/events.js';
 import type { NodeAddress, PlatformData, Provision, Rendition } from '../../src/domain/records.js';
 import type { NodeEvent } from '../../src/policy/states.js';
 import type { NodeState, Role } from '../../src/domain/vocabulary.js';
-import { groupRange, openStore, type Store } from '../../src/store/store.js';
+import { openStore, type Store } from '../../src/store/store.js';
 import { surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
 import { planGroup, type GroupPlan, type PlanInput } from '../../src/policy/scaling/plan.js';
 import { Commits, LANDED, type Settled } from './commits.js';
 import { FENCED_EVENT } from './signals.js';
 import type { GroupLog } from '../../src/cluster/wal.js';
-import { GroupModel, type Failure, type HeartbeatInput, type HeartbeatReply, type LookupOutcome, type NodeFacts, type NodeLoad, type NodeView, type StreamView, type Effects } from './model.js';
+import type { Failure } from '../../src/domain/failure.js';
+import type { NodeFacts } from '../../src/policy/scaling/facts.js';
+import type { GroupModel } from '../../src/model/group-model.js';
+import type { Effects } from '../../src/model/effects.js';
+import type { HeartbeatInput, HeartbeatReply } from '../../src/model/heartbeats.js';
+import type { LookupOutcome } from '../../src/model/lookups.js';
+import type { NodeLoad, NodeView, StreamView } from '../../src/model/views.js';
+import { BindingLoader, loadModel } from './loading.js';
 
 export type LookupKind = 'publish' | 'transcode' | 'subscribe';
+
+/** One lookup of a batch; `by`: the token subject asking (a new PENDING binding counts against its cap). */
+export type LookupRequest = [kind: LookupKind, stream: string, regions: string[], by?: string | null];
+/** One heartbeat of a batch: the node's id, and what it reported. */
+export type HeartbeatRequest = [nodeId: string, heartbeat: HeartbeatInput];
 
 /** Cluster mode: what a write is answered while the replicated log takes no appends. */
 const LOG_REFUSING: Failure = {
@@ -75,12 +87,8 @@ class GroupActor {
   private reloading: Promise<void> | null = null;
   /** Answers decided and held until what they reveal (or write) is durable. */
   private waiting = 0;
-
-  /**
-   * While the bindings are still being loaded in the background: the streams removed meanwhile,
-   * so that the loader's older view of the store cannot bring them back. Null once loaded.
-   */
-  private removedWhileLoading: Set<string> | null = null;
+  /** The model's bindings, loading in the background (loading.ts). */
+  private loader!: BindingLoader;
 
   async init(init: GroupInit): Promise<void> {
     this.store = openStore(init.dataDir, init.durability, init.minFreeBytes);
@@ -94,12 +102,9 @@ class GroupActor {
     }
     this.commits = new Commits(this.store, init.group.name, (err) => this.failed(err), () => this.landed(), this.log ?? undefined);
     this.events = init.events;
-    this.model = this.load(init.group);
-    this.loaded = this.loadBindings();
+    this.model = loadModel(this.store, init.group);
+    this.loader = new BindingLoader(this.store, this.model);
   }
-
-  /** Settles when every stored binding is in memory. */
-  private loaded: Promise<void> = Promise.resolve();
 
   /** The supervisor's own channel to this actor (a new one after either side restarts). */
   attachSupervisor(port: MessagePort): void {
@@ -108,53 +113,11 @@ class GroupActor {
     Comlink.expose(this, nodeEndpoint(port));
   }
 
-  /** Nodes and provisions now; the bindings (there may be millions) follow in the background. */
-  private load(group: NodeGroup): GroupModel {
-    const model = new GroupModel(group);
-    model.restore(groupRange(this.store.nodes, group.name), [], groupRange(this.store.provisions, group.name), Date.now());
-    this.removedWhileLoading = new Set();
-    return model;
-  }
-
-  /** Loads the stored bindings in chunks, letting calls in between; a call that needs one first reads it itself. */
-  private async loadBindings(): Promise<void> {
-    const model = this.model;
-    const group = model.name;
-    let after = '';
-    for (;;) {
-      let last: string | undefined;
-      const removed = this.removedWhileLoading;
-      if (!removed || this.model !== model) return;
-      const now = Date.now();
-      for (const { value } of this.store.bindings.getRange({ start: [group, after], end: [`${group}\u0000`, ''], limit: 20_000 })) {
-        last = value.stream;
-        if (!removed.has(value.stream)) model.adoptBinding(value, now);
-      }
-      if (last === undefined) break;
-      after = `${last}\u0000`;
-      await new Promise((r) => setImmediate(r));
-    }
-    if (this.model === model) this.removedWhileLoading = null;
-  }
-
   private tally(started: number, lookups: number, heartbeats: number): void {
     this.busy.seconds += (performance.now() - started) / 1000;
     this.busy.lookups += lookups;
     this.busy.heartbeats += heartbeats;
     this.busy.batches += 1;
-  }
-
-  /** Makes sure the bindings a call is about are in memory (only needed while they are loading). */
-  private need(names: Iterable<string>): void {
-    const removed = this.removedWhileLoading;
-    if (!removed) return;
-    const now = Date.now();
-    for (const name of names) {
-      const stream = this.model.streamOf(name);
-      if (this.model.hasBinding(stream) || removed.has(stream)) continue;
-      const record = this.store.bindings.get([this.model.name, stream]);
-      if (record) this.model.adoptBinding(record, now);
-    }
   }
 
   /**
@@ -167,7 +130,7 @@ class GroupActor {
       this.post(effects.events, LANDED);
       return { committed: LANDED, durable: LANDED };
     }
-    if (this.removedWhileLoading) for (const w of effects.writes) if (w.kind === 'binding' && w.value === null) this.removedWhileLoading.add(w.key);
+    this.loader.written(effects.writes);
     let settled: Settled;
     try {
       settled = this.commits.submit(effects.writes, names);
@@ -229,9 +192,10 @@ class GroupActor {
       // Cluster mode: memory reloads from the local store (a prefix of the log) at once; what the
       // log holds beyond it is looked into in the background (syncLog).
       if (this.log) this.syncLog();
-      this.model = this.load(this.model.group);
+      this.loader.stop();
+      this.model = loadModel(this.store, this.model.group);
       this.commits.reset();
-      this.loaded = this.loadBindings();
+      this.loader = new BindingLoader(this.store, this.model);
       this.reloading = null;
     });
   }
@@ -313,23 +277,18 @@ class GroupActor {
 
   // ---- front end ----------------------------------------------------------------------------
 
-  /** `by`: the token subject asking (a new PENDING binding counts against its cap). */
-  async lookup(kind: LookupKind, stream: string, regions: string[], by: string | null = null): Promise<LookupOutcome> {
-    return (await this.lookups([[kind, stream, regions, by]]))[0]!;
-  }
-
   /**
    * Many lookups at once: decided in order, their writes committed together before any answer.
    * An answer also waits for the commits in flight that wrote what it read (a binding another
    * call or a heartbeat is still writing, the provision of a transcode): a crash must not take
    * back what it told. Lookups of streams with nothing in flight wait for nothing of others'.
    */
-  async lookups(batch: Array<[LookupKind, string, string[], (string | null)?]>): Promise<LookupOutcome[]> {
+  async lookups(batch: LookupRequest[]): Promise<LookupOutcome[]> {
     if (this.reloading) await this.settle();
     const started = performance.now();
     const now = Date.now();
     const m = this.model;
-    if (this.removedWhileLoading) this.need(batch.map((b) => b[1]));
+    if (this.loader.loading) this.loader.need(batch.map((b) => b[1]));
     // Cluster mode, while the log takes no appends: a lookup that would bind a stream is refused
     // before it decides anything (memory would have to be reloaded after), lookups of bound streams go on.
     const refusing = this.log?.refusing === true;
@@ -337,7 +296,7 @@ class GroupActor {
       if (refusing && kind !== 'subscribe' && !m.hasBinding(m.streamOf(stream))) return LOG_REFUSING;
       return kind === 'publish' ? m.publish(stream, regions, now, by) : kind === 'transcode' ? m.transcode(stream, regions, now, by) : m.subscribe(stream, regions, now);
     });
-    const effects = m.drain();
+    const effects = m.takeEffects();
     this.tally(started, batch.length, 0);
     const settled = this.submit(effects);
     const own = effects.writes.length > 0 ? settled.durable : null;
@@ -363,22 +322,18 @@ class GroupActor {
   }
 
   /** Heartbeat replies do not wait for their writes: they are facts the next heartbeat repeats. */
-  async heartbeats(batch: Array<[string, HeartbeatInput]>): Promise<Array<HeartbeatReply | null>> {
+  async heartbeats(batch: HeartbeatRequest[]): Promise<Array<HeartbeatReply | null>> {
     if (this.reloading) await this.settle();
     const now = Date.now();
-    const loading = this.removedWhileLoading !== null;
-    if (loading) this.need(batch.flatMap(([, hb]) => (hb.streams ?? []).map((s) => s.name)));
+    const loading = this.loader.loading;
+    if (loading) this.loader.need(batch.flatMap(([, hb]) => (hb.streams ?? []).map((s) => s.name)));
     const started = performance.now();
     const replies = batch.map(([nodeId, hb]) => this.model.heartbeat(nodeId, hb, now));
     // A transcoder's jobs come from bindings: until all are loaded, say nothing rather than too little.
     if (loading) for (const r of replies) if (r) delete r.transcode;
     this.tally(started, 0, batch.length);
-    this.submit(this.model.drain());
+    this.submit(this.model.takeEffects());
     return replies;
-  }
-
-  async heartbeat(nodeId: string, hb: HeartbeatInput): Promise<HeartbeatReply | null> {
-    return (await this.heartbeats([[nodeId, hb]]))[0]!;
   }
 
   async putProvision(input: { streamName: string; region: string; streams: Rendition[] }, mode: 'create' | 'replace'): Promise<{ ok: true; provision: Provision } | Failure> {
@@ -386,7 +341,7 @@ class GroupActor {
     // A replaced ladder's renditions stop resolving: lookups of them wait for this commit too.
     const before = this.model.getProvision(input.streamName)?.streams.map((r) => r.name);
     const result = this.model.putProvision(input, mode, Date.now());
-    if (!(await this.commit(this.model.drain(), true, before))) return this.refused();
+    if (!(await this.commit(this.model.takeEffects(), true, before))) return this.refused();
     return result;
   }
 
@@ -394,7 +349,7 @@ class GroupActor {
     if (this.reloading) await this.settle();
     const before = this.model.getProvision(name)?.streams.map((r) => r.name);
     const result = this.model.deleteProvision(name);
-    if (!(await this.commit(this.model.drain(), true, before))) return this.refused();
+    if (!(await this.commit(this.model.takeEffects(), true, before))) return this.refused();
     return result;
   }
 
@@ -414,7 +369,7 @@ class GroupActor {
   }
 
   async listStreams(after: string | undefined, limit: number): Promise<StreamView[]> {
-    await this.loaded;
+    await this.loader.done;
     return this.reveal(
       () => this.model.streams(after, limit),
       () => this.commits.last(),
@@ -437,8 +392,8 @@ class GroupActor {
   }
 
   async counts(): Promise<GroupCounts> {
-    await this.loaded;
-    return { name: this.model.name, ...this.model.counts(), load: this.model.load() };
+    await this.loader.done;
+    return { name: this.model.name, ...this.model.counts(), load: this.model.loadByRole() };
   }
 
   // ---- supervisor ---------------------------------------------------------------------------
@@ -465,19 +420,19 @@ class GroupActor {
   async tick(now: number): Promise<void> {
     if (this.reloading) await this.settle();
     this.model.tick(now);
-    await this.commit(this.model.drain(), false);
+    await this.commit(this.model.takeEffects(), false);
   }
 
   async addNodes(specs: Array<{ id: string; role: Role; region: string; platform: PlatformData; state?: NodeState }>, now: number): Promise<boolean> {
     if (this.reloading) await this.settle();
     for (const spec of specs) if (!this.model.hasNode(spec.id)) this.model.addNode(spec, now);
-    return this.commit(this.model.drain(), true);
+    return this.commit(this.model.takeEffects(), true);
   }
 
   async nodeEvent(id: string, event: NodeEvent, now: number, patch?: { platform?: PlatformData; address?: NodeAddress }): Promise<{ ok: true; state: NodeState | null } | { ok: false; reason: string }> {
     if (this.reloading) await this.settle();
     const result = this.model.applyNodeEvent(id, event, now, patch);
-    if (!(await this.commit(this.model.drain(), true))) return { ok: false, reason: this.refusal };
+    if (!(await this.commit(this.model.takeEffects(), true))) return { ok: false, reason: this.refusal };
     return result;
   }
 
@@ -485,7 +440,7 @@ class GroupActor {
   async nodeEvents(events: Array<{ id: string; event: NodeEvent }>, now: number): Promise<Array<{ ok: true; state: NodeState | null } | { ok: false; reason: string }>> {
     if (this.reloading) await this.settle();
     const results = events.map((e) => this.model.applyNodeEvent(e.id, e.event, now));
-    if (!(await this.commit(this.model.drain(), true))) return events.map(() => ({ ok: false as const, reason: this.refusal }));
+    if (!(await this.commit(this.model.takeEffects(), true))) return events.map(() => ({ ok: false as const, reason: this.refusal }));
     return results;
   }
 
@@ -500,7 +455,7 @@ class GroupActor {
   async reconfigure(group: NodeGroup): Promise<void> {
     if (this.reloading) await this.settle();
     this.model.reconfigure(group, Date.now());
-    await this.commit(this.model.drain(), true);
+    await this.commit(this.model.takeEffects(), true);
   }
 
   /** Closing: no more background work on the store. */

@@ -9,7 +9,7 @@
 // that name wait for that one commit, and readers of anything else wait for nothing.
 import type { Database } from 'lmdb';
 import type { GroupKey, Store, Written } from '../../src/store/store.js';
-import type { Write } from './model.js';
+import type { Write } from '../../src/model/effects.js';
 
 /** How a commit ended, as promises that never reject: true once it landed (and is durable), false if it failed or was stopped. */
 export interface Settled {

@@ -2,7 +2,7 @@
 // scraped, so the front end keeps no copy of group state.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { GroupCounts } from '../../actors/group/actor.js';
-import type { NodeLoad } from '../../actors/group/model.js';
+import type { NodeLoad } from '../model/views.js';
 import type { EventRecord } from '../domain/events.js';
 
 /** Each group's per-node load figures, at most `metrics.nodeSeries` nodes each (GroupModel.nodeLoads). */

@@ -38,7 +38,7 @@ test('after a crash or a stop, the store holds exactly the acknowledged provisio
         let h = await host(dir);
         const g = h.group('g')!;
         await g.call('addNodes', group.platform.static.nodes.map((n) => ({ id: n.id, role: n.role, region: n.region, platform: { type: 'static' as const, address: n.address }, state: 'CREATED' as const })), Date.now());
-        for (const n of group.platform.static.nodes) await g.call('heartbeat', n.id, { ready: true, metrics: {} });
+        for (const n of group.platform.static.nodes) await g.call('heartbeats', [[n.id, { ready: true, metrics: {} }]]);
 
         const provisions = new Map<string, string>();
         const bindings = new Map<string, string>();
@@ -50,7 +50,7 @@ test('after a crash or a stop, the store holds exactly the acknowledged provisio
           } else if (o.op === 'delete') {
             if ((await g.call('deleteProvision', name)).ok) provisions.delete(name);
           } else {
-            const r = await g.call('lookup', 'publish', name, ['r1', 'r2']);
+            const r = (await g.call('lookups', [['publish', name, ['r1', 'r2']]]))[0]!;
             if (r.ok) bindings.set(name, r.node.nodeId);
           }
         }
@@ -114,7 +114,7 @@ test('right after a start, lookups find stored bindings the background load has 
   await store.close();
   const h = await hostOf(t, dir, [group]);
   const g = h.group('g')!;
-  for (const n of group.platform.static.nodes) await g.call('heartbeat', n.id, { ready: true, metrics: {} });
+  for (const n of group.platform.static.nodes) await g.call('heartbeats', [[n.id, { ready: true, metrics: {} }]]);
   // The last stored stream: far beyond what a first chunk holds.
   const last = `s${String(COUNT - 1).padStart(6, '0')}`;
   const r = await g.lookup('publish', last, ['r1', 'r2']);

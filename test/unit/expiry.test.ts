@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { ExpiryBuckets } from '../../actors/group/expiry.js';
+import { ExpiryBuckets } from '../../src/model/expiry.js';
 
 test('an item comes back once, at the first look at or after the second it was last filed under, never before', (t) => {
   const ops = fc.array(

@@ -2,7 +2,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { parseConfig } from '../../src/config/load.js';
-import { GroupModel } from '../../actors/group/model.js';
+import { GroupModel } from '../../src/model/group-model.js';
 import { regionOrder } from '../../src/policy/selection/region-order.js';
 import { distanceKm } from '../../src/policy/selection/regions.js';
 import { staticGroup } from '../helpers/fixtures.js';

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
-import { GroupModel } from '../../actors/group/model.js';
+import { GroupModel } from '../../src/model/group-model.js';
 import { staticGroup } from '../helpers/fixtures.js';
 
 const REGIONS = ['r1', 'r2', 'r3'];
@@ -37,7 +37,7 @@ function addNodes(model: GroupModel, nodes: Array<{ id: string; role: 'origin' |
   for (const n of nodes) model.addNode({ id: n.id, role: n.role, region: n.region, platform: { type: 'static', address: `10.0.0.${n.id}` }, state: 'CREATED' }, now);
   for (const n of nodes.filter((x) => x.role !== 'edge')) model.heartbeat(n.id, { ready: true, metrics: { 'connections.publisher': n.load ?? 0 } }, now);
   for (const n of nodes.filter((x) => x.role === 'edge')) model.heartbeat(n.id, { ready: true, metrics: { 'connections.subscriber': n.load ?? 0 } }, now);
-  model.drain();
+  model.takeEffects();
 }
 
 /** `count` equally idle origins in r1, then `lookups` publishes before any heartbeat: the publishes each origin got, or null if one failed. */
@@ -122,7 +122,7 @@ test('a publish lookup picks an in-service origin under its limit, least loaded,
             assigned[chosen]!++;
             bound.set(o.stream, chosen);
           }
-          model.drain();
+          model.takeEffects();
         }
         return true;
       },
@@ -208,7 +208,7 @@ test('bindings turn LIVE when the origin lists them and go when it stops, or whe
   t.truthy(model.binding('never'));
   model.tick(22_000);
   t.is(model.binding('never'), undefined, 'publishTimeout');
-  const events = model.drain().events.filter((e): e is Extract<EventBody, { type: 'stream.unbound' }> => e.type === 'stream.unbound');
+  const events = model.takeEffects().events.filter((e): e is Extract<EventBody, { type: 'stream.unbound' }> => e.type === 'stream.unbound');
   t.deepEqual(events.map((e) => e.stream), ['live', 'never']);
 });
 
@@ -221,9 +221,9 @@ test('a stream whose origin failed moves on its next publish lookup, and an even
   t.like(model.publish('cam', ['r1'], 1), { ok: true, node: { nodeId: 'o1' } });
   t.like(model.publish('cam', ['r1'], 2), { ok: true, node: { nodeId: 'o1' } }, 'sticky while in service');
   model.applyNodeEvent('o1', { type: 'fault', reason: 'silent' }, 3);
-  model.drain();
+  model.takeEffects();
   t.like(model.publish('cam', ['r1'], 4), { ok: true, node: { nodeId: 'o2' } });
-  t.true(model.drain().events.some((e) => e.type === 'stream.moved' && e.from === 'o1' && e.to === 'o2'));
+  t.true(model.takeEffects().events.some((e) => e.type === 'stream.moved' && e.from === 'o1' && e.to === 'o2'));
 });
 
 test('edges get a parent in their own region, and a new one when theirs fails', (t) => {
@@ -253,14 +253,14 @@ test('every write is reported; a removed origin leaves its streams bound until t
     { id: 'e1', role: 'edge', region: 'r1' },
   ]);
   model.publish('cam', ['r1'], 1_000);
-  t.deepEqual(model.drain().writes.map((w) => `${w.kind}:${w.key}`), ['binding:cam']);
+  t.deepEqual(model.takeEffects().writes.map((w) => `${w.kind}:${w.key}`), ['binding:cam']);
   model.heartbeat('o1', { ready: true, metrics: {}, streams: [{ name: 'cam', publishing: true }] }, 2_000);
   model.applyNodeEvent('o1', { type: 'fault', reason: 'silent' }, 3_000);
   // faultTimeout later, the supervisor destroys it.
   model.applyNodeEvent('o1', { type: 'destroy' }, 4_000);
   model.applyNodeEvent('o1', { type: 'destroying' }, 4_000);
   model.applyNodeEvent('o1', { type: 'destroyed' }, 4_000);
-  const removal = model.drain();
+  const removal = model.takeEffects();
   const writes = removal.writes.map((w) => `${w.kind}:${w.key}:${w.value === null ? 'removed' : 'put'}`);
   t.true(writes.includes('node:o1:removed'));
   t.false(writes.includes('binding:cam:removed'), 'the binding outlives its origin');
@@ -269,7 +269,7 @@ test('every write is reported; a removed origin leaves its streams bound until t
   // Viewers are told to come back (docs/nodes.md), not that the stream does not exist.
   t.like(model.subscribe('cam', ['r1'], 5_000), { ok: false, status: 503, code: 'NO_CAPACITY', retryAfter: 2 });
   t.like(model.publish('cam', ['r1'], 6_000), { ok: true, node: { nodeId: 'o2' } });
-  t.true(model.drain().events.some((e) => e.type === 'stream.moved' && e.stream === 'cam' && e.from === 'o1' && e.to === 'o2'));
+  t.true(model.takeEffects().events.some((e) => e.type === 'stream.moved' && e.stream === 'cam' && e.from === 'o1' && e.to === 'o2'));
   t.like(model.subscribe('cam', ['r1'], 7_000), { ok: true, node: { nodeId: 'e1' } });
 
   // A stream nobody moves ends by its own timeout: streamTimeout after its origin last listed it.
@@ -277,13 +277,13 @@ test('every write is reported; a removed origin leaves its streams bound until t
   model.heartbeat('o2', { ready: true, metrics: {}, streams: [{ name: 'other', publishing: true }] }, 9_000);
   model.applyNodeEvent('o2', { type: 'fault', reason: 'silent' }, 10_000);
   for (const event of ['destroy', 'destroying', 'destroyed'] as const) model.applyNodeEvent('o2', { type: event }, 11_000);
-  model.drain();
+  model.takeEffects();
   model.tick(38_000);
   t.truthy(model.binding('other'), 'not before streamTimeout');
   model.tick(41_000);
   t.is(model.binding('other'), undefined);
   t.deepEqual(
-    model.drain().events.filter((e) => e.type === 'stream.unbound').map((e) => [e.stream, (e as { reason: string }).reason]),
+    model.takeEffects().events.filter((e) => e.type === 'stream.unbound').map((e) => [e.stream, (e as { reason: string }).reason]),
     [['other', 'not published for 30000 ms']],
   );
 });
@@ -409,10 +409,10 @@ test('a node that says why it is not ready leaves rotation with that reason, and
   // A parent that reports where it is pulled from: the edge's reply carries it.
   model.heartbeat('o1', { ready: true, metrics: {}, listeners: { publish: { protocol: 'rtmp', port: 1936 }, subscribe: { protocol: 'rtmp', port: 1936 } } }, 1);
   t.deepEqual(model.heartbeat('e1', { ready: true, metrics: {} }, 1)?.parent, { nodeId: 'o1', address: '10.0.0.o1', protocol: 'rtmp', port: 1936 });
-  model.drain();
+  model.takeEffects();
 
   model.heartbeat('e1', { ready: false, metrics: {}, problem: 'nginx killed by SIGKILL; restarting (attempt 1)' }, 2);
-  const { events } = model.drain();
+  const { events } = model.takeEffects();
   t.like(events.find((e) => e.type === 'node.state'), { nodeId: 'e1', from: 'INSERVICE', to: 'STARTED', reason: 'not ready: nginx killed by SIGKILL; restarting (attempt 1)' });
   t.is(model.nodeViews(undefined, 10).find((v) => v.id === 'e1')?.problem, 'nginx killed by SIGKILL; restarting (attempt 1)');
   t.like(model.subscribe('cam', ['r1'], 3), { ok: false });
@@ -434,9 +434,9 @@ test('a group without edges serves viewers from the origin, with its player list
 test('a first heartbeat that is ready moves the node CREATED → STARTED → INSERVICE, one event per move', (t) => {
   const model = new GroupModel(group());
   model.addNode({ id: 'o1', role: 'origin', region: 'r1', platform: { type: 'static', address: '10.0.0.1' }, state: 'CREATED' }, 0);
-  model.drain();
+  model.takeEffects();
   model.heartbeat('o1', { ready: true, metrics: {} }, 1);
-  const moves = model.drain().events.filter((e) => e.type === 'node.state').map((e) => `${(e as { from: string }).from}→${(e as { to: string }).to}`);
+  const moves = model.takeEffects().events.filter((e) => e.type === 'node.state').map((e) => `${(e as { from: string }).from}→${(e as { to: string }).to}`);
   t.deepEqual(moves, ['CREATED→STARTED', 'STARTED→INSERVICE']);
   t.is(model.nodeRecord('o1')?.state, 'INSERVICE');
 });
@@ -603,13 +603,13 @@ test('a storm of lookups that find no room asks for capacity once a second per r
   addNodes(model, [{ id: '1', role: 'origin', region: 'r1', load: LIMIT }]);
   const asks = (now: number, n: number) => {
     for (let i = 0; i < n; i++) t.like(model.publish(`s${now}-${i}`, ['r1'], now), { ok: false, status: 503, code: 'NO_CAPACITY', retryAfter: 2 });
-    return model.drain().events.filter((e) => e.type === 'scaling.request');
+    return model.takeEffects().events.filter((e) => e.type === 'scaling.request');
   };
   t.like(asks(1_000, 1000), [{ role: 'origin', region: 'r1' }]);
   t.is(asks(1_999, 1000).length, 0, 'the same second');
   t.is(asks(2_000, 10).length, 1, 'the next second asks again');
   t.like(model.publish('x', ['r2', 'r1'], 2_000), { ok: false });
-  t.like(model.drain().events, [{ type: 'scaling.request', region: 'r2' }], 'another first region is another ask');
+  t.like(model.takeEffects().events, [{ type: 'scaling.request', region: 'r2' }], 'another first region is another ask');
 });
 
 test('PENDING caps: per token and per group, freed when a stream goes LIVE or its binding goes, and counted again after a restart', (t) => {
@@ -625,9 +625,9 @@ test('PENDING caps: per token and per group, freed when a stream goes LIVE or it
   t.true(model.publish('x1', ['r1'], 1).ok, 'a lookup with no subject counts toward the group only');
   t.like(model.publish('b2', ['r1'], 1, 'bob'), { ok: false, status: 429 }, 'the group is at its cap');
   // a1 goes live: alice and the group each have room for one more.
-  model.drain();
+  model.takeEffects();
   model.heartbeat('o', { ready: true, metrics: {}, streams: [{ name: 'a1', publishing: true }] }, 2);
-  const records = model.drain().writes.filter((w) => w.kind === 'binding');
+  const records = model.takeEffects().writes.filter((w) => w.kind === 'binding');
   t.like(records.find((w) => w.key === 'a1')?.value, { state: 'LIVE' });
   t.false(records.some((w) => w.key === 'a1' && w.value !== null && 'by' in w.value), 'a LIVE binding names nobody');
   t.true(model.publish('a3', ['r1'], 3, 'alice').ok);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import test from 'ava';
 import fc from 'fast-check';
 import { parseConfig } from '../../src/config/load.js';
-import { GroupModel } from '../../actors/group/model.js';
+import { GroupModel } from '../../src/model/group-model.js';
 import { staticGroup } from '../helpers/fixtures.js';
 
 const LIMITS = { origin: 5, edge: 20 } as const;
@@ -32,7 +32,7 @@ test('nodeLoads keeps the cap, the busiest first, counts the rest, and reports w
         const metric = n.role === 'origin' ? 'connections.publisher' : 'connections.subscriber';
         m.heartbeat(`n${String(i).padStart(2, '0')}`, { ready: n.ready, metrics: { [metric]: n.load } }, 1000);
       });
-      m.drain();
+      m.takeEffects();
       const { nodes: out, omitted } = m.nodeLoads(cap);
       assert.equal(out.length, Math.min(cap, nodes.length));
       assert.equal(omitted, nodes.length - out.length);

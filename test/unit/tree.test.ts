@@ -3,7 +3,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { parseConfig } from '../../src/config/load.js';
 import { SERVING as SERVING_STATES } from '../../src/policy/states.js';
-import { GroupModel } from '../../actors/group/model.js';
+import { GroupModel } from '../../src/model/group-model.js';
 import type { Role } from '../../src/domain/vocabulary.js';
 import { staticGroup } from '../helpers/fixtures.js';
 
@@ -71,9 +71,9 @@ test('the tree stays a tree: right parent roles, serving parents, no cycles, no 
           else if (o.op === 'back') model.heartbeat(target, { ready: true, metrics: {} }, now);
           else for (const e of ['destroy', 'destroying', 'destroyed'] as const) model.applyNodeEvent(target, { type: e }, now);
         }
-        model.drain();
+        model.takeEffects();
         model.tick(now);
-        model.drain();
+        model.takeEffects();
 
         const nodes = model.nodeViews(undefined, 10_000);
         const byId = new Map(nodes.map((n) => [n.id, n]));

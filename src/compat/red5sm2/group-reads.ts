@@ -2,7 +2,7 @@
 // whole collections where we page, and looks one stream up where we list. Nothing here is a copy
 // of state: each read asks the actor.
 import type { GroupHandle } from '../../../actors/host.js';
-import type { NodeView, StreamView } from '../../../actors/group/model.js';
+import type { NodeView, StreamView } from '../../model/views.js';
 import type { Provision } from '../../domain/records.js';
 import { cursorBefore } from './names.js';
 

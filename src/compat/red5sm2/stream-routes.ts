@@ -4,7 +4,8 @@
 // is the group actor's, as for our own lookups (README, What it does).
 import Type, { type Static } from 'typebox';
 import type { GroupHandle } from '../../../actors/host.js';
-import type { Assignment, StreamView } from '../../../actors/group/model.js';
+import type { Assignment } from '../../model/addresses.js';
+import type { StreamView } from '../../model/views.js';
 import { GroupName } from '../../schemas/api.js';
 import { regionOrder } from '../../policy/selection/region-order.js';
 import { clientAddress } from '../../http/client-address.js';

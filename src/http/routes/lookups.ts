@@ -4,7 +4,7 @@
 import { isIP } from 'node:net';
 import Type from 'typebox';
 import type { LookupKind } from '../../../actors/group/actor.js';
-import type { Assignment } from '../../../actors/group/model.js';
+import type { Assignment } from '../../model/addresses.js';
 import { GroupName, LiveLookupQuery, ServerAssignment, ServerAssignmentWithListener, StreamLookupQuery, StreamName } from '../../schemas/api.js';
 import { regionOrder } from '../../policy/selection/region-order.js';
 import { clientAddress } from '../client-address.js';

@@ -2,7 +2,7 @@
 import Type from 'typebox';
 import type { GroupCounts } from '../../../actors/group/actor.js';
 import type { GroupHandle } from '../../../actors/host.js';
-import type { NodeView } from '../../../actors/group/model.js';
+import type { NodeView } from '../../model/views.js';
 import { countsTowardCapacity } from '../../policy/states.js';
 import { GroupName, LoginResponse, NodeGroupDetail, NodeGroupSummary, NodeIdParam, PageQuery } from '../../schemas/api.js';
 import { Problem, problems } from '../problem.js';

@@ -1,7 +1,7 @@
 // Endpoint 6: the live and pending streams of every node group (docs/api.md), paged across
 // groups in (group, stream) order; the cursor is "group/stream".
 import Type from 'typebox';
-import type { StreamView } from '../../../actors/group/model.js';
+import type { StreamView } from '../../model/views.js';
 import { StreamsQuery, StreamView as StreamViewSchema } from '../../schemas/api.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { groupOr404, iso, page, type Services } from '../services.js';
