@@ -296,15 +296,15 @@ export class Ownership {
       if (outcome.kind !== 'ok') this.log.debug({ group, outcome: outcome.kind, tookMs: Math.round(this.clock() - sentAt), state: o.state }, 'a lease renewal failed');
       if (outcome.kind === 'ok') this.counters.renewals++;
       if (o.state.kind === 'held' && outcome.kind === 'conflict') {
-        const next = afterConflict(o.state, await this.read(group), this.clock(), this.t);
+        // Each step after a conflict is an attempt of its own: one that finds no leader rides on.
+        const readAt = this.clock();
+        const next = afterConflict(o.state, await this.read(group), readAt, this.clock(), this.t);
         o.state = next.state;
         if (next.reacquire) {
           const sent = this.clock();
           const created = await this.attempt(() => this.leases.create(group, encode({ owner: this.me.id, url: this.me.url, at: Date.now() })));
-          if (created.kind === 'ok') {
-            o.state = reacquired(o.state, created.revision, sent, this.clock(), this.t);
-            this.log.warn({ group, epoch: created.revision }, 'the lease had expired while NATS elected a leader: acquired it again');
-          }
+          o.state = reacquired(o.state, created, sent, this.clock(), this.t);
+          if (created.kind === 'ok' && o.state.kind === 'held') this.log.warn({ group, epoch: created.revision }, 'the lease had expired while NATS elected a leader: acquired it again');
         }
       }
       if (o.state.kind !== 'held') return void (await this.lose(group, o.state.reason));

@@ -123,13 +123,28 @@ function simulate(s: Scenario, ms: number, check: (now: number, servingIds: stri
             inst.owner = renewed(inst.owner!, outcome, sentAt, at, T);
             inst.nextAt = at + (outcome.kind === 'ok' ? T.renewMs : RETRY);
             if (outcome.kind !== 'conflict' || inst.owner.kind !== 'held') return;
-            const read = bucket.read(inst.id, at);
-            const next = afterConflict(inst.owner, read, at, T);
-            inst.owner = next.state;
-            if (!next.reacquire) return;
-            const sent = at;
-            const created = bucket.create(inst.id, at + s.latency);
-            if (created.kind === 'ok') inst.owner = reacquired(inst.owner, created.revision, sent, answerAt(at, created), T);
+            // After a conflict, the read and the create again are requests of their own, which
+            // take time and may find no leader (ownership.ts `renew`).
+            const readAt = at;
+            const read = bucket.read(inst.id, at + s.latency);
+            inst.inflight = {
+              at: answerAt(at, read),
+              run: (at2) => {
+                const next = afterConflict(inst.owner!, read, readAt, at2, T);
+                inst.owner = next.state;
+                inst.nextAt = at2 + RETRY;
+                if (!next.reacquire) return;
+                const sent = at2;
+                const created = bucket.create(inst.id, at2 + s.latency);
+                inst.inflight = {
+                  at: answerAt(at2, created),
+                  run: (at3) => {
+                    inst.owner = reacquired(inst.owner!, created, sent, at3, T);
+                    inst.nextAt = at3 + (created.kind === 'ok' ? T.renewMs : RETRY);
+                  },
+                };
+              },
+            };
           },
         };
       } else {

@@ -101,21 +101,29 @@ export function renewed(state: OwnerState, outcome: Outcome, sentAt: number, now
  */
 export type KeyRead = { kind: 'ours'; revision: number } | { kind: 'theirs'; owner: string } | { kind: 'absent' } | { kind: 'unavailable' };
 
-export function afterConflict(state: OwnerState, read: KeyRead, now: number, t: LeaseTiming): { state: OwnerState; reacquire: boolean } {
+export function afterConflict(state: OwnerState, read: KeyRead, readSentAt: number, now: number, t: LeaseTiming): { state: OwnerState; reacquire: boolean } {
   if (state.kind !== 'held') return { state, reacquire: false };
   if (read.kind === 'theirs') return { state: { kind: 'lost', reason: `instance ${read.owner} holds the lease` }, reacquire: false };
   if (read.kind === 'ours') return { state: { kind: 'held', held: { ...state.held, revision: read.revision, riding: null } }, reacquire: false };
+  // A read that found no leader is one more attempt of the ride (an election right after the
+  // conflict): without it, an owner whose key aged out during a long election lost the group to the
+  // time its reads took (the cluster test of a lost NATS server found it on a loaded machine).
+  if (read.kind === 'unavailable') return { state: renewed(state, { kind: 'unavailable' }, readSentAt, now, t), reacquire: false };
   if (!stillGood(state.held, now, t)) return { state: { kind: 'lost', reason: 'the lease expired' }, reacquire: false };
-  return { state, reacquire: read.kind === 'absent' };
+  return { state, reacquire: true };
 }
 
 /**
  * The lease was acquired again after it expired unseen (a leader change aged it out): a new epoch.
  * Only while the old one was still good: otherwise it is lost, and acquiring again is a fresh start.
+ * A create that found no leader rides on like a renewal that did; one that found the key taken is
+ * not yet a loss (the next renewal reads who holds it).
  */
-export function reacquired(state: OwnerState, epoch: number, sentAt: number, now: number, t: LeaseTiming): OwnerState {
+export function reacquired(state: OwnerState, outcome: Outcome, sentAt: number, now: number, t: LeaseTiming): OwnerState {
+  if (outcome.kind === 'unavailable') return renewed(state, outcome, sentAt, now, t);
   if (state.kind !== 'held' || !stillGood(state.held, now, t)) return { kind: 'lost', reason: 'the lease ran out before it was acquired again' };
-  return acquired(epoch, sentAt);
+  if (outcome.kind === 'conflict') return state;
+  return acquired(outcome.revision, sentAt);
 }
 
 function stillGood(h: Held, now: number, t: LeaseTiming): boolean {
