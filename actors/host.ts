@@ -9,9 +9,11 @@ import type { NodeGroup } from '../src/config/types.js';
 import type { EventBody } from '../src/domain/events.js';
 import { guardedRemote, InFlight, nodeEndpoint } from './comlink.js';
 import type { GroupApi, HeartbeatRequest, LookupRequest } from './group/actor.js';
+import { FENCED_EVENT } from './group/signals.js';
 import type { HeartbeatReply } from '../src/model/heartbeats.js';
 import type { LookupOutcome } from '../src/model/lookups.js';
 import type { SupervisorApi, SupervisorInit } from './supervisor/actor.js';
+import type { KeptCooldowns } from './supervisor/directory.js';
 
 export class ActorUnavailable extends Error {
   constructor(readonly group: string) {
@@ -24,8 +26,26 @@ type Method<T> = { [K in keyof T]: T[K] extends (...args: never[]) => unknown ? 
 type Result<T, K extends keyof T> = T[K] extends (...args: never[]) => infer R ? Awaited<R> : never;
 type Params<T, K extends keyof T> = T[K] extends (...args: infer P) => unknown ? P : never;
 
+/**
+ * Cluster mode (src/cluster/runtime.ts): a group's actor runs only on the instance that owns the
+ * group; every other instance forwards its calls there. Absent in the embedded default.
+ */
+export interface ClusterSeam {
+  servers: string[];
+  instance: string;
+  /** This instance holds the group's lease and may answer for it now (checked on every call). */
+  serving(group: string): boolean;
+  /** Whether some instance is known to own the group (its lease is held). */
+  owned(group: string): boolean;
+  /** The call, made by the group's owner; rejects with an error named ActorUnavailable or NotServedHere when none answers in time. */
+  forward(group: string, method: string, args: unknown[]): Promise<unknown>;
+  /** The actor found its group taken over (its log holds a later owner's entries). */
+  fenced(group: string): void;
+}
+
 export interface HostOptions {
   dataDir: string;
+  cluster?: ClusterSeam;
   durability: 'commit' | 'flush';
   minFreeBytes?: number;
   onEvents(events: EventBody[]): void;
@@ -70,7 +90,10 @@ export class GroupHandle {
   private api: ReturnType<typeof guardedRemote<GroupApi>> | null = null;
   private closing = false;
   private restarts = 0;
-  ready = false;
+  /** The actor thread runs here and answers. */
+  running = false;
+  /** Cluster mode: the epoch this instance owns the group at, while it does. */
+  private epoch: number | null = null;
   /** Being deleted: hidden from lookups while its nodes drain. */
   deleting = false;
 
@@ -83,10 +106,47 @@ export class GroupHandle {
     return this.group.name;
   }
 
+  /** Its actor answers: here, or (cluster mode) on the instance that owns it. */
+  get ready(): boolean {
+    const c = this.host.options.cluster;
+    return c ? this.local || c.owned(this.name) : this.running;
+  }
+
+  /** Cluster mode: calls go to the actor on this instance (it owns the group and its actor runs). */
+  private get local(): boolean {
+    const c = this.host.options.cluster;
+    return this.running && (!c || c.serving(this.name));
+  }
+
   /** Calls the actor; rejects with ActorUnavailable if it is starting or dies during the call (actors/comlink.ts). */
   async call<K extends Method<GroupApi>>(method: K, ...args: Params<GroupApi, K>): Promise<Result<GroupApi, K>> {
+    const cluster = this.host.options.cluster;
+    if (cluster && !this.local) return this.forward(method, args);
+    try {
+      return await this.callHere(method, ...args);
+    } catch (err) {
+      // Cluster mode: the group moved (or is moving) while the call was on its way.
+      if (cluster && err instanceof ActorUnavailable && !this.local) return this.forward(method, args);
+      throw err;
+    }
+  }
+
+  private async forward<K extends Method<GroupApi>>(method: K, args: Params<GroupApi, K>): Promise<Result<GroupApi, K>> {
+    const started = performance.now();
+    try {
+      return (await this.host.options.cluster!.forward(this.name, method as string, args)) as Result<GroupApi, K>;
+    } catch (err) {
+      if ((err as Error).name === 'NotServedHere') throw new ActorUnavailable(this.name);
+      throw err;
+    } finally {
+      this.host.options.observe?.(`forward:${method as string}`, (performance.now() - started) / 1000);
+    }
+  }
+
+  /** The actor on this thread's instance, never forwarded (the supervisor's wiring, a close). */
+  async callHere<K extends Method<GroupApi>>(method: K, ...args: Params<GroupApi, K>): Promise<Result<GroupApi, K>> {
     const api = this.api;
-    if (!this.ready || !api) throw new ActorUnavailable(this.name);
+    if (!this.running || !api) throw new ActorUnavailable(this.name);
     const started = performance.now();
     try {
       const send = api[method] as unknown as (...a: Params<GroupApi, K>) => Promise<Result<GroupApi, K>>;
@@ -101,13 +161,13 @@ export class GroupHandle {
 
   /** A lookup, sent with the others of this event-loop turn in one message and one commit. */
   lookup(...args: LookupRequest): Promise<LookupOutcome> {
-    if (!this.ready || !this.api) return Promise.reject(new ActorUnavailable(this.name));
+    if (!this.host.options.cluster && (!this.running || !this.api)) return Promise.reject(new ActorUnavailable(this.name));
     return this.lookupBatch.add(args);
   }
 
   /** A node's heartbeat, batched like lookups. */
   heartbeat(...args: HeartbeatRequest): Promise<HeartbeatReply | null> {
-    if (!this.ready || !this.api) return Promise.reject(new ActorUnavailable(this.name));
+    if (!this.host.options.cluster && (!this.running || !this.api)) return Promise.reject(new ActorUnavailable(this.name));
     return this.heartbeatBatch.add(args);
   }
 
@@ -121,7 +181,10 @@ export class GroupHandle {
       const inFlight = new InFlight();
       const api = guardedRemote<GroupApi>(nodeEndpoint(w), inFlight);
       const events = new MessageChannel();
-      events.port1.on('message', (batch: EventBody[]) => this.host.options.onEvents(batch));
+      events.port1.on('message', (batch: EventBody[]) => {
+        if ((batch[0]?.type as string) === FENCED_EVENT) return this.host.options.cluster?.fenced(this.name);
+        this.host.options.onEvents(batch);
+      });
       w.once('exit', (code) => {
         events.port1.close();
         inFlight.fail(new ActorUnavailable(this.name));
@@ -130,13 +193,20 @@ export class GroupHandle {
       w.on('error', (err) => this.host.options.onError?.(this.name, err));
       await api.init(
         Comlink.transfer(
-          { group: this.group, dataDir: this.host.options.dataDir, durability: this.host.options.durability, ...(this.host.options.minFreeBytes !== undefined ? { minFreeBytes: this.host.options.minFreeBytes } : {}), events: events.port2 },
+          {
+            group: this.group,
+            dataDir: this.host.options.dataDir,
+            durability: this.host.options.durability,
+            ...(this.host.options.minFreeBytes !== undefined ? { minFreeBytes: this.host.options.minFreeBytes } : {}),
+            ...(this.host.options.cluster && this.epoch !== null ? { cluster: { servers: this.host.options.cluster.servers, instance: this.host.options.cluster.instance, epoch: this.epoch } } : {}),
+            events: events.port2,
+          },
           [events.port2],
         ),
       );
       if (this.group !== spec) await api.reconfigure(this.group);
       this.api = api;
-      this.ready = true;
+      this.running = true;
       await this.host.connect(this);
       // Removed while connecting: the supervisor must not keep a group that is gone.
       if (this.closing) {
@@ -146,7 +216,7 @@ export class GroupHandle {
     } catch (err) {
       // A thread that cannot load or be connected to the supervisor is ended and tried again,
       // with this reason (not the exit code its ending would report).
-      this.ready = false;
+      this.running = false;
       this.api = null;
       if (worker && this.worker === worker) {
         this.worker = null;
@@ -167,7 +237,7 @@ export class GroupHandle {
   private restartTimer: NodeJS.Timeout | null = null;
 
   private onExit(code: number): void {
-    this.ready = false;
+    this.running = false;
     this.api = null;
     this.worker = null;
     this.scheduleRestart(`the actor thread exited with code ${code}`);
@@ -176,6 +246,8 @@ export class GroupHandle {
   /** One restart at a time, backing off to 5 s; an attempt that fails schedules the next. */
   private scheduleRestart(reason: string): void {
     if (this.closing || this.restartTimer) return;
+    // Cluster mode: restarted only while this instance still owns the group.
+    if (this.host.options.cluster && this.epoch === null) return;
     if (this.restarts === 0) this.downSince = Date.now();
     const delay = Math.min(5000, 100 * 2 ** this.restarts++);
     this.host.options.onEvents([{ type: 'actor.crashed', group: this.name, reason: `${reason}; restarting from the store in ${delay} ms` }]);
@@ -218,9 +290,40 @@ export class GroupHandle {
 
   async stop(): Promise<void> {
     this.close();
-    if (this.api && this.ready) await this.call('close').catch(() => {});
-    this.ready = false;
+    if (this.api && this.running) await this.callHere('close').catch(() => {});
+    this.running = false;
     await this.worker?.terminate();
+  }
+
+  /** Cluster mode: the cooldowns the group's previous owner left, for this instance's supervisor. */
+  kept: KeptCooldowns | undefined;
+
+  /** Cluster mode: this instance acquired the group at `epoch`: its actor loads, fences the log, serves. */
+  async activate(epoch: number, kept?: KeptCooldowns): Promise<void> {
+    this.epoch = epoch;
+    this.kept = kept;
+    this.closing = false;
+    await this.start();
+  }
+
+  /**
+   * Cluster mode: the group is no longer this instance's. Calls go elsewhere at once; the actor
+   * finishes the commits it has, and its thread ends (it may be started again, at a later epoch).
+   */
+  async deactivate(): Promise<void> {
+    this.epoch = null;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+    this.restarts = 0;
+    const api = this.api;
+    const wasRunning = this.running;
+    this.running = false;
+    this.api = null;
+    await this.host.supervisor?.detachGroup(this.name).catch(() => {});
+    if (api && wasRunning) await api.close().catch(() => {});
+    const w = this.worker;
+    this.worker = null;
+    await w?.terminate();
   }
 }
 
@@ -245,6 +348,7 @@ export class ActorHost {
    * A first start that fails lists it too: its thread is started again, as after a crash.
    */
   async addGroup(group: NodeGroup): Promise<GroupHandle> {
+    if (this.options.cluster) return this.listGroup(group);
     const handle = new GroupHandle(group, this);
     this.starting.add(handle);
     try {
@@ -255,6 +359,15 @@ export class ActorHost {
       // Started while the host was stopping, after stop() had looked: stopped here instead.
       else await handle.stop();
     }
+    return handle;
+  }
+
+  /** Cluster mode: listed, not started: its actor starts here when this instance acquires it (GroupHandle.activate). */
+  async listGroup(group: NodeGroup): Promise<GroupHandle> {
+    const existing = this.groups.get(group.name);
+    if (existing) return existing;
+    const handle = new GroupHandle(group, this);
+    this.groups.set(group.name, handle);
     return handle;
   }
 
@@ -283,16 +396,16 @@ export class ActorHost {
     await api.start(Comlink.transfer({ ...init, events: events.port2 }, [events.port2]));
     this.supervisor = api;
     this.supervisorWorker = worker;
-    for (const handle of this.groups.values()) if (handle.ready) await this.connect(handle);
+    for (const handle of this.groups.values()) if (handle.running) await this.connect(handle);
   }
 
   /** Gives the supervisor and a group actor a channel of their own (again, after a restart). */
   async connect(handle: GroupHandle): Promise<void> {
     if (!this.supervisor) return;
     const channel = new MessageChannel();
-    await handle.call('attachSupervisor', Comlink.transfer(channel.port2, [channel.port2]));
+    await handle.callHere('attachSupervisor', Comlink.transfer(channel.port2, [channel.port2]));
     // A group deleted while its thread was down is still being retired by the one that follows.
-    await this.supervisor.attachGroup(handle.group, Comlink.transfer(channel.port1, [channel.port1]), handle.deleting);
+    await this.supervisor.attachGroup(handle.group, Comlink.transfer(channel.port1, [channel.port1]), handle.deleting, handle.kept);
   }
 
   async stop(stopNodes: boolean): Promise<void> {

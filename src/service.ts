@@ -17,7 +17,9 @@ import { LookupRateLimiter } from './auth/lookup-rate.js';
 import { pkcs8Der, TokenSigner, type SigningKey } from './auth/tokens.js';
 import { Users } from './auth/users.js';
 import type { EventRecord } from './domain/events.js';
-import { EventLog } from './events/log.js';
+import { EventLog, type Events } from './events/log.js';
+import type { ClusterRuntime } from './cluster/runtime.js';
+import type { Waiting } from './cluster/waiting-server.js';
 import { noLocator, type Locator } from './geo/locator.js';
 import { bundledDatabases, openGeoIp } from './geo/maxmind.js';
 import { allRoutes, createApp } from './http/app.js';
@@ -46,6 +48,8 @@ export interface ServiceOptions {
   announce?: (line: string) => void;
   /** The front end's clock (token expiry on open node channels and in the verified-token cache, lookup rate buckets), for tests. */
   now?: () => number;
+  /** Cluster mode: why the start is waiting (NATS unreachable), for /readyz meanwhile (src/main.ts). */
+  waiting?: (why: string) => void;
 }
 
 export interface Service {
@@ -107,25 +111,49 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // LMDB creates its files under the process's umask.
   keepPrivate(config.dataDir, ['switchyard.mdb', 'switchyard.mdb-lock']);
 
-  const signingKey = await signingKeyOf(config, store);
+  // Cluster mode (docs/cluster.md): loaded only when configured; the embedded default never loads NATS.
+  let cluster: ClusterRuntime | null = null;
+  if (config.cluster) {
+    const { ClusterRuntime: Runtime, instanceIdOf } = await import('./cluster/runtime.js');
+    const instance = instanceIdOf(config.cluster, config.dataDir);
+    // NATS may be away: then the port answers meanwhile (readyz says why) and the start waits for
+    // it. Only then: an instance restarting in a rolling restart must not take requests it cannot
+    // serve before its real server listens.
+    const { waitingServer } = await import('./cluster/waiting-server.js');
+    let waiting = null as Promise<Waiting> | null;
+    try {
+      cluster = await Runtime.connect(config.cluster, instance, log, (why) => {
+        if (config.server.port !== 0) waiting ??= waitingServer(config.server.host, config.server.port);
+        void waiting?.then((w) => (w.why = why));
+        options.waiting?.(why);
+      });
+    } finally {
+      if (waiting) await (await waiting).close();
+    }
+  }
+
+  const signingKey = await signingKeyOf(config, store, cluster);
   const hasher = new PasswordHasher(options.passwordPool);
-  const users = await Users.open(store, config, hasher, log, options.announce);
+  const users = await Users.open(store, config, hasher, log, options.announce, cluster?.sharedUsers());
   const signer = new TokenSigner(signingKey);
-  const events = new EventLog(store);
+  const events: Events = cluster ? cluster.events : new EventLog(store);
+  if (cluster) await cluster.events.start();
   const nodeTokens = new NodeTokens(store.meta, config.auth.nodeTokenTtl);
 
   let actors!: ActorHost;
   let registry!: NodeGroupRegistry;
   const counts = async (): Promise<GroupCounts[]> =>
-    (await Promise.all([...actors.groups.values()].filter((g) => g.ready).map((g) => g.call('counts').catch(() => null)))).filter((c): c is GroupCounts => c !== null);
+    // The groups whose actor runs here (in cluster mode, those this instance owns: its own metrics).
+    (await Promise.all([...actors.groups.values()].filter((g) => g.running).map((g) => g.callHere('counts').catch(() => null)))).filter((c): c is GroupCounts => c !== null);
   const actorStats = async () =>
-    (await Promise.all([...actors.groups.values()].filter((g) => g.ready).map(async (g) => ({ group: g.name, ...(await g.call('stats').catch(() => null)) }))))
+    (await Promise.all([...actors.groups.values()].filter((g) => g.running).map(async (g) => ({ group: g.name, ...(await g.callHere('stats').catch(() => null)) }))))
       .filter((s): s is { group: string; heapUsed: number; busySeconds: number; lookups: number; heartbeats: number; batches: number } => 'heapUsed' in s);
   const nodeLoads = async () =>
-    (await Promise.all([...actors.groups.values()].filter((g) => g.ready).map(async (g) => ({ group: g.name, ...(await g.call('nodeLoads', config.metrics.nodeSeries).catch(() => ({ nodes: [], omitted: 0 }))) }))));
+    (await Promise.all([...actors.groups.values()].filter((g) => g.running).map(async (g) => ({ group: g.name, ...(await g.callHere('nodeLoads', config.metrics.nodeSeries).catch(() => ({ nodes: [], omitted: 0 }))) }))));
   const metrics = new Metrics(counts, actorStats, nodeLoads);
   const onEvent = (e: EventRecord) => {
     metrics.observeEvent(e);
+    cluster?.noticed(e);
     if (LOUD_EVENTS.test(e.type)) log.info({ event: e }, e.type);
     else log.debug({ event: e }, e.type);
     // A destroyed node's tokens die with it: a copy left on its disk or in Terraform's state must not heartbeat for it.
@@ -135,9 +163,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
       registry.finish(e.group).catch((err: Error) => log.error({ group: e.group, err }, 'could not remove a drained node group'));
     }
   };
-  events.subscribe(onEvent);
+  events.subscribeLocal(onEvent);
   actors = new ActorHost({
     dataDir: config.dataDir,
+    ...(cluster ? { cluster: cluster.seam() } : {}),
     durability: config.durability,
     minFreeBytes: config.minFreeBytes,
     onEvents: (bodies) => events.append(bodies),
@@ -146,7 +175,14 @@ export async function startService(config: Config, options: ServiceOptions = {})
   });
   registry = new NodeGroupRegistry(store, actors, log, (bodies) => events.append(bodies), terraformModules, knownMetrics(config.metrics.custom));
   const groups = await registry.load(config.nodeGroups);
-  await actors.startGroups(groups.map((g) => g.group));
+  if (cluster) {
+    // Listed here, started where owned (cluster.own below); every instance's changes followed.
+    await registry.share(cluster.groupSharing());
+    await cluster.follow(users, nodeTokens, (name, value) => registry.adopt(name, value));
+    for (const g of groups) await actors.listGroup(g.group);
+  } else {
+    await actors.startGroups(groups.map((g) => g.group));
+  }
 
   const stopping = new AbortController();
   let ready = false;
@@ -166,6 +202,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     locator,
     log,
     ready: () => ready && !stopping.signal.aborted && [...actors.groups.values()].every((g) => g.ready),
+    ...(cluster ? { cluster: cluster.view() } : {}),
     openapi: () => openapi,
     stopping: stopping.signal,
     now: options.now ?? Date.now,
@@ -206,6 +243,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...(options.orphanTimeoutMs !== undefined ? { orphanTimeoutMs: options.orphanTimeoutMs } : {}),
   });
   for (const g of groups) if (g.deleting) await registry.retire(actors.group(g.group.name)!);
+  if (cluster) {
+    cluster.registerMetrics(metrics.registry);
+    await cluster.own(actors, config.cluster!.advertiseUrl ?? config.server.publicUrl ?? url);
+  }
   ready = true;
   log.info({ url, dataDir: config.dataDir, groups: groups.map((g) => g.group.name) }, 'listening');
 
@@ -225,7 +266,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await drained;
       clearTimeout(timer);
       clearInterval(idle);
-      await actors.stop(opts.stopNodes ?? true);
+      // Cluster mode: groups handed over first (the next owners take them at once), and nodes keep
+      // running: they belong to the cluster, and report to another instance.
+      await cluster?.stop();
+      await actors.stop(cluster ? false : (opts.stopNodes ?? true));
       await hasher.close();
       await store.close();
       unlock();
@@ -241,11 +285,14 @@ export async function startService(config: Config, options: ServiceOptions = {})
  * that tokens outlive a restart. ES256 keys are kept apart from the HS256 secret: switching the
  * algorithm back and forth does not mint a new key each time.
  */
-async function signingKeyOf(config: Config, store: Store): Promise<SigningKey> {
+async function signingKeyOf(config: Config, store: Store, cluster: ClusterRuntime | null): Promise<SigningKey> {
   const { jwtAlgorithm: algorithm, jwtSecret, jwtPrivateKey } = config.auth;
   if (algorithm === 'HS256' && jwtSecret) return { algorithm, material: Buffer.from(jwtSecret) };
   if (algorithm === 'ES256' && jwtPrivateKey) return { algorithm, material: pkcs8Der(jwtPrivateKey) };
   const name = algorithm === 'HS256' ? 'jwt-secret' : 'jwt-es256-key';
+  const make = () => (algorithm === 'HS256' ? randomBytes(32) : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'der', type: 'pkcs8' }));
+  // Cluster mode: one key for every instance (a token minted by one is valid on all).
+  if (cluster) return { algorithm, material: await cluster.shared.signingKey(name, make) };
   const kept = store.meta.get(name) as Uint8Array | undefined;
   if (kept) return { algorithm, material: Buffer.from(kept) };
   const material = algorithm === 'HS256' ? randomBytes(32) : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'der', type: 'pkcs8' });

@@ -16,6 +16,8 @@ import { surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
 import { planGroup, type GroupPlan, type PlanInput } from '../../src/policy/scaling/plan.js';
 import { Commits, LANDED, type Settled } from './commits.js';
+import { FENCED_EVENT } from './signals.js';
+import type { GroupLog } from '../../src/cluster/wal.js';
 import type { Failure } from '../../src/domain/failure.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 import type { GroupModel } from '../../src/model/group-model.js';
@@ -32,13 +34,25 @@ export type LookupRequest = [kind: LookupKind, stream: string, regions: string[]
 /** One heartbeat of a batch: the node's id, and what it reported. */
 export type HeartbeatRequest = [nodeId: string, heartbeat: HeartbeatInput];
 
+/** Cluster mode: what a write is answered while the replicated log takes no appends. */
+const LOG_REFUSING: Failure = {
+  ok: false,
+  status: 503,
+  code: 'STORE_UNAVAILABLE',
+  detail: 'the replicated log (NATS JetStream) takes no writes right now (a leader is being elected, or NATS is unreachable); nothing was changed, reads go on',
+  retryAfter: 2,
+};
+
 export interface GroupInit {
   group: NodeGroup;
   dataDir: string;
   durability: 'commit' | 'flush';
   events: MessagePort;
   minFreeBytes?: number;
+  /** Cluster mode: this actor's group is owned here at `epoch`; its commits go through the replicated log. */
+  cluster?: { servers: string[]; instance: string; epoch: number };
 }
+
 
 export interface GroupDetail {
   name: string;
@@ -58,6 +72,10 @@ export interface GroupCounts {
 class GroupActor {
   private model!: GroupModel;
   private store!: Store;
+  /** Cluster mode: the group's replicated log (src/cluster/wal.ts). */
+  private log: GroupLog | null = null;
+  /** Cluster mode: another instance took the group over; nothing more is written. */
+  private fenced = false;
   private commits!: Commits;
   private events!: MessagePort;
   private supervisorPort: MessagePort | null = null;
@@ -74,7 +92,15 @@ class GroupActor {
 
   async init(init: GroupInit): Promise<void> {
     this.store = openStore(init.dataDir, init.durability, init.minFreeBytes);
-    this.commits = new Commits(this.store, init.group.name, (err) => this.failed(err), () => this.landed());
+    if (init.cluster) {
+      // Loaded only in cluster mode: the embedded default never loads NATS.
+      const { GroupLog } = await import('../../src/cluster/wal.js');
+      this.log = await GroupLog.open(init.cluster.servers, init.group.name, init.cluster.instance, init.cluster.epoch);
+      this.log.watchConnection();
+      // The local copy catches up with the log, then this actor's epoch fences out any other writer.
+      await this.log.fence(this.store);
+    }
+    this.commits = new Commits(this.store, init.group.name, (err) => this.failed(err), () => this.landed(), this.log ?? undefined);
     this.events = init.events;
     this.model = loadModel(this.store, init.group);
     this.loader = new BindingLoader(this.store, this.model);
@@ -163,12 +189,42 @@ class GroupActor {
       this.refusal = 'an earlier write of this node group did not land';
     }
     this.reloading ??= this.commits.settled().then(() => {
+      // Cluster mode: memory reloads from the local store (a prefix of the log) at once; what the
+      // log holds beyond it is looked into in the background (syncLog).
+      if (this.log) this.syncLog();
       this.loader.stop();
       this.model = loadModel(this.store, this.model.group);
       this.commits.reset();
       this.loader = new BindingLoader(this.store, this.model);
       this.reloading = null;
     });
+  }
+
+  private syncing = false;
+
+  /**
+   * Cluster mode, after a failed or refused append: brings the local store level with the log, in
+   * the background (reads go on from the store meanwhile, and appends are refused until it is
+   * done). Our own entries whose answers were lost are applied, and reload the model; a later
+   * owner's entries mean the group was taken over: the host is told, and stops this actor.
+   */
+  private syncLog(): void {
+    if (this.syncing || this.fenced || this.closing) return;
+    this.syncing = true;
+    const attempt = async (): Promise<void> => {
+      if (this.closing || this.fenced) return void (this.syncing = false);
+      try {
+        const applied = await this.log!.resync(this.store);
+        this.syncing = false;
+        if (applied > 0) this.failed(null);
+      } catch (err) {
+        if ((err as Error).name !== 'Fenced') return void setTimeout(() => void attempt(), 250).unref();
+        this.fenced = true;
+        this.syncing = false;
+        this.emit([{ type: FENCED_EVENT, group: this.model.name, reason: (err as Error).message } as unknown as EventBody]);
+      }
+    };
+    void attempt();
   }
 
   /** Resolves when no reload is under way: what every call that decides waits for first (`if (this.reloading)`, to cost nothing otherwise). */
@@ -204,6 +260,9 @@ class GroupActor {
   }
 
   private refused(): Failure {
+    // Cluster mode: an append the log did not confirm may still have landed (a leader elected
+    // meanwhile); a retried lookup or read shows whether it did.
+    if (this.log && /replicated log/.test(this.refusal)) return { ok: false, status: 503, code: 'STORE_UNAVAILABLE', detail: `${this.refusal}; it may yet land: retry (reads go on)`, retryAfter: 2 };
     return { ok: false, status: 503, code: 'STORE_UNAVAILABLE', detail: `${this.refusal}; nothing was changed, reads go on`, retryAfter: 5 };
   }
 
@@ -230,7 +289,13 @@ class GroupActor {
     const now = Date.now();
     const m = this.model;
     if (this.loader.loading) this.loader.need(batch.map((b) => b[1]));
-    const outcomes = batch.map(([kind, stream, regions, by = null]) => (kind === 'publish' ? m.publish(stream, regions, now, by) : kind === 'transcode' ? m.transcode(stream, regions, now, by) : m.subscribe(stream, regions, now)));
+    // Cluster mode, while the log takes no appends: a lookup that would bind a stream is refused
+    // before it decides anything (memory would have to be reloaded after), lookups of bound streams go on.
+    const refusing = this.log?.refusing === true;
+    const outcomes = batch.map(([kind, stream, regions, by = null]): LookupOutcome => {
+      if (refusing && kind !== 'subscribe' && !m.hasBinding(m.streamOf(stream))) return LOG_REFUSING;
+      return kind === 'publish' ? m.publish(stream, regions, now, by) : kind === 'transcode' ? m.transcode(stream, regions, now, by) : m.subscribe(stream, regions, now);
+    });
     const effects = m.takeEffects();
     this.tally(started, batch.length, 0);
     const settled = this.submit(effects);
@@ -239,10 +304,18 @@ class GroupActor {
     if (!own && !read?.some((r) => r)) return outcomes;
     this.waiting += batch.length;
     try {
-      if (own && !(await own)) return batch.map(() => this.refused());
-      if (!read) return outcomes;
+      // If the batch's own commit failed, only the lookups whose stream it wrote are refused: the
+      // others only read what was there before (a bound stream), and their answers stand.
+      // (A node the failed commit changed, such as an edge moved under the stream's origin, is refused too.)
+      const written = own && !(await own) ? new Set(effects.writes.map((w) => (w.kind === 'node' ? `node:${w.key}` : w.key))) : null;
+      const refusedHere = (i: number) => {
+        if (written === null) return false;
+        const o = outcomes[i]!;
+        return written.has(batch[i]![1]) || written.has(m.streamOf(batch[i]![1])) || (o.ok && written.has(`node:${o.node.nodeId}`));
+      };
+      if (!read) return written ? outcomes.map((o, i) => (refusedHere(i) ? this.refused() : o)) : outcomes;
       const landed = await Promise.all(read.map((r) => r ?? LANDED));
-      return outcomes.map((o, i) => (landed[i] ? o : this.refused()));
+      return outcomes.map((o, i) => (landed[i] && !refusedHere(i) ? o : this.refused()));
     } finally {
       this.waiting -= batch.length;
     }
@@ -385,8 +458,15 @@ class GroupActor {
     await this.commit(this.model.takeEffects(), true);
   }
 
+  /** Closing: no more background work on the store. */
+  private closing = false;
+
   async close(): Promise<void> {
+    this.closing = true;
     await this.commits.settled();
+    // A catch-up under way holds a cursor on the store: let it end first (bounded: it times out).
+    for (let i = 0; i < 100 && this.syncing; i++) await new Promise((r) => setTimeout(r, 50));
+    await this.log?.close();
     await this.store.close();
   }
 }

@@ -8,7 +8,7 @@
 // or rendition name, the last commit in flight that wrote its binding or provision: readers of
 // that name wait for that one commit, and readers of anything else wait for nothing.
 import type { Database } from 'lmdb';
-import type { GroupKey, Store } from '../../src/store/store.js';
+import type { GroupKey, Store, Written } from '../../src/store/store.js';
 import type { Write } from '../../src/model/effects.js';
 
 /** How a commit ended, as promises that never reject: true once it landed (and is durable), false if it failed or was stopped. */
@@ -18,6 +18,11 @@ export interface Settled {
 }
 
 export const LANDED: Promise<boolean> = Promise.resolve(true);
+
+/** A group's replicated log as commits use it (src/cluster/wal.ts), so that this file does not load NATS. */
+export interface ReplicatedLog {
+  append(writes: readonly Write[]): Promise<{ seq: number; prev: number; last: boolean }>;
+}
 
 export class Commits {
   /** Commits of this group handed to the store: the fence of the next. */
@@ -35,6 +40,11 @@ export class Commits {
     /** A commit failed (its error), or its fence stopped it (null): called once per commit. */
     private readonly onFailed: (err: unknown) => void,
     private readonly onLanded: () => void,
+    /**
+     * Cluster mode: the group's replicated log (src/cluster/wal.ts). Each commit is appended there,
+     * fenced, before its LMDB transaction; it throws StoreUnavailable at once while the log is away.
+     */
+    private readonly log?: ReplicatedLog,
   ) {
     this.head = store.headOf(group);
   }
@@ -47,16 +57,28 @@ export class Commits {
   submit(writes: readonly Write[], names: readonly string[] = []): Settled {
     const s = this.store;
     const group = this.group;
-    const written = s.write(
-      () => {
+    const fence = { group, head: this.head };
+    const put = (applied?: number) =>
+      s.write(() => {
         for (const w of writes) {
           const db = (w.kind === 'node' ? s.nodes : w.kind === 'binding' ? s.bindings : s.provisions) as Database<unknown, GroupKey>;
           if (w.value === null) db.remove([group, w.key]);
           else db.put([group, w.key], w.value);
         }
-      },
-      { group, head: this.head },
-    );
+        // How far the local copy holds the replicated log, in the same transaction.
+        if (applied !== undefined) s.meta.put(`wal:${group}`, applied);
+      }, fence);
+    let written: Written;
+    if (!this.log) written = put();
+    else {
+      s.guard.check();
+      // The entry first (a majority of NATS servers has it), then the local copy. An entry that
+      // holds later commits too is marked applied only by the last of them: a crash between two
+      // leaves the local copy one entry behind, and the entry is replayed, not skipped.
+      const local = this.log.append(writes).then(({ seq, prev, last }) => put(last ? seq : prev));
+      local.catch(() => {});
+      written = { committed: local.then((w) => w.committed), durable: local.then((w) => w.durable) };
+    }
     this.head += 1;
     let reported = false;
     const fail = (err: unknown): false => {

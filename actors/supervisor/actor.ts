@@ -17,7 +17,7 @@ import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 import type { Action } from '../../src/policy/scaling/plan.js';
 import { surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
-import { Directory, type Attached } from './directory.js';
+import { Directory, type Attached, type KeptCooldowns } from './directory.js';
 import { ACTOR_RETURN_MS, Operations } from './operations.js';
 import { GroupPlatforms, type PlatformSettings } from './platforms.js';
 
@@ -51,9 +51,15 @@ class Supervisor {
     this.stopped = this.loop();
   }
 
-  attachGroup(group: NodeGroup, port: MessagePort, retiring = false): void {
-    this.groups.attach(group, port, retiring);
+  attachGroup(group: NodeGroup, port: MessagePort, retiring = false, kept?: KeptCooldowns): void {
+    this.groups.attach(group, port, retiring, kept);
     this.poke();
+  }
+
+  /** A group's cooldowns, for the next owner (cluster mode). */
+  cooldowns(name: string): KeptCooldowns | null {
+    const g = this.groups.get(name);
+    return g ? { lastScaled: [...g.lastScaled], requested: [...g.requested] } : null;
   }
 
   detachGroup(name: string): void {

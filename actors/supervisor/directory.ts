@@ -30,13 +30,19 @@ export interface Attached {
   gone: boolean;
 }
 
+/** A group's cooldowns as another instance left them (cluster mode: docs/cluster.md), as plain entries. */
+export interface KeptCooldowns {
+  lastScaled: Array<[string, number]>;
+  requested: Array<[string, Requested[]]>;
+}
+
 export class Directory {
   private readonly groups = new Map<string, Attached>();
   /** Woken whenever a group actor is attached or detached. */
   private readonly waiters = new Set<() => void>();
 
   /** A group's (new) actor; what the supervisor kept of the group survives the change of actor. */
-  attach(group: NodeGroup, port: MessagePort, retiring: boolean): Attached {
+  attach(group: NodeGroup, port: MessagePort, retiring: boolean, kept?: KeptCooldowns): Attached {
     const previous = this.groups.get(group.name);
     previous?.port.close();
     const inFlight = new InFlight();
@@ -47,8 +53,9 @@ export class Directory {
       requests: [],
       blocked: new Set(),
       reconciled: previous?.reconciled ?? false,
-      lastScaled: previous?.lastScaled ?? new Map(),
-      requested: previous?.requested ?? new Map(),
+      // Cluster mode: a group taken over keeps its predecessor's cooldowns (no double scaling).
+      lastScaled: previous?.lastScaled ?? new Map(kept?.lastScaled ?? []),
+      requested: previous?.requested ?? new Map(kept?.requested ?? []),
       lastEvaluated: previous?.lastEvaluated ?? 0,
       retiring: retiring || (previous?.retiring ?? false),
       reconcileAfter: 0,

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ROLES, type Role } from '../domain/vocabulary.js';
 import { findProgram } from '../os/programs.js';
 import { BACKENDS, type BackendName, type MediaBackend } from './backend.js';
+import { ControlPlanes } from './control-planes.js';
 import { heartbeats, TRANSPORTS, type TransportName } from './heartbeats.js';
 import { NginxRtmpBackend } from './media/backend.js';
 import { SimulatedBackend } from './simulated.js';
@@ -142,7 +143,15 @@ async function main(): Promise<void> {
   await backend.start();
   log('started', { nodeId: config.nodeId, backend: config.backend, address: backend.address });
 
-  const beats = heartbeats(config.transport, config.url, config.nodeId);
+  const planes = new ControlPlanes(config.url);
+  let beats = heartbeats(config.transport, planes.current, config.nodeId);
+  // The instance talked to failed: the next one the replies listed (cluster mode; one URL: no change).
+  const failOver = () => {
+    if (!planes.failed()) return;
+    beats.close();
+    beats = heartbeats(config.transport, planes.current, config.nodeId);
+    log('moving to another control plane instance', { url: planes.current });
+  };
   let stopping = false;
   const stop = async (why: string, code = 0) => {
     if (stopping) return;
@@ -185,11 +194,13 @@ async function main(): Promise<void> {
           token = reply.token;
           keepToken(process.env.SWITCHYARD_NODE_TOKEN_FILE, token);
         }
+        planes.learn(reply.controlPlanes);
         lastOk = Date.now();
         refused = 0;
         outcome('heartbeats accepted', { over: beats.name, parent: reply.parent?.nodeId ?? null, drain: reply.drain });
       } else {
         outcome(`heartbeat refused: ${result.status}`, { body: result.body.slice(0, 300) });
+        if (result.status >= 500) failOver();
         // The control plane no longer knows this node, or its token: a local node has no future.
         if (result.status === 401 || result.status === 403 || result.status === 404) {
           if (++refused >= 3) return stop(`the control plane refuses this node (${result.status})`, 0);
@@ -198,6 +209,7 @@ async function main(): Promise<void> {
     } catch (err) {
       // The control plane is away: keep serving, keep trying.
       outcome(`heartbeat failed: ${(err as Error).name}`, { error: (err as Error).message, cause: String((err as { cause?: unknown }).cause ?? '') });
+      failOver();
     }
     if (Date.now() - lastOk > config.orphanTimeoutMs) return stop(`no contact with the control plane for ${config.orphanTimeoutMs} ms`, 0);
     await sleep(heartbeatMs);

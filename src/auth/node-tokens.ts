@@ -20,6 +20,8 @@ const key = (group: string, nodeId: string) => `${PREFIX}${group}/${nodeId}`;
 export class NodeTokens {
   private readonly generations = new Map<string, Generation>();
   private readonly listeners = new Set<(group: string, nodeId: string) => void>();
+  /** Cluster mode: where a revocation is shared with the other instances (src/cluster/runtime.ts). */
+  private shared: ((name: string, generation: Generation) => Promise<void>) | null = null;
 
   constructor(
     private readonly meta: Database<unknown, string>,
@@ -54,7 +56,23 @@ export class NodeTokens {
     this.generations.set(`${group}/${nodeId}`, next);
     for (const l of this.listeners) l(group, nodeId);
     await stored(this.meta.put(key(group, nodeId), next));
+    await this.shared?.(`${group}/${nodeId}`, next);
     return next.gen;
+  }
+
+  /** Cluster mode: revocations are also written with `put`, and come from other instances through `adopt`. */
+  share(put: (name: string, generation: Generation) => Promise<void>): void {
+    this.shared = put;
+  }
+
+  /** A revocation made on another instance (`name`: group/nodeId). */
+  adopt(name: string, generation: Generation | null): void {
+    if (!generation) return;
+    const mine = this.generations.get(name);
+    if (mine && mine.gen >= generation.gen) return;
+    this.generations.set(name, generation);
+    const slash = name.indexOf('/');
+    for (const l of this.listeners) l(name.slice(0, slash), name.slice(slash + 1));
   }
 
   /** Called at each revocation (the node channels close the node's channel). */

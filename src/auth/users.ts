@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import type { Store } from '../store/store.js';
 import type { PasswordHasher } from './passwords.js';
-import { stored } from '../store/failures.js';
+import { stored, StoreUnavailable } from '../store/failures.js';
 
 export interface UserRecord {
   username: string;
@@ -30,6 +30,17 @@ export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
+/**
+ * Cluster mode: where users are shared between instances (src/cluster/runtime.ts). Seeding and
+ * password changes are decided against the shared record and written by compare-and-set: one
+ * instance's generated password wins, and only that one is announced.
+ */
+export interface SharedUsers {
+  get(username: string): Promise<UserRecord | undefined>;
+  /** False if the record changed elsewhere since it was read. */
+  put(user: UserRecord): Promise<boolean>;
+}
+
 export class Users {
   private readonly users = new Map<string, UserRecord>();
   private dummy: string | null = null;
@@ -38,6 +49,7 @@ export class Users {
     private readonly store: Store,
     private readonly hasher: PasswordHasher,
     private readonly dataDir: string,
+    private readonly shared?: SharedUsers,
   ) {}
 
   /**
@@ -45,8 +57,15 @@ export class Users {
    * default, never the JSON log, whose lines are shipped and kept where anyone with log access
    * would read it.
    */
-  static async open(store: Store, config: Config, hasher: PasswordHasher, log: Logger, announce: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<Users> {
-    const users = new Users(store, hasher, config.dataDir);
+  static async open(
+    store: Store,
+    config: Config,
+    hasher: PasswordHasher,
+    log: Logger,
+    announce: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+    shared?: SharedUsers,
+  ): Promise<Users> {
+    const users = new Users(store, hasher, config.dataDir, shared);
     await users.seed(config, log, announce);
     return users;
   }
@@ -67,7 +86,10 @@ export class Users {
     }
 
     for (const [username, want] of wanted) {
-      const current = this.store.meta.get(KEY(username)) as UserRecord | undefined;
+      const current = this.shared
+        ? ((await this.shared.get(username)) ?? (this.store.meta.get(KEY(username)) as UserRecord | undefined))
+        : (this.store.meta.get(KEY(username)) as UserRecord | undefined);
+      let announcement: (() => void) | null = null;
       let next: UserRecord | undefined;
       if (want.plain !== undefined) {
         const stillSame = current?.seed !== undefined && (await this.hasher.verify(want.plain, current.seed));
@@ -80,21 +102,41 @@ export class Users {
       } else if (!current) {
         const password = randomBytes(18).toString('base64url');
         next = { username, role: want.role, hash: await this.hasher.hash(password), ver: 1, initial: true };
-        writeFileSync(join(this.dataDir, INITIAL_PASSWORD_FILE), `${password}\n`, { mode: 0o600 });
-        const file = join(this.dataDir, INITIAL_PASSWORD_FILE);
-        announce(`switchyard: the generated password of '${username}' is ${password} (also in ${file} until you change it with POST /as/v1/auth/password)`);
-        log.warn({ user: username, file }, 'generated the initial admin password: printed once on stderr and kept in the file named here until it is changed');
+        announcement = () => {
+          writeFileSync(join(this.dataDir, INITIAL_PASSWORD_FILE), `${password}\n`, { mode: 0o600 });
+          const file = join(this.dataDir, INITIAL_PASSWORD_FILE);
+          announce(`switchyard: the generated password of '${username}' is ${password} (also in ${file} until you change it with POST /as/v1/auth/password)`);
+          log.warn({ user: username, file }, 'generated the initial admin password: printed once on stderr and kept in the file named here until it is changed');
+        };
       }
       if (current && next === undefined && current.role !== want.role) next = { ...current, role: want.role };
+      if (next && this.shared && !(await this.shared.put(next))) {
+        // Another instance seeded this user first (its generated password is the one announced).
+        next = undefined;
+        announcement = null;
+      }
       if (next) {
         await this.store.meta.put(KEY(username), next);
         await this.store.durable();
+        announcement?.();
       }
-      this.set(next ?? current!);
+      const chosen = next ?? (this.shared ? await this.shared.get(username) : undefined) ?? current;
+      if (chosen) this.set(chosen);
     }
     // A generated password that the environment or the config has since replaced: its file would
     // only mislead whoever reads it (the tour and the demo do).
     if (!this.pending) rmSync(join(this.dataDir, INITIAL_PASSWORD_FILE), { force: true });
+  }
+
+  /** Cluster mode: a user as another instance changed it (null: removed). */
+  adopt(username: string, user: UserRecord | null): void {
+    if (!user) {
+      this.users.delete(username);
+      this.pending = [...this.users.values()].some((u) => u.role === 'admin' && u.initial);
+      return;
+    }
+    const mine = this.users.get(username);
+    if (!mine || user.ver >= mine.ver) this.set(user);
   }
 
   get(username: string): UserRecord | undefined {
@@ -128,6 +170,7 @@ export class Users {
   /** Sets a new password; every token issued before stops working. */
   async changePassword(user: UserRecord, newPassword: string): Promise<UserRecord> {
     const next: UserRecord = { ...user, hash: await this.hasher.hash(newPassword), ver: user.ver + 1, initial: false };
+    if (this.shared && !(await this.shared.put(next))) throw new StoreUnavailable(new Error('the password was changed on another instance meanwhile; nothing was changed here, log in again'));
     await stored(() => this.store.meta.put(KEY(user.username), next), this.store.guard);
     await stored(this.store.durable());
     this.set(next);

@@ -30,7 +30,7 @@ const configChecker = compile<ConfigInput>(ConfigSchema);
 const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
 
 /** Environment variables that override a config field (docs/configuration.md). */
-export const ENV_FIELDS: ReadonlyArray<{ env: string; path: readonly string[]; integer?: boolean }> = [
+export const ENV_FIELDS: ReadonlyArray<{ env: string; path: readonly string[]; integer?: boolean; list?: boolean }> = [
   { env: 'SWITCHYARD_HOST', path: ['server', 'host'] },
   { env: 'SWITCHYARD_PORT', path: ['server', 'port'], integer: true },
   { env: 'SWITCHYARD_DATA_DIR', path: ['dataDir'] },
@@ -39,9 +39,21 @@ export const ENV_FIELDS: ReadonlyArray<{ env: string; path: readonly string[]; i
   { env: 'SWITCHYARD_LOG_LEVEL', path: ['log', 'level'] },
   { env: 'SWITCHYARD_TERRAFORM_BIN', path: ['terraform', 'binary'] },
   { env: 'SWITCHYARD_TERRAFORM_MODULES', path: ['terraform', 'modulesDir'] },
+  { env: 'SWITCHYARD_NATS_URL', path: ['cluster', 'nats'], list: true },
+  { env: 'SWITCHYARD_INSTANCE_ID', path: ['cluster', 'instanceId'] },
 ];
 
 export const DEFAULT_CONFIG_FILE = projectPath('config', 'default.json');
+
+/**
+ * Cluster mode does not run Terraform groups yet: their state files stay with the instance that
+ * applied, so a new owner would not know the resources and would create them again (docs/cluster.md).
+ */
+export const CLUSTER_TERRAFORM: FieldError = {
+  path: 'platform.type',
+  pointer: '/platform/type',
+  message: "terraform is not available in cluster mode yet: a group's Terraform state does not follow its owner (docs/cluster.md); use local or static, or run one instance",
+};
 
 export function durationMs(value: number | string): number {
   return typeof value === 'number' ? value : ms(value as ms.StringValue);
@@ -84,7 +96,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       if (node[key] === null || typeof node[key] !== 'object') node[key] = {};
       node = node[key] as Record<string, unknown>;
     }
-    node[field.path.at(-1)!] = field.integer && /^[0-9]+$/.test(value) ? Number(value) : value;
+    node[field.path.at(-1)!] = field.list ? value.split(',').map((v) => v.trim()) : field.integer && /^[0-9]+$/.test(value) ? Number(value) : value;
     fromEnv.set(`/${field.path.join('/')}`, field.env);
   }
   // An on/off switch: anything else is left as given, for the check to refuse by name.
@@ -116,6 +128,11 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     if ('errors' in result) problems.push(...result.errors.map((e) => `nodeGroups[${i}].${e.path} = ${show(valueAt(g, e.pointer))}: ${e.message}`));
     else groups.push(result.group);
   });
+  if (input.cluster) {
+    groups.forEach((g, i) => {
+      if (g.platform.type === 'terraform') problems.push(`nodeGroups[${i}].platform.type = "terraform": ${CLUSTER_TERRAFORM.message}`);
+    });
+  }
   const names = new Set<string>();
   input.nodeGroups.forEach((g, i) => {
     if (names.has(g.name)) problems.push(`nodeGroups[${i}].name = ${show(g.name)}: another node group has this name`);
@@ -126,6 +143,9 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     problems.push(`defaultNodeGroup = ${show(input.defaultNodeGroup)}: must name one of the node groups (${[...names].join(', ') || 'none'})`);
   }
 
+  if (input.cluster && durationMs(input.cluster.leaseTtl) < 1000) {
+    problems.push(`cluster.leaseTtl = ${show(input.cluster.leaseTtl)}: must be at least 1 s (renewals go every third of it)`);
+  }
   const adminPassword = env.SWITCHYARD_ADMIN_PASSWORD || undefined;
   if (adminPassword !== undefined && (adminPassword.length < 12 || adminPassword.length > 1024)) {
     problems.push('SWITCHYARD_ADMIN_PASSWORD = (hidden): must be 12 to 1024 characters');
@@ -220,6 +240,17 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     limits: input.limits,
     compat: { red5sm2: { enabled: input.compat.red5sm2.enabled, anonymousLookups: input.compat.red5sm2.anonymousLookups, platform: input.compat.red5sm2.platform } },
     metrics: { custom: input.metrics.custom, nodeSeries: input.metrics.nodeSeries },
+    ...(input.cluster
+      ? {
+          cluster: {
+            servers: input.cluster.nats,
+            ...(input.cluster.instanceId !== undefined ? { instanceId: input.cluster.instanceId } : {}),
+            leaseTtl: durationMs(input.cluster.leaseTtl),
+            replicas: input.cluster.replicas,
+            ...(input.cluster.advertiseUrl ? { advertiseUrl: input.cluster.advertiseUrl.replace(/\/+$/, '') } : {}),
+          },
+        }
+      : {}),
   };
 }
 

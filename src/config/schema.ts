@@ -372,6 +372,24 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {}, description: 'what one client may use' },
     ),
+    cluster: Type.Optional(
+      Type.Object(
+        {
+          nats: Type.Array(Type.String({ pattern: '^nats://[A-Za-z0-9.\\[\\]:_-]{1,253}(:[0-9]{1,5})?$', description: 'a nats:// URL: host and port' }), {
+            minItems: 1,
+            maxItems: 32,
+            description: 'the NATS servers (JetStream enabled), any of them: instances find each other through NATS (the environment variable takes a comma-separated list)',
+          }),
+          instanceId: Type.Optional(
+            Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'this instance\'s name in the cluster: 1–64 characters of [A-Za-z0-9_-]; default: generated once and kept in the data directory' }),
+          ),
+          leaseTtl: described(Duration('3s'), "how long a node group's owner may be silent before another instance takes the group over (at least 1 s)"),
+          replicas: Type.Union([Type.Literal(1), Type.Literal(3), Type.Literal(5)], { default: 3, description: 'copies JetStream keeps of the shared state: 3 survives the loss of one NATS server (needs a cluster of at least 3)' }),
+          advertiseUrl: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description: 'how node agents and other instances reach this instance (default: server.publicUrl, else its listening address)' })),
+        },
+        { additionalProperties: false, description: 'several instances sharing the work through NATS JetStream (docs/cluster.md); absent: one process, nothing shared' },
+      ),
+    ),
     compat: Type.Object(
       {
         red5sm2: Type.Object(

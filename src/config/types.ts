@@ -155,6 +155,8 @@ export interface Config {
   supervisorTick: number;
   nodeGroups: NodeGroup[];
   limits: { lookups: { app: LookupRate; admin: LookupRate; anonymous: LookupRate } };
+  /** Cluster mode (docs/cluster.md): absent, the service is one process and loads nothing of NATS. */
+  cluster?: ClusterConfig;
   compat: { red5sm2: Red5Sm2Config };
   /** Metrics rules may read besides the reported ones (src/domain/metrics.ts); per-node series exported per group. */
   metrics: { custom: string[]; nodeSeries: number };
@@ -166,4 +168,14 @@ export interface Red5Sm2Config {
   anonymousLookups: boolean;
   /** The platform section of node groups created through SM2's admin API, as in a node group's config (checked when one is created). */
   platform: unknown;
+}
+
+export interface ClusterConfig {
+  /** nats:// URLs of the NATS servers (SWITCHYARD_NATS_URL). */
+  servers: string[];
+  /** SWITCHYARD_INSTANCE_ID; default: generated once and kept in the data directory. */
+  instanceId?: string;
+  leaseTtl: number;
+  replicas: 1 | 3 | 5;
+  advertiseUrl?: string;
 }

@@ -43,6 +43,10 @@ export type EventBody =
   | { type: 'actor.restarted'; group: string; downMs: number }
   | { type: 'store.unavailable'; group: string; message: string }
   | { type: 'store.recovered'; group: string }
+  /** Cluster mode: an instance took the group over at `epoch` (docs/cluster.md). */
+  | { type: 'cluster.owner'; group: string; owner: string; epoch: number }
+  /** Cluster mode: an instance stopped serving the group (lost, handed over, stopping). */
+  | { type: 'cluster.released'; group: string; owner: string; reason: string }
   | { type: 'nodegroup.changed'; group: string; change: 'created' | 'replaced' | 'deleting' | 'drained' | 'deleted' };
 
 export type EventRecord = EventBody & { seq: number; at: number };

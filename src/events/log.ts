@@ -14,6 +14,24 @@ import type { Store } from '../store/store.js';
 
 export type EventListener = (event: EventRecord) => void;
 
+/**
+ * The event log as the front end uses it: this file's LMDB log in the embedded default, the
+ * cluster's JetStream stream in cluster mode (src/cluster/events.ts).
+ */
+export interface Events {
+  /** The number of the last event sent (and logged). */
+  readonly last: number;
+  /** Events appended here and not yet sent. */
+  readonly waiting: number;
+  append(bodies: readonly EventBody[]): void;
+  /** Logged events after `seq`, oldest first (for SSE clients that reconnect with Last-Event-ID). */
+  since(seq: number, limit?: number): EventRecord[];
+  /** Every event of the log as it is sent: in cluster mode, every instance's. */
+  subscribe(listener: EventListener): () => void;
+  /** The events appended here, once sent: what this instance acts on (metrics, its supervisor's requests). */
+  subscribeLocal(listener: EventListener): () => void;
+}
+
 /** Events appended together, waiting for their write. */
 interface Pending {
   records: EventRecord[];
@@ -21,7 +39,7 @@ interface Pending {
   logged: boolean | null;
 }
 
-export class EventLog {
+export class EventLog implements Events {
   /** The last number handed out. */
   private seq = 0;
   /** The last number sent: every logged event up to it is durable, and readable in LMDB. */
@@ -100,6 +118,11 @@ export class EventLog {
   subscribe(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** One process: every event is local. */
+  subscribeLocal(listener: EventListener): () => void {
+    return this.subscribe(listener);
   }
 
   private trim(): void {

@@ -10,7 +10,7 @@ import type { NodeTokens } from '../auth/node-tokens.js';
 import type { LookupRateLimiter } from '../auth/lookup-rate.js';
 import type { Users } from '../auth/users.js';
 import type { PasswordHasher } from '../auth/passwords.js';
-import type { EventLog } from '../events/log.js';
+import type { Events } from '../events/log.js';
 import type { NodeGroupRegistry } from '../nodegroups/registry.js';
 import type { Locator } from '../geo/locator.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -27,7 +27,7 @@ export interface Services {
   throttle: LoginThrottle;
   nodeTokens: NodeTokens;
   lookupRate: LookupRateLimiter;
-  events: EventLog;
+  events: Events;
   metrics: Metrics;
   locator: Locator;
   log: Logger;
@@ -38,6 +38,18 @@ export interface Services {
   stopping: AbortSignal;
   /** The clock that expires tokens already verified (the token cache, open node channels). */
   now(): number;
+  /** Cluster mode (docs/cluster.md): this instance among the others. */
+  cluster?: ClusterView;
+}
+
+export interface ClusterView {
+  instance: string;
+  /** The instance that owns the group now, if any is known. */
+  owner(group: string): string | null;
+  /** The live instances' URLs, this one first: node agents fail over to them. */
+  urls(): string[];
+  /** NATS is reachable. */
+  connected(): boolean;
 }
 
 export function groupOr404(services: Services, name: string, options: { includeDeleting?: boolean } = {}): GroupHandle {

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { ActorHost, GroupHandle } from '../../actors/host.js';
 import type { NodeGroup } from '../config/types.js';
 import type { Failure } from '../domain/failure.js';
-import { normalizeNodeGroup } from '../config/load.js';
+import { CLUSTER_TERRAFORM, normalizeNodeGroup } from '../config/load.js';
 import type { EventBody } from '../domain/events.js';
 import type { FieldError } from '../schemas/validate.js';
 import type { StoredGroup, Store } from '../store/store.js';
@@ -17,10 +17,24 @@ import type { TerraformModules } from '../platforms/terraform/policy.js';
 
 export type Change = { ok: true; group: NodeGroup } | Failure;
 
+
+/**
+ * Cluster mode (src/cluster/runtime.ts): group definitions shared by every instance, each written
+ * by compare-and-set. The instance that changes a group writes it there; every instance (that one
+ * too) applies what it sees through `adopt`.
+ */
+export interface GroupSharing {
+  get(name: string): Promise<StoredGroup | undefined>;
+  /** False if the record changed (or, for a new one, appeared) elsewhere since it was read. */
+  put(name: string, record: StoredGroup): Promise<boolean>;
+  remove(name: string): Promise<void>;
+}
+
 const fingerprint = (g: NodeGroup) => createHash('sha256').update(JSON.stringify(g)).digest('hex');
 
 export class NodeGroupRegistry {
   private readonly creating = new Set<string>();
+  private sharing: GroupSharing | null = null;
 
   constructor(
     private readonly store: Store,
@@ -76,22 +90,75 @@ export class NodeGroupRegistry {
     return out;
   }
 
-  private async persist(name: string, record: StoredGroup): Promise<void> {
+  /** Stores a group's record (in cluster mode, first shared, by compare-and-set): false if another instance changed it meanwhile. */
+  private async persist(name: string, record: StoredGroup): Promise<boolean> {
+    if (this.sharing) {
+      await this.sharing.get(name);
+      if (!(await this.sharing.put(name, record))) return false;
+    }
     await stored(() => this.store.groups.put(name, record), this.store.guard);
     await stored(this.store.durable());
+    return true;
+  }
+
+  /** Cluster mode: groups this instance has and the cluster lacks (the config file's, at first start) are shared. */
+  async share(sharing: GroupSharing): Promise<void> {
+    this.sharing = sharing;
+    for (const { key, value } of this.store.groups.getRange()) {
+      const name = key as string;
+      if ((await sharing.get(name)) === undefined) await sharing.put(name, value);
+    }
+  }
+
+  /**
+   * Cluster mode: a group as the cluster holds it now (null: deleted), from any instance: kept
+   * locally, listed (its actor runs where it is owned), reconfigured, retired or removed here too.
+   */
+  async adopt(name: string, value: unknown): Promise<void> {
+    const handle = this.actors.group(name);
+    if (value === null) {
+      if (!handle) return;
+      await this.actors.removeGroup(name);
+      await this.forget(name);
+      return;
+    }
+    const record = value as StoredGroup;
+    const normalized = normalizeNodeGroup(record.spec, this.terraform, { stored: true });
+    if ('errors' in normalized) return void this.log.error({ group: name, errors: normalized.errors }, 'a shared node group is not valid here; it is not served by this instance');
+    const group = normalized.group;
+    await stored(() => this.store.groups.put(name, record), this.store.guard).catch(() => {});
+    if (!handle) await this.actors.listGroup(group);
+    else if (fingerprint(handle.group) !== fingerprint(group)) await handle.reconfigure(group).catch((err: Error) => this.log.warn({ group: name, err }, 'reconfiguring a node group changed elsewhere failed'));
+    const h = this.actors.group(name);
+    if (h && record.deleting && !h.deleting) await this.retire(h);
+  }
+
+  /** A removed group's records, here. */
+  private async forget(name: string): Promise<void> {
+    await stored(() => this.store.root.transaction(() => {
+      for (const db of [this.store.nodes, this.store.bindings, this.store.provisions]) {
+        for (const key of db.getKeys({ start: [name, ''], end: [`${name}\u0000`, ''] })) db.remove(key);
+      }
+      this.store.groups.remove(name);
+      // Cluster mode: how far this copy held the group's log (src/cluster/wal.ts).
+      this.store.meta.remove(`wal:${name}`);
+    }), this.store.guard);
   }
 
   async create(raw: unknown): Promise<Change> {
     const result = normalizeNodeGroup(raw, this.terraform, this.metrics ? { metrics: this.metrics } : {});
     if ('errors' in result) return invalid(result.errors);
     const group = result.group;
+    if (this.sharing && group.platform.type === 'terraform') return invalid([CLUSTER_TERRAFORM]);
     // A create of the same name still under way counts as existing: its write is not visible yet.
-    if (this.creating.has(group.name) || this.store.groups.get(group.name) || this.actors.group(group.name)) {
-      return { ok: false, status: 409, code: 'NODE_GROUP_EXISTS', detail: `node group '${group.name}' exists` };
-    }
+    const exists = { ok: false, status: 409, code: 'NODE_GROUP_EXISTS', detail: `node group '${group.name}' exists` } as const;
+    if (this.creating.has(group.name) || this.store.groups.get(group.name) || this.actors.group(group.name)) return exists;
+    // Cluster mode: created on another instance, perhaps not seen here yet.
+    if (this.sharing && (await this.sharing.get(group.name)) !== undefined) return exists;
     this.creating.add(group.name);
     try {
-      await this.persist(group.name, { spec: group, source: 'api', updatedAt: Date.now() });
+      // Cluster mode: another instance created the same name meanwhile (its create won).
+      if (!(await this.persist(group.name, { spec: group, source: 'api', updatedAt: Date.now() }))) return exists;
       try {
         await this.actors.addGroup(group);
       } catch (err) {
@@ -114,6 +181,7 @@ export class NodeGroupRegistry {
     if ('errors' in result) return invalid(result.errors);
     const group = result.group;
     if (group.name !== name) return invalid([{ path: 'name', pointer: '/name', message: `must be the node group of the path ('${name}')` }]);
+    if (this.sharing && group.platform.type === 'terraform') return invalid([CLUSTER_TERRAFORM]);
     // Refused before anything is stored: a new spec the actor never saw would be half applied.
     if (!handle.ready) return { ok: false, status: 503, code: 'NOT_READY', detail: `node group '${name}' is restarting; nothing was changed, retry shortly`, retryAfter: 1 };
     if (group.platform.type !== handle.group.platform.type && (await handle.call('counts')).nodes.length > 0) {
@@ -121,7 +189,7 @@ export class NodeGroupRegistry {
     }
     const held = this.droppedRegionsInUse(name, group);
     if (held.length > 0) return { ok: false, status: 409, code: 'NODE_GROUP_CONFLICT', detail: droppedRegionsDetail(name, held) };
-    await this.persist(name, { ...stored, spec: group, source: 'api', updatedAt: Date.now() });
+    if (!(await this.persist(name, { ...stored, spec: group, source: 'api', updatedAt: Date.now() }))) return changedElsewhere(name);
     await handle.reconfigure(group);
     this.emit([{ type: 'nodegroup.changed', group: name, change: 'replaced' }]);
     return { ok: true, group };
@@ -148,7 +216,7 @@ export class NodeGroupRegistry {
     const stored = this.store.groups.get(name);
     if (!handle || !stored) return { ok: false, status: 404, code: 'NODE_GROUP_NOT_FOUND', detail: `node group '${name}' does not exist` };
     if (!stored.deleting) {
-      await this.persist(name, { ...stored, deleting: true, updatedAt: Date.now() });
+      if (!(await this.persist(name, { ...stored, deleting: true, updatedAt: Date.now() }))) return changedElsewhere(name);
       this.emit([{ type: 'nodegroup.changed', group: name, change: 'deleting' }]);
     }
     await this.retire(handle);
@@ -164,13 +232,9 @@ export class NodeGroupRegistry {
   async finish(name: string): Promise<void> {
     if (!this.store.groups.get(name)?.deleting) return;
     await this.actors.removeGroup(name);
-    await stored(() => this.store.root.transaction(() => {
-      for (const db of [this.store.nodes, this.store.bindings, this.store.provisions]) {
-        for (const key of db.getKeys({ start: [name, ''], end: [`${name}\u0000`, ''] })) db.remove(key);
-      }
-      this.store.groups.remove(name);
-    }), this.store.guard);
+    await this.forget(name);
     await stored(this.store.durable());
+    await this.sharing?.remove(name);
     this.emit([{ type: 'nodegroup.changed', group: name, change: 'deleted' }]);
   }
 }
@@ -178,6 +242,10 @@ export class NodeGroupRegistry {
 function droppedRegionsDetail(name: string, held: ReadonlyArray<[string, number]>): string {
   const list = held.map(([region, n]) => `'${region}' (${n} node${n === 1 ? '' : 's'})`).join(', ');
   return `node group '${name}' still has nodes in ${list}, whose Terraform resources need the region's provider settings to be destroyed: set its rules' max to 0, wait for its nodes to go, then remove the region`;
+}
+
+function changedElsewhere(name: string): Change {
+  return { ok: false, status: 409, code: 'NODE_GROUP_CONFLICT', detail: `node group '${name}' was changed on another instance meanwhile; nothing was changed: read it again and retry` };
 }
 
 function invalid(errors: FieldError[]): Change {

@@ -56,6 +56,7 @@ export const HeartbeatReplySchema = Type.Object({
   drain: Type.Boolean(),
   token: Type.Optional(Type.String({ description: 'a fresh node token, sent when the current one is past half its life' })),
   transcode: Type.Optional(Type.Array(TranscodeJobSchema, { description: 'for transcoders: the streams to transcode, their renditions and the origin to push to; absent: no change (the control plane may still be loading its bindings)' })),
+  controlPlanes: Type.Optional(Type.Array(Type.String(), { maxItems: 64, description: "cluster mode: every live instance's URL, the answering one first; the agent moves to another when its own fails" })),
 });
 export type HeartbeatReply = Static<typeof HeartbeatReplySchema>;
 

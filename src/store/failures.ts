@@ -30,6 +30,8 @@ export function describe(err: unknown): string {
   if (/permission denied/i.test(text) || code === 'EACCES' || code === 'EPERM') return 'permission denied on the data directory';
   if (/MDB_MAP_FULL/.test(text)) return 'the data store has reached its map size';
   if (/I\/O error/i.test(text) || code === 'EIO') return 'an I/O error on the data directory';
+  // Cluster mode: the replicated log (src/cluster/wal.ts) did not take the write.
+  if (/JetStream|NATS|no responders|timeout|not reachable/i.test(text) || code === 'TIMEOUT') return 'the replicated log (NATS JetStream) did not confirm the write';
   return 'the data store failed; the log has the details';
 }
 

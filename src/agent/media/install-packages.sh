@@ -1,9 +1,9 @@
 #!/bin/sh
 # What the test suite needs on the machine, as Debian packages: nginx, its RTMP module and ffmpeg
 # (nginx-rtmp media nodes), and prometheus (promtool and the server, which check the alert rules
-# and the dashboard's queries in config/), and systemd-analyze (which checks the units in
-# config/systemd). Installs only what is missing; quick and quiet when
-# everything is there.
+# and the dashboard's queries in config/), systemd-analyze (which checks the units in
+# config/systemd), and nats-server (the cluster tests run real NATS clusters: docs/cluster.md).
+# Installs only what is missing; quick and quiet when everything is there.
 set -eu
 module="${SWITCHYARD_NGINX_RTMP_MODULE:-/usr/lib/nginx/modules/ngx_rtmp_module.so}"
 PATH="$PATH:/usr/sbin:/usr/local/sbin:/sbin"
@@ -13,6 +13,7 @@ if ! have nginx || ! [ -r "$module" ]; then missing="$missing nginx libnginx-mod
 if ! have ffmpeg || ! have ffprobe; then missing="$missing ffmpeg"; fi
 if ! have promtool || ! have prometheus; then missing="$missing prometheus"; fi
 if ! have systemd-analyze; then missing="$missing systemd"; fi
+if ! have nats-server; then missing="$missing nats-server"; fi
 if [ -z "$missing" ]; then
   exit 0
 fi
@@ -27,7 +28,10 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 # shellcheck disable=SC2086 # a list of package names
 $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
-# Debian's package starts a Prometheus server as a service: the suite runs its own.
+# Debian's packages start a Prometheus server and a NATS server as services: the suite runs its own.
+if [ -d /run/systemd/system ] && echo "$missing" | grep -q nats-server; then
+  $sudo systemctl disable --now nats-server >/dev/null 2>&1 || true
+fi
 if [ -d /run/systemd/system ] && echo "$missing" | grep -q prometheus; then
   $sudo systemctl disable --now prometheus prometheus-node-exporter >/dev/null 2>&1 || true
 fi

@@ -82,11 +82,15 @@ export function describe(e: EventRecord): string {
       return 'writes accepted again';
     case 'nodegroup.changed':
       return `node group ${e.group} ${e.change}`;
+    case 'cluster.owner':
+      return `owned by instance ${e.owner} (epoch ${e.epoch})`;
+    case 'cluster.released':
+      return `released by instance ${e.owner}: ${e.reason}`;
   }
 }
 
 /** Events by kind, for the timeline's filter. */
-export const KINDS = ['node', 'stream', 'scaling', 'provision', 'platform', 'nodegroup', 'actor', 'store'] as const;
+export const KINDS = ['node', 'stream', 'scaling', 'provision', 'platform', 'nodegroup', 'actor', 'store', 'cluster'] as const;
 export type Kind = (typeof KINDS)[number];
 export const kindOf = (e: EventRecord) => e.type.slice(0, e.type.indexOf('.')) as Kind;
 

@@ -26,10 +26,12 @@ export function nodeRoutes(s: Services): RouteDef[] {
     if (s.nodeTokens.revoked(claims)) throw problems.badToken('this node\'s tokens were revoked');
     const handle = s.actors.group(claims.nodeGroup!);
     if (!handle) throw notFound(claims);
-    const reply = await handle.heartbeat(claims.nodeId!, body);
+    let reply = await handle.heartbeat(claims.nodeId!, body);
     if (!reply) throw notFound(claims);
     const ttl = s.config.auth.nodeTokenTtl;
     const now = s.now();
+    // Cluster mode: where the agent may go when this instance does.
+    if (s.cluster) reply = { ...reply, controlPlanes: s.cluster.urls() };
     if (claims.exp * 1000 - now >= ttl / 2) return { reply };
     // As jsonwebtoken counts it: whole seconds from now.
     const exp = Math.floor(now / 1000) + Math.max(1, Math.floor(ttl / 1000));

@@ -48,13 +48,26 @@ export function systemRoutes(s: Services): RouteDef[] {
       tag: 'system',
       access: 'public',
       responses: {
-        200: { description: 'ready', schema: Type.Object({ status: Type.Literal('ready'), groups: Type.Record(Type.String(), Type.Boolean()) }) },
+        200: {
+          description: 'ready',
+          schema: Type.Object({
+            status: Type.Literal('ready'),
+            groups: Type.Record(Type.String(), Type.Boolean()),
+            instance: Type.Optional(Type.String({ description: 'cluster mode: this instance' })),
+            owners: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), { description: 'cluster mode: the instance that owns each node group' })),
+          }),
+        },
         503: problemResponse('NOT_READY'),
       },
       handle(ctx) {
         const groups = Object.fromEntries([...s.actors.groups.values()].map((g) => [g.name, g.ready]));
-        if (!s.ready()) throw problems.notReady(`not ready: ${JSON.stringify(groups)}`);
-        ctx.body = { status: 'ready', groups };
+        const c = s.cluster;
+        const owners = c ? Object.fromEntries([...s.actors.groups.keys()].map((name) => [name, c.owner(name)])) : undefined;
+        if (!s.ready()) {
+          const why = c && !c.connected() ? 'NATS is not reachable; ' : '';
+          throw problems.notReady(`not ready: ${why}${JSON.stringify(owners ?? groups)}`);
+        }
+        ctx.body = { status: 'ready', groups, ...(c ? { instance: c.instance, owners } : {}) };
       },
     }),
     route({

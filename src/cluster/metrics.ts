@@ -1,0 +1,47 @@
+// Cluster mode's metrics (docs/cluster.md), read from the mechanism's own counters when scraped:
+// groups owned here, lease renewals, acquisitions, losses and hand-overs, calls forwarded to other
+// owners and served for them, and whether NATS is reachable.
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Forwarder } from './forward.js';
+import type { Ownership } from './ownership.js';
+
+/** A counter whose value is kept elsewhere and only grows: set to it at each scrape. */
+function mirrored(registry: Registry, name: string, help: string, read: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
+}
+
+export function registerClusterMetrics(registry: Registry, ownership: () => Ownership | null, forwarder: Forwarder, connected: () => boolean): void {
+  new Gauge({
+    name: 'switchyard_cluster_groups_owned',
+    help: 'Node groups this instance owns (runs the actor of) now',
+    registers: [registry],
+    collect() {
+      this.set(ownership()?.ownedGroups().length ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'switchyard_cluster_nats_connected',
+    help: '1 while this instance is connected to a NATS server',
+    registers: [registry],
+    collect() {
+      this.set(connected() ? 1 : 0);
+    },
+  });
+  const o = () => ownership()?.counters ?? { renewals: 0, losses: 0, acquisitions: 0, handovers: 0 };
+  mirrored(registry, 'switchyard_cluster_lease_renewals_total', 'Lease renewals acknowledged', () => o().renewals);
+  mirrored(registry, 'switchyard_cluster_lease_losses_total', 'Groups this instance stopped owning without handing them over (lease lost, taken over)', () => o().losses);
+  mirrored(registry, 'switchyard_cluster_lease_acquisitions_total', 'Groups this instance acquired', () => o().acquisitions);
+  mirrored(registry, 'switchyard_cluster_handovers_total', 'Groups this instance handed over to the instance ranked first for them', () => o().handovers);
+  mirrored(registry, 'switchyard_cluster_forwarded_calls_total', 'Calls to a group actor forwarded to the instance that owns it', () => forwarder.counters.forwarded);
+  mirrored(registry, 'switchyard_cluster_forward_retries_total', 'Forwarded calls sent again (no owner answered yet: a hand-over)', () => forwarder.counters.retried);
+  mirrored(registry, 'switchyard_cluster_forward_failures_total', 'Forwarded calls that found no owner in time (answered 503 NOT_READY)', () => forwarder.counters.failed);
+  mirrored(registry, 'switchyard_cluster_served_calls_total', 'Calls other instances forwarded here, to groups this instance owns', () => forwarder.counters.served);
+}

@@ -1,0 +1,245 @@
+// Cluster mode's entry (docs/cluster.md), loaded by src/service.ts only when `cluster` is
+// configured: the NATS connection, the buckets and streams, this instance's id, and the wiring of
+// ownership (which instance runs which group's actor), forwarding (how the others reach it),
+// shared state (signing key, users, node tokens, node groups) and the cluster's event log.
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { ActorHost, ClusterSeam } from '../../actors/host.js';
+import type { NodeTokens } from '../auth/node-tokens.js';
+import type { SharedUsers, UserRecord, Users } from '../auth/users.js';
+import type { ClusterConfig } from '../config/types.js';
+import type { EventRecord } from '../domain/events.js';
+import type { KeptCooldowns } from '../../actors/supervisor/directory.js';
+import type { ClusterView } from '../http/services.js';
+import type { GroupSharing } from '../nodegroups/registry.js';
+import type { StoredGroup } from '../store/store.js';
+import { leaseTiming } from '../policy/cluster/lease.js';
+import type { Registry } from 'prom-client';
+import { ClusterEventLog } from './events.js';
+import { registerClusterMetrics } from './metrics.js';
+import { Forwarder } from './forward.js';
+import { connectNats, jet, provision, STREAMS, walSubject, type Buckets, type Jet } from './nats.js';
+import { Ownership, type InstanceInfo, type OwnershipHooks } from './ownership.js';
+import { keyOf, SharedState } from './shared-state.js';
+
+/** The calls another instance may make on a group's actor here (never the supervisor's wiring). */
+const FORWARDABLE = new Set(['lookups', 'heartbeats', 'putProvision', 'deleteProvision', 'getProvision', 'listProvisions', 'listStreams', 'detail', 'counts', 'hasNode', 'nodeEvent', 'reconfigure']);
+
+/** This instance's id: configured, or generated once and kept in the data directory. */
+export function instanceIdOf(config: ClusterConfig, dataDir: string): string {
+  if (config.instanceId) return config.instanceId;
+  const file = join(dataDir, 'instance-id');
+  try {
+    const kept = readFileSync(file, 'utf8').trim();
+    if (/^[A-Za-z0-9_-]{1,64}$/.test(kept)) return kept;
+  } catch {
+    /* first start */
+  }
+  const id = `sy-${randomBytes(4).toString('hex')}`;
+  writeFileSync(file, `${id}\n`, { mode: 0o600 });
+  return id;
+}
+
+export class ClusterRuntime {
+  readonly shared: SharedState;
+  readonly events: ClusterEventLog;
+  readonly forwarder: Forwarder;
+  ownership: Ownership | null = null;
+  private host: ActorHost | null = null;
+  private url = '';
+
+  private constructor(
+    readonly config: ClusterConfig,
+    readonly instance: string,
+    private readonly j: Jet,
+    private readonly buckets: Buckets,
+    private readonly log: Logger,
+  ) {
+    this.shared = new SharedState(buckets.meta, log);
+    this.events = new ClusterEventLog(j, instance, log);
+    this.forwarder = new Forwarder(j.nc);
+  }
+
+  /** Connects (waiting for NATS as long as it takes: `onWaiting` says why meanwhile) and makes the buckets and streams. */
+  static async connect(config: ClusterConfig, instance: string, log: Logger, onWaiting: (why: string) => void): Promise<ClusterRuntime> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const nc = await connectNats(config.servers, `switchyard:${instance}`);
+        for (let tries = 1; ; tries++) {
+          try {
+            const j = await jet(nc);
+            const buckets = await provision(j, config.replicas, config.leaseTtl);
+            log.info({ instance, servers: config.servers, replicas: config.replicas }, 'connected to NATS JetStream');
+            return new ClusterRuntime(config, instance, j, buckets, log);
+          } catch (err) {
+            const why = `NATS JetStream is not ready (${(err as Error).message}); retrying`;
+            onWaiting(why);
+            if (tries % 10 === 1) log.warn({ err }, why);
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        }
+      } catch (err) {
+        const why = `cannot reach NATS at ${config.servers.join(', ')} (${(err as Error).message}); retrying`;
+        onWaiting(why);
+        if (attempt % 10 === 1) log.warn(why);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  }
+
+  /** What the actor host needs: who serves what, and how to reach the owner. */
+  seam(): ClusterSeam {
+    return {
+      servers: this.config.servers,
+      instance: this.instance,
+      serving: (group) => this.ownership?.serving(group) ?? false,
+      owned: (group) => this.ownership?.owner(group) != null,
+      forward: (group, method, args) => this.forwarder.call(group, method, args),
+      fenced: (group) => void this.ownership?.fenced(group),
+    };
+  }
+
+  groupSharing(): GroupSharing {
+    return {
+      get: (name) => this.shared.get<StoredGroup>(keyOf('group', name)),
+      put: (name, record) => this.shared.put(keyOf('group', name), record),
+      remove: async (name) => {
+        await this.shared.remove(keyOf('group', name));
+        await this.purge(name);
+      },
+    };
+  }
+
+  /** What the front end shows of the cluster (readiness, heartbeat replies, metrics). */
+  view(): ClusterView {
+    return {
+      instance: this.instance,
+      owner: (group) => this.ownership?.owner(group) ?? null,
+      urls: () => this.urls(),
+      connected: () => this.connected(),
+    };
+  }
+
+  sharedUsers(): SharedUsers {
+    return {
+      get: (name) => this.shared.get<UserRecord>(keyOf('user', name)),
+      put: (user) => this.shared.put(keyOf('user', user.username), user),
+    };
+  }
+
+  /** Every instance's changes to users, node token generations and node groups, applied here. */
+  async follow(users: Users, nodeTokens: NodeTokens, groups: (name: string, value: unknown) => void): Promise<void> {
+    nodeTokens.share((name, generation) => this.shared.overwrite(keyOf('nodegen', name), generation));
+    await this.shared.watch({
+      user: (user, name) => users.adopt(name, user),
+      nodeGeneration: (name, value) => nodeTokens.adopt(name, value),
+      group: groups,
+    });
+  }
+
+  /** Starts taking node groups: their actors run here while this instance owns them. */
+  async own(host: ActorHost, url: string): Promise<void> {
+    this.url = url;
+    this.host = host;
+    const info: InstanceInfo = { id: this.instance, url, startedAt: Date.now(), groups: 0 };
+    const hooks: OwnershipHooks = {
+      groups: () => [...host.groups.keys()],
+      acquire: async (group, epoch) => {
+        const handle = host.group(group);
+        if (!handle) throw new Error(`node group '${group}' is not known here`);
+        // The previous owner's cooldowns: a takeover must not scale what was just scaled.
+        const kept = await this.shared.get<KeptCooldowns>(keyOf('sup', group)).catch(() => undefined);
+        await handle.activate(epoch, kept);
+        this.forwarder.serve(
+          group,
+          () => this.ownership!.serving(group) && handle.running,
+          (method, args) => {
+            if (!FORWARDABLE.has(method)) return Promise.reject(new Error(`'${method}' cannot be forwarded`));
+            return (handle.callHere as (m: string, ...a: unknown[]) => Promise<unknown>)(method, ...args);
+          },
+        );
+        host.options.onEvents([{ type: 'cluster.owner', group, owner: this.instance, epoch }]);
+      },
+      release: async (group, reason) => {
+        this.forwarder.unserve(group);
+        await this.keepCooldowns(group);
+        await host.group(group)?.deactivate();
+        host.options.onEvents([{ type: 'cluster.released', group, owner: this.instance, reason }]);
+      },
+      restart: async (group, epoch) => {
+        await hooks.release(group, 'acquired again at a new epoch');
+        await hooks.acquire(group, epoch);
+      },
+    };
+    this.ownership = new Ownership(this.buckets.leases, this.buckets.instances, info, leaseTiming(this.config.leaseTtl), hooks, this.log);
+    await this.ownership.start();
+    this.watchConnection((up) => this.ownership?.setCut(!up));
+  }
+
+  /** An event of this instance's: a scaling decision's cooldown is shared at once (the next owner keeps it). */
+  noticed(e: EventRecord): void {
+    if (e.type === 'scaling.action' && this.ownership?.serving(e.group)) void this.keepCooldowns(e.group);
+  }
+
+  private async keepCooldowns(group: string): Promise<void> {
+    try {
+      const kept = await this.host?.supervisor?.cooldowns(group);
+      if (kept) await this.shared.overwrite(keyOf('sup', group), kept);
+    } catch (err) {
+      this.log.warn({ err, group }, 'could not share the cooldowns of a node group');
+    }
+  }
+
+  /** Its metrics, on the service's registry. */
+  registerMetrics(registry: Registry): void {
+    registerClusterMetrics(
+      registry,
+      () => this.ownership,
+      this.forwarder,
+      () => this.connected(),
+    );
+  }
+
+  /** The live instances' URLs (this one first): node agents fail over to them. */
+  urls(): string[] {
+    const live = this.ownership?.live() ?? [];
+    return [this.url, ...live.map((i) => i.url).filter((u) => u !== this.url)];
+  }
+
+  /** A deleted group's log goes with it. */
+  async purge(group: string): Promise<void> {
+    await this.ownership?.forget(group);
+    await this.j.jsm.streams.purge(STREAMS.wal, { filter: walSubject(group) }).catch((err: Error) => this.log.warn({ err, group }, 'could not purge the log of a deleted node group'));
+  }
+
+  /** Whether NATS is reachable now (for /readyz). */
+  connected(): boolean {
+    return !this.j.nc.isClosed() && this.j.nc.getServer() !== '' && this.reachable;
+  }
+
+  private reachable = true;
+
+  watchConnection(onChange: (up: boolean) => void): void {
+    void (async () => {
+      for await (const s of this.j.nc.status()) {
+        if (s.type === 'disconnect') {
+          this.reachable = false;
+          onChange(false);
+        } else if (s.type === 'reconnect') {
+          this.reachable = true;
+          onChange(true);
+        }
+      }
+    })().catch(() => {});
+  }
+
+  /** A clean stop: every owned group handed back (the next owners take them at once), then the connection. */
+  async stop(): Promise<void> {
+    await this.ownership?.stop();
+    this.events.stop();
+    this.shared.stop();
+    await this.j.nc.drain().catch(() => {});
+  }
+}

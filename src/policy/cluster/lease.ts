@@ -1,0 +1,221 @@
+// Ownership of a node group in cluster mode (docs/cluster.md), as pure state driven by a clock and
+// by what the lease bucket answered. No sockets here: src/cluster/ownership.ts does the I/O and
+// asks these functions what to do and whether it may serve.
+//
+// The lease is a key in a JetStream KV bucket whose max_age is the lease's TTL: a key not rewritten
+// within TTL vanishes on the stream leader. An owner renews every TTL/3 with compare-and-set on its
+// revision. Its lease is good until TTL after the last renewal it *sent* that was acknowledged: the
+// server stamped that message no earlier than it was sent, so it cannot expire sooner.
+//
+// Two rules keep a group from moving needlessly when a NATS server dies (a stream without a leader
+// answers no write for 4 to 9 s while RAFT elects one):
+// - an owner whose renewals fail for want of a leader ("unavailable") keeps serving, up to
+//   `rideMs` after its last good renewal: nobody else can acquire meanwhile, since acquiring needs
+//   the same leader; its writes stay fenced by the log (wal.ts) whatever it believes;
+// - a contender counts the owner's silence only while the bucket answers the contender itself.
+// An owner that was not even trying (a paused process) has no such excuse: past TTL it stops.
+
+export interface LeaseTiming {
+  /** The bucket's max_age: a lease not renewed for this long is gone. */
+  ttlMs: number;
+  /** How often an owner renews (TTL/3). */
+  renewMs: number;
+  /** Subtracted from TTL before an owner stops trusting its lease: clock rates differ a little. */
+  marginMs: number;
+  /** The longest an owner serves on a lease it cannot renew because the bucket has no leader (a RAFT election takes up to 9 s on nats-server 2.9). */
+  rideMs: number;
+  /** After this long unowned, any live instance may contend, not only the one ranked first. */
+  graceMs: number;
+  /**
+   * Rebalancing (hrw.ts `handover`): a group is handed over only once held this long, only to an
+   * instance seen live without a break for `settledMs`, and at most one per `handoverEveryMs`. An
+   * instance that comes back (a restart, a pause) then takes its share calmly, not in a storm.
+   */
+  holdMs: number;
+  settledMs: number;
+  handoverEveryMs: number;
+}
+
+export function leaseTiming(ttlMs: number): LeaseTiming {
+  return {
+    ttlMs,
+    renewMs: Math.max(50, Math.floor(ttlMs / 3)),
+    marginMs: Math.max(20, Math.floor(ttlMs / 10)),
+    rideMs: Math.max(2 * ttlMs, 12_000),
+    graceMs: ttlMs + 2000,
+    holdMs: 10 * ttlMs,
+    settledMs: 3 * ttlMs,
+    handoverEveryMs: Math.max(2000, 2 * ttlMs),
+  };
+}
+
+/** What a renewal or an acquisition came back with. */
+export type Outcome =
+  | { kind: 'ok'; revision: number }
+  /** No leader, a timeout, no responders, the connection down: nothing is known. */
+  | { kind: 'unavailable' }
+  /** The revision was not the key's: someone else's write, or the key expired. */
+  | { kind: 'conflict' };
+
+export interface Held {
+  epoch: number;
+  revision: number;
+  /** When the last renewal (or the acquisition) that was acknowledged had been sent. */
+  confirmedSentAt: number;
+  /**
+   * While every attempt since the last good one failed as `unavailable`: when the first and the
+   * latest of them were sent. The bucket had no leader between the two: an owner retries every few
+   * hundred ms, so a gap in between long enough to matter would have let one through.
+   */
+  riding: { firstSentAt: number; lastSentAt: number } | null;
+}
+
+/** An owner's state: held (serving while `serving` says so), or lost. */
+export type OwnerState = { kind: 'held'; held: Held } | { kind: 'lost'; reason: string };
+
+export function acquired(epoch: number, sentAt: number): OwnerState {
+  return { kind: 'held', held: { epoch, revision: epoch, confirmedSentAt: sentAt, riding: null } };
+}
+
+/**
+ * After a renewal sent at `sentAt` came back with `outcome` at `now`. A conflict is not yet a loss:
+ * the caller reads the key again (`afterConflict`), since after a leader change the retry of a
+ * renewal that landed, whose acknowledgement was lost, gets exactly this answer.
+ */
+export function renewed(state: OwnerState, outcome: Outcome, sentAt: number, now: number, t: LeaseTiming): OwnerState {
+  if (state.kind !== 'held') return state;
+  const h = state.held;
+  if (outcome.kind === 'ok') {
+    // Acknowledged: the server stamped it after `sentAt`, whatever happened to us meanwhile.
+    return { kind: 'held', held: { ...h, revision: outcome.revision, confirmedSentAt: Math.max(h.confirmedSentAt, sentAt), riding: null } };
+  }
+  const next: Held = outcome.kind === 'unavailable' ? { ...h, riding: { firstSentAt: h.riding?.firstSentAt ?? sentAt, lastSentAt: sentAt } } : h;
+  if (!stillGood(next, now, t)) return { kind: 'lost', reason: 'the lease ran out before a renewal was acknowledged' };
+  return { kind: 'held', held: next };
+}
+
+/**
+ * What the key holds after a renewal conflicted: our own value (our write landed, its answer was
+ * lost: go on at that revision), someone else's (lost), or nothing (it expired while the bucket
+ * had no leader: acquire again, while still serving on the old lease if it is good).
+ */
+export type KeyRead = { kind: 'ours'; revision: number } | { kind: 'theirs'; owner: string } | { kind: 'absent' } | { kind: 'unavailable' };
+
+export function afterConflict(state: OwnerState, read: KeyRead, readSentAt: number, now: number, t: LeaseTiming): { state: OwnerState; reacquire: boolean } {
+  if (state.kind !== 'held') return { state, reacquire: false };
+  if (read.kind === 'theirs') return { state: { kind: 'lost', reason: `instance ${read.owner} holds the lease` }, reacquire: false };
+  if (read.kind === 'ours') return { state: { kind: 'held', held: { ...state.held, revision: read.revision, riding: null } }, reacquire: false };
+  // A read that found no leader is one more attempt of the ride (an election right after the
+  // conflict): without it, an owner whose key aged out during a long election lost the group to the
+  // time its reads took (the cluster test of a lost NATS server found it on a loaded machine).
+  if (read.kind === 'unavailable') return { state: renewed(state, { kind: 'unavailable' }, readSentAt, now, t), reacquire: false };
+  if (!stillGood(state.held, now, t)) return { state: { kind: 'lost', reason: 'the lease expired' }, reacquire: false };
+  return { state, reacquire: true };
+}
+
+/**
+ * The lease was acquired again after it expired unseen (a leader change aged it out): a new epoch.
+ * Only while the old one was still good: otherwise it is lost, and acquiring again is a fresh start.
+ * A create that found no leader rides on like a renewal that did; one that found the key taken is
+ * not yet a loss (the next renewal reads who holds it).
+ */
+export function reacquired(state: OwnerState, outcome: Outcome, sentAt: number, now: number, t: LeaseTiming): OwnerState {
+  if (outcome.kind === 'unavailable') return renewed(state, outcome, sentAt, now, t);
+  if (state.kind !== 'held' || !stillGood(state.held, now, t)) return { kind: 'lost', reason: 'the lease ran out before it was acquired again' };
+  if (outcome.kind === 'conflict') return state;
+  return acquired(outcome.revision, sentAt);
+}
+
+function stillGood(h: Held, now: number, t: LeaseTiming): boolean {
+  return now < goodUntil(h, t);
+}
+
+/** Until when an owner may answer from its memory. */
+export function goodUntil(h: Held, t: LeaseTiming): number {
+  const plain = h.confirmedSentAt + t.ttlMs - t.marginMs;
+  if (h.riding === null) return plain;
+  // Riding through an election: for as long as the bucket had no leader, it answered nobody, and
+  // a contender's count of the owner's silence stood still; so the lease stretches by that long.
+  // A single unavailable answer proves nothing about how long it lasted, and stretches nothing.
+  return Math.min(h.confirmedSentAt + t.rideMs, plain + Math.max(0, h.riding.lastSentAt - h.riding.firstSentAt));
+}
+
+/**
+ * Whether the owner may serve at `now`: checked on every call, before anything is read. While this
+ * instance's connection to every NATS server is down (`cut`), an owner keeps answering what needs
+ * no write (its log refuses every write): nobody can take a write from it, and reads of what was
+ * bound before stay right unless another instance took the group over and moved a stream meanwhile,
+ * which is the price of answering at all without NATS (docs/cluster.md).
+ */
+export function serving(state: OwnerState, now: number, t: LeaseTiming, cut = false): boolean {
+  return state.kind === 'held' && (cut || stillGood(state.held, now, t));
+}
+
+/**
+ * Back from a cut, with a lease that may have run out meanwhile: what the key holds decides. Ours:
+ * go on. Someone else's: lost. Absent: acquire it again, and restart the actor at the new epoch so
+ * that it catches up with the log first (another owner may have come and gone meanwhile).
+ */
+export function afterCut(state: OwnerState, read: KeyRead): { state: OwnerState; reacquire: boolean } {
+  if (state.kind !== 'held') return { state, reacquire: false };
+  if (read.kind === 'theirs') return { state: { kind: 'lost', reason: `instance ${read.owner} holds the lease` }, reacquire: false };
+  if (read.kind === 'ours') return { state: { kind: 'held', held: { ...state.held, revision: read.revision, riding: null } }, reacquire: false };
+  return { state, reacquire: read.kind === 'absent' };
+}
+
+/**
+ * When a renewal that was due is only now being sent (`now`): if the owner has not been trying
+ * (paused, its loop starved) past its lease, it must not claim it any more.
+ */
+export function beforeRenewal(state: OwnerState, now: number, t: LeaseTiming): OwnerState {
+  if (state.kind === 'held' && !stillGood(state.held, now, t)) return { kind: 'lost', reason: 'the lease ran out: this instance did not renew it in time (paused?)' };
+  return state;
+}
+
+// ---- contenders ----------------------------------------------------------------------------------
+
+/** What a non-owner knows of a group's lease. */
+export interface Watching {
+  /** The owner named by the last PUT seen, or null after a DEL or when none was ever seen. */
+  owner: string | null;
+  /** Time during which the bucket answered this instance and no PUT was seen (ms). */
+  silentAvailableMs: number;
+  /** When the group was last seen owned (a PUT), or first watched. */
+  lastOwnedAt: number;
+  /** A DEL was seen: the owner handed it back. */
+  released: boolean;
+}
+
+export function watching(now: number): Watching {
+  return { owner: null, silentAvailableMs: 0, lastOwnedAt: now, released: false };
+}
+
+export function sawPut(_w: Watching, owner: string, now: number): Watching {
+  return { owner, silentAvailableMs: 0, lastOwnedAt: now, released: false };
+}
+
+export function sawDelete(w: Watching): Watching {
+  return { ...w, owner: null, released: true };
+}
+
+/**
+ * A probe of the bucket answered (`available`) or not, `elapsedMs` after the previous one. An
+ * answer vouches for the time since the last probe only up to `everyMs` (the probing period): after
+ * a pause or a starved loop, the time in between may have been leaderless, when the owner's
+ * silence does not count.
+ */
+export function probed(w: Watching, available: boolean, elapsedMs: number, everyMs: number): Watching {
+  return available ? { ...w, silentAvailableMs: w.silentAvailableMs + Math.min(elapsedMs, everyMs) } : w;
+}
+
+/**
+ * Whether this instance should try to acquire now. `rank` is its place for the group among the
+ * live instances (0: first, by rendezvous hashing, hrw.ts). The first-ranked tries as soon as the
+ * lease is free; others only once the group has gone unowned for `graceMs`, so that a group whose
+ * preferred instance is sick still gets an owner.
+ */
+export function shouldContend(w: Watching, rank: number, now: number, t: LeaseTiming): boolean {
+  const free = w.released || w.silentAvailableMs >= t.ttlMs;
+  if (!free) return false;
+  return rank === 0 || now - w.lastOwnedAt >= t.graceMs;
+}

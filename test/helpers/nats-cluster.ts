@@ -1,0 +1,159 @@
+// A real nats-server cluster on loopback for tests and benches (docs/cluster.md): N servers with
+// free ports, their own store directories and generated configs, routes between them. Started
+// servers are awaited until JetStream has a meta leader (read on the monitoring port); every
+// process is stopped by its pid.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { findProgram } from '../../src/os/programs.js';
+import { tempDir } from './fixtures.js';
+
+export function natsServerBinary(): string | null {
+  return findProgram('nats-server');
+}
+
+/** A port nobody listens on now (the kernel's choice). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface NatsServer {
+  name: string;
+  port: number;
+  clusterPort: number;
+  monitorPort: number;
+  storeDir: string;
+  configFile: string;
+  proc: ChildProcess | null;
+  output: string[];
+}
+
+/** Polls `check` every 50 ms until it answers true, at most `ms`; throws `what` when it does not. */
+export async function until(check: () => Promise<boolean> | boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export class NatsCluster {
+  readonly dir = tempDir('switchyard-nats-');
+  readonly servers: NatsServer[] = [];
+
+  static async start(size = 3): Promise<NatsCluster> {
+    const binary = natsServerBinary();
+    if (!binary) throw new Error('nats-server is not installed (npm run setup:media installs it)');
+    const c = new NatsCluster();
+    for (let i = 1; i <= size; i++) {
+      const storeDir = join(c.dir, `n${i}`);
+      mkdirSync(storeDir, { recursive: true });
+      c.servers.push({ name: `n${i}`, port: await freePort(), clusterPort: await freePort(), monitorPort: await freePort(), storeDir, configFile: join(c.dir, `n${i}.conf`), proc: null, output: [] });
+    }
+    for (const s of c.servers) {
+      const routes = c.servers.filter((o) => o !== s).map((o) => `"nats-route://127.0.0.1:${o.clusterPort}"`);
+      const cluster = size > 1 ? `cluster {\n  name: "switchyard"\n  listen: "127.0.0.1:${s.clusterPort}"\n  routes: [${routes.join(', ')}]\n}\n` : '';
+      writeFileSync(s.configFile, `server_name: "${s.name}"\nlisten: "127.0.0.1:${s.port}"\nhttp: "127.0.0.1:${s.monitorPort}"\njetstream {\n  store_dir: "${s.storeDir}"\n}\n${cluster}`);
+    }
+    for (const s of c.servers) c.run(s);
+    await c.ready();
+    return c;
+  }
+
+  urls(): string[] {
+    return this.servers.map((s) => `nats://127.0.0.1:${s.port}`);
+  }
+
+  private run(s: NatsServer): void {
+    const proc = spawn(natsServerBinary()!, ['-c', s.configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const keep = (b: Buffer) => {
+      s.output.push(...b.toString().split('\n').filter(Boolean));
+      if (s.output.length > 200) s.output.splice(0, s.output.length - 200);
+    };
+    proc.stdout!.on('data', keep);
+    proc.stderr!.on('data', keep);
+    s.proc = proc;
+  }
+
+  /** Waits until every running server reports the same JetStream meta leader. */
+  async ready(ms = 30_000): Promise<void> {
+    await until(
+      async () => {
+        const leaders = await Promise.all(this.servers.filter((s) => s.proc).map(async (s) => (await this.jsz(s)).meta_cluster?.leader ?? null));
+        return leaders.length > 0 && leaders.every((l) => l && l === leaders[0]);
+      },
+      ms,
+      'a JetStream meta leader',
+    );
+  }
+
+  async jsz(
+    s: NatsServer,
+    query = '',
+  ): Promise<{
+    meta_cluster?: { leader?: string };
+    account_details?: Array<{ stream_detail?: Array<{ name: string; cluster?: { leader?: string; replicas?: Array<{ name: string; current: boolean }> } }> }>;
+  }> {
+    const res = await fetch(`http://127.0.0.1:${s.monitorPort}/jsz${query}`, { signal: AbortSignal.timeout(2000) });
+    return (await res.json()) as never;
+  }
+
+  /** The server that leads a stream now (asked of any running server). */
+  async leaderOf(stream: string): Promise<NatsServer | undefined> {
+    for (const s of this.servers.filter((x) => x.proc)) {
+      try {
+        const j = await this.jsz(s, '?accounts=true&streams=true');
+        for (const a of j.account_details ?? []) for (const d of a.stream_detail ?? []) if (d.name === stream && d.cluster?.leader) return this.servers.find((x) => x.name === d.cluster!.leader);
+      } catch {
+        /* that one is down */
+      }
+    }
+    return undefined;
+  }
+
+  /** Whether every replica of the stream is current (a restarted server caught up). */
+  async current(stream: string): Promise<boolean> {
+    // Only the leader's view of its followers is up to date.
+    const leader = await this.leaderOf(stream);
+    if (!leader?.proc) return false;
+    const j = await this.jsz(leader, '?accounts=true&streams=true');
+    for (const a of j.account_details ?? [])
+      for (const d of a.stream_detail ?? [])
+        if (d.name === stream && d.cluster?.leader === leader.name) return (d.cluster.replicas ?? []).length === this.servers.length - 1 && (d.cluster.replicas ?? []).every((r) => r.current);
+    return false;
+  }
+
+  kill(s: NatsServer, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const proc = s.proc;
+    s.proc = null;
+    if (!proc || proc.exitCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      proc.once('exit', () => resolve());
+      proc.kill(signal);
+    });
+  }
+
+  /** Starts a stopped server again; waits until it sees a meta leader (not with `wait` false: a server alone elects none). */
+  async restart(s: NatsServer, wait = true): Promise<void> {
+    if (!s.proc) this.run(s);
+    if (wait) await until(async () => (await this.jsz(s)).meta_cluster?.leader !== undefined, 30_000, `${s.name} back in the cluster`);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.servers.map((s) => this.kill(s, 'SIGTERM')));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

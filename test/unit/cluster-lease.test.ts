@@ -1,0 +1,288 @@
+// The lease and fencing rules (src/policy/cluster/lease.ts) in a simulated cluster: a lease bucket
+// that ages keys out (max_age) and has windows without a leader (a NATS server dying), instances
+// that pause (GC, SIGSTOP) and whose requests take time, all on a fake clock.
+import test from 'ava';
+import fc from 'fast-check';
+import {
+  acquired,
+  afterConflict,
+  afterCut,
+  beforeRenewal,
+  leaseTiming,
+  probed,
+  reacquired,
+  renewed,
+  sawDelete,
+  sawPut,
+  serving,
+  shouldContend,
+  watching,
+  type KeyRead,
+  type Outcome,
+  type OwnerState,
+  type Watching,
+} from '../../src/policy/cluster/lease.js';
+import { handover, placeOf, rank } from '../../src/policy/cluster/hrw.js';
+
+const T = leaseTiming(3000);
+const STEP = 10;
+const RETRY = 250;
+const TIMEOUT = 500;
+
+interface Window {
+  from: number;
+  to: number;
+}
+const inside = (ws: readonly Window[], now: number) => ws.some((w) => now >= w.from && now < w.to);
+
+/** The lease bucket: one key, revisions from a stream sequence, aged out by max_age on a leader. */
+class Bucket {
+  seq = 0;
+  key: { owner: string; revision: number; writtenAt: number } | null = null;
+  /** The log of the group: the epoch whose record is last is the only one whose appends land. */
+  fence = 0;
+  constructor(private readonly down: readonly Window[]) {}
+  available(now: number): boolean {
+    return !inside(this.down, now);
+  }
+  private age(now: number): void {
+    if (this.key && now - this.key.writtenAt >= T.ttlMs) this.key = null;
+  }
+  create(owner: string, now: number): Outcome {
+    if (!this.available(now)) return { kind: 'unavailable' };
+    this.age(now);
+    if (this.key) return { kind: 'conflict' };
+    this.key = { owner, revision: ++this.seq, writtenAt: now };
+    return { kind: 'ok', revision: this.seq };
+  }
+  update(owner: string, revision: number, now: number): Outcome {
+    if (!this.available(now)) return { kind: 'unavailable' };
+    this.age(now);
+    if (!this.key || this.key.revision !== revision) return { kind: 'conflict' };
+    this.key = { owner, revision: ++this.seq, writtenAt: now };
+    return { kind: 'ok', revision: this.seq };
+  }
+  read(me: string, now: number): KeyRead {
+    if (!this.available(now)) return { kind: 'unavailable' };
+    this.age(now);
+    if (!this.key) return { kind: 'absent' };
+    return this.key.owner === me ? { kind: 'ours', revision: this.key.revision } : { kind: 'theirs', owner: this.key.owner };
+  }
+}
+
+interface Scenario {
+  instances: number;
+  latency: number;
+  down: Window[];
+  pauses: Window[][];
+}
+
+interface Instance {
+  id: string;
+  owner: OwnerState | null;
+  watch: Watching;
+  nextAt: number;
+  /** A request in flight: what it does when its answer arrives. */
+  inflight: { at: number; run(now: number): void } | null;
+  lastProbe: number;
+  seenPuts: number;
+}
+
+/** Runs the scenario for `ms`; calls `check` after every step with who serves. */
+function simulate(s: Scenario, ms: number, check: (now: number, servingIds: string[], owners: string[]) => void): void {
+  const bucket = new Bucket(s.down);
+  const ids = Array.from({ length: s.instances }, (_, i) => `i${i}`);
+  const all: Instance[] = ids.map((id) => ({ id, owner: null, watch: { ...watching(0), released: true }, nextAt: 0, inflight: null, lastProbe: 0, seenPuts: 0 }));
+  const paused = (i: number, now: number) => inside(s.pauses[i] ?? [], now);
+  const answerAt = (now: number, o: { kind: string }) => now + (o.kind === 'unavailable' ? TIMEOUT : 2 * s.latency);
+  for (let now = 0; now <= ms; now += STEP) {
+    for (const [i, inst] of all.entries()) {
+      if (paused(i, now)) continue;
+      // The watch: every PUT and DEL reaches a running instance.
+      if (bucket.seq !== inst.seenPuts) {
+        inst.seenPuts = bucket.seq;
+        inst.watch = bucket.key ? sawPut(inst.watch, bucket.key.owner, now) : sawDelete(inst.watch);
+      }
+      if (inst.inflight) {
+        if (now < inst.inflight.at) continue;
+        const f = inst.inflight;
+        inst.inflight = null;
+        f.run(now);
+        continue;
+      }
+      if (now < inst.nextAt) continue;
+      if (inst.owner?.kind === 'held') {
+        inst.owner = beforeRenewal(inst.owner, now, T);
+        if (inst.owner.kind !== 'held') continue;
+        const sentAt = now;
+        const held = inst.owner.held;
+        const outcome = bucket.update(inst.id, held.revision, now + s.latency);
+        inst.inflight = {
+          at: answerAt(now, outcome),
+          run: (at) => {
+            inst.owner = renewed(inst.owner!, outcome, sentAt, at, T);
+            inst.nextAt = at + (outcome.kind === 'ok' ? T.renewMs : RETRY);
+            if (outcome.kind !== 'conflict' || inst.owner.kind !== 'held') return;
+            // After a conflict, the read and the create again are requests of their own, which
+            // take time and may find no leader (ownership.ts `renew`).
+            const readAt = at;
+            const read = bucket.read(inst.id, at + s.latency);
+            inst.inflight = {
+              at: answerAt(at, read),
+              run: (at2) => {
+                const next = afterConflict(inst.owner!, read, readAt, at2, T);
+                inst.owner = next.state;
+                inst.nextAt = at2 + RETRY;
+                if (!next.reacquire) return;
+                const sent = at2;
+                const created = bucket.create(inst.id, at2 + s.latency);
+                inst.inflight = {
+                  at: answerAt(at2, created),
+                  run: (at3) => {
+                    inst.owner = reacquired(inst.owner!, created, sent, at3, T);
+                    inst.nextAt = at3 + (created.kind === 'ok' ? T.renewMs : RETRY);
+                  },
+                };
+              },
+            };
+          },
+        };
+      } else {
+        if (inst.owner?.kind === 'lost') inst.owner = null;
+        inst.watch = probed(inst.watch, bucket.available(now), now - inst.lastProbe, 100);
+        inst.lastProbe = now;
+        inst.nextAt = now + 100;
+        const place = placeOf('g', ids, inst.id);
+        if (!shouldContend(inst.watch, place, now, T)) continue;
+        const sentAt = now;
+        const outcome = bucket.create(inst.id, now + s.latency);
+        inst.inflight = {
+          at: answerAt(now, outcome),
+          run: (at) => {
+            if (outcome.kind !== 'ok') return;
+            // The new owner fences the log before it serves: a stale owner's appends fail from now on.
+            bucket.fence = outcome.revision;
+            inst.owner = acquired(outcome.revision, sentAt);
+            inst.nextAt = at + T.renewMs;
+            // Its own clock must not say it acquired in the past beyond what it sent.
+            if (!serving(inst.owner, at, T)) inst.owner = { kind: 'lost', reason: 'acquired too late' };
+          },
+        };
+      }
+    }
+    const servingIds = all.filter((x) => x.owner && serving(x.owner, now, T)).map((x) => x.id);
+    check(
+      now,
+      servingIds,
+      all.filter((x) => x.owner?.kind === 'held').map((x) => x.id),
+    );
+  }
+}
+
+const windows = (max: number, minLen: number, maxLen: number, horizon: number) =>
+  fc.array(fc.record({ from: fc.integer({ min: 0, max: horizon }), len: fc.integer({ min: minLen, max: maxLen }) }), { maxLength: max }).map((ws) => {
+    // Windows apart from each other by more than a retry: a gap shorter than that goes unseen.
+    const sorted = ws.map((w) => ({ from: Math.floor(w.from / STEP) * STEP, to: Math.floor((w.from + w.len) / STEP) * STEP })).sort((a, b) => a.from - b.from);
+    const out: Window[] = [];
+    for (const w of sorted) if (!out.length || w.from > out.at(-1)!.to + 1000) out.push(w);
+    return out;
+  });
+
+test('at no instant do two instances both serve a group: under pauses, slow answers and leaderless windows', (t) => {
+  fc.assert(
+    fc.property(
+      fc.record({
+        instances: fc.integer({ min: 2, max: 4 }),
+        latency: fc.integer({ min: 0, max: 40 }),
+        down: windows(3, 200, 9000, 25_000),
+        pauses: fc.array(windows(2, 100, 9000, 25_000), { minLength: 4, maxLength: 4 }),
+      }),
+      (s) => {
+        simulate(s, 30_000, (now, servingIds) => {
+          if (servingIds.length > 1) throw new Error(`at ${now} ms ${servingIds.join(' and ')} both serve`);
+        });
+      },
+    ),
+    { numRuns: 150 },
+  );
+  t.pass();
+});
+
+test('a bucket without a leader for up to 9 s (a NATS server lost) never moves a group', (t) => {
+  fc.assert(
+    fc.property(fc.record({ instances: fc.integer({ min: 2, max: 4 }), latency: fc.integer({ min: 0, max: 40 }), down: windows(3, 200, 9000, 25_000) }), (s) => {
+      const owners = new Set<string>();
+      let gap = 0;
+      simulate({ ...s, pauses: [] }, 30_000, (_now, servingIds, held) => {
+        for (const o of held) owners.add(o);
+        // Once first owned, never unserved.
+        if (servingIds.length === 0 && owners.size > 0) gap += STEP;
+      });
+      if (owners.size !== 1) throw new Error(`owned by ${[...owners].join(', ')}`);
+      if (gap > 0) throw new Error(`unserved for ${gap} ms`);
+    }),
+    { numRuns: 150 },
+  );
+  t.pass();
+});
+
+test('a paused owner past its lease is replaced, and stops serving when it resumes', (t) => {
+  const seen: string[][] = [];
+  simulate({ instances: 3, latency: 5, down: [], pauses: [[], [], []].map((p, i) => (i === 0 ? [{ from: 5000, to: 12_000 }] : p)) }, 20_000, (now, servingIds) => {
+    if (now % 1000 === 0) seen.push(servingIds);
+  });
+  // i0 ranks first for 'g' among i0..i2? Whoever it was, someone else serves by the end.
+  const first = rank('g', ['i0', 'i1', 'i2'])[0]!;
+  t.deepEqual(seen[2], [first]);
+  t.is(seen.at(-1)!.length, 1);
+});
+
+test('rendezvous ranks are stable, and a joining instance takes about its share', (t) => {
+  fc.assert(
+    fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 8 }), fc.string({ minLength: 1 }), (ids, group) => {
+      const r = rank(group, ids);
+      if (r.length !== ids.length || rank(group, [...ids].reverse()).join() !== r.join()) throw new Error('order depends on input order');
+      // Removing anyone but the first keeps the first.
+      if (r.length > 1 && rank(group, r.slice(0, -1))[0] !== r[0]) throw new Error('the first moved');
+    }),
+  );
+  const groups = Array.from({ length: 300 }, (_, i) => `g${i}`);
+  const before = groups.map((g) => rank(g, ['a', 'b', 'c'])[0]);
+  const after = groups.map((g) => rank(g, ['a', 'b', 'c', 'd'])[0]);
+  const moved = after.filter((x, i) => x !== before[i]);
+  t.true(
+    moved.every((x) => x === 'd'),
+    'only groups the newcomer wins move',
+  );
+  t.true(moved.length > 40 && moved.length < 110, `${moved.length} of 300 moved`);
+});
+
+test('an owner hands over at most one group per period, and only to the instance that ranks first', (t) => {
+  const owned = Array.from({ length: 20 }, (_, i) => `g${i}`);
+  const live = ['a', 'b'];
+  const h = handover(owned, live, 'a', 0, 10_000, 5000);
+  t.truthy(h);
+  t.is(rank(h!.group, live)[0], 'b');
+  t.is(handover(owned, live, 'a', 8000, 10_000, 5000), null);
+  t.is(
+    handover(
+      owned.filter((g) => rank(g, live)[0] === 'a'),
+      live,
+      'a',
+      0,
+      10_000,
+      5000,
+    ),
+    null,
+  );
+});
+
+test('back from a cut: go on with our key, give up to another holder, acquire again (and restart) when it expired', (t) => {
+  const held = acquired(5, 0);
+  t.true(serving(held, 60_000, T, true), 'a cut owner answers reads long past its lease');
+  t.false(serving(held, 60_000, T, false));
+  t.deepEqual(afterCut(held, { kind: 'ours', revision: 9 }).state.kind, 'held');
+  t.is(afterCut(held, { kind: 'theirs', owner: 'x' }).state.kind, 'lost');
+  t.true(afterCut(held, { kind: 'absent' }).reacquire);
+  t.false(afterCut(held, { kind: 'unavailable' }).reacquire);
+});
