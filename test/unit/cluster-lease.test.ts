@@ -286,3 +286,27 @@ test('back from a cut: go on with our key, give up to another holder, acquire ag
   t.true(afterCut(held, { kind: 'absent' }).reacquire);
   t.false(afterCut(held, { kind: 'unavailable' }).reacquire);
 });
+
+test('an election that ages the key out and flaps: the read after a conflict and the create again, finding no leader, ride on', (t) => {
+  // Renewed at 1000; three renewals without a leader (2000 to 3500); then the new leader has aged
+  // the key out (conflict) while the reads and creates that follow find no leader again, as
+  // happened in the cluster test of a lost NATS server on a loaded machine.
+  let s: OwnerState = renewed(acquired(1, 0), { kind: 'ok', revision: 2 }, 1000, 1010, T);
+  for (const at of [2000, 2750, 3500]) s = renewed(beforeRenewal(s, at, T), { kind: 'unavailable' }, at, at + 500, T);
+  s = renewed(beforeRenewal(s, 4250, T), { kind: 'conflict' }, 4250, 4260, T);
+  s = afterConflict(s, { kind: 'unavailable' }, 4260, 4760, T).state;
+  t.true(serving(s, 5100, T), 'still serving after a read without a leader');
+  s = renewed(beforeRenewal(s, 5010, T), { kind: 'conflict' }, 5010, 5020, T);
+  const next = afterConflict(s, { kind: 'absent' }, 5020, 5030, T);
+  t.true(next.reacquire);
+  s = reacquired(next.state, { kind: 'unavailable' }, 5030, 5530, T);
+  s = beforeRenewal(s, 5780, T);
+  t.is(s.kind, 'held', 'the lease is still good when the next renewal is due');
+  s = renewed(s, { kind: 'conflict' }, 5780, 5790, T);
+  s = afterConflict(s, { kind: 'absent' }, 5790, 5800, T).state;
+  s = reacquired(s, { kind: 'ok', revision: 9 }, 5800, 5810, T);
+  t.deepEqual(s.kind === 'held' ? s.held.epoch : null, 9, 'acquired again at a new epoch, never lost');
+  // A create that found the key taken is not a loss by itself; the next read names the holder.
+  t.is(reacquired(s, { kind: 'conflict' }, 5900, 5910, T).kind, 'held');
+  t.is(afterConflict(s, { kind: 'theirs', owner: 'i2' }, 5920, 5930, T).state.kind, 'lost');
+});
