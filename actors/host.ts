@@ -79,8 +79,12 @@ class Batcher<A, R> {
     if (batch.length === 0) return;
     this.queue = [];
     this.send(batch.map((b) => b.args)).then(
-      (results) => batch.forEach((b, i) => b.resolve(results[i]!)),
-      (err) => batch.forEach((b) => b.reject(err)),
+      (results) => {
+        for (const [i, b] of batch.entries()) b.resolve(results[i]!);
+      },
+      (err) => {
+        for (const b of batch) b.reject(err);
+      },
     );
   }
 }

@@ -48,7 +48,16 @@ async function run(count: number) {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-actors-'));
   const names = Array.from({ length: count }, (_, i) => `g${i}`);
   const config = join(dir, 'config.json');
-  writeFileSync(config, JSON.stringify({ server: { host: '127.0.0.1', port: 0 }, dataDir: join(dir, 'data'), geoip: { enabled: false }, limits: { lookups: { admin: { perSecond: 0, burst: 1 } } }, nodeGroups: names.map(groupSpec) }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      server: { host: '127.0.0.1', port: 0 },
+      dataDir: join(dir, 'data'),
+      geoip: { enabled: false },
+      limits: { lookups: { admin: { perSecond: 0, burst: 1 } } },
+      nodeGroups: names.map(groupSpec),
+    }),
+  );
   const sy = await runServer(projectPath('dist', 'src', 'main.js'), { SWITCHYARD_CONFIG: config, SWITCHYARD_ADMIN_PASSWORD: BENCH_PASSWORD, SWITCHYARD_JWT_SECRET: BENCH_SECRET });
   try {
     const signer = new TokenSigner(Buffer.from(BENCH_SECRET));

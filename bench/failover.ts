@@ -38,7 +38,13 @@ function follow(url: string, token: string) {
         const hit = done(seen);
         if (hit) return resolve(hit);
         const timer = setTimeout(() => reject(new Error('timed out waiting for an event')), timeoutMs);
-        waiters.push({ done, resolve: (e) => (clearTimeout(timer), resolve(e)) });
+        waiters.push({
+          done,
+          resolve: (e) => {
+            clearTimeout(timer);
+            resolve(e);
+          },
+        });
       }),
     stop: () => controller.abort(),
   };
@@ -72,7 +78,11 @@ async function main(): Promise<void> {
   );
   const sy = await runServer(projectPath('dist', 'src', 'main.js'), { SWITCHYARD_CONFIG: config, SWITCHYARD_ADMIN_PASSWORD: PASSWORD });
   try {
-    const token = ((await (await fetch(`${sy.url}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: PASSWORD }) })).json()) as { accessToken: string }).accessToken;
+    const token = (
+      (await (
+        await fetch(`${sy.url}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: PASSWORD }) })
+      ).json()) as { accessToken: string }
+    ).accessToken;
     const events = follow(sy.url, token);
     const inService = (s: EventRecord[]) => {
       const last = new Map<string, string | null>();
@@ -90,7 +100,9 @@ async function main(): Promise<void> {
     }
     const rows: Array<[number, number, number]> = [];
     for (let trial = 0; trial < TRIALS; trial++) {
-      const detail = (await (await fetch(`${sy.url}/as/v1/nodegroups/bench`, { headers: { authorization: `Bearer ${token}` } })).json()) as { nodeList: Array<{ id: string; role: string; state: string; platform: { pid?: number } }> };
+      const detail = (await (await fetch(`${sy.url}/as/v1/nodegroups/bench`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+        nodeList: Array<{ id: string; role: string; state: string; platform: { pid?: number } }>;
+      };
       const victim = detail.nodeList.find((n) => n.role === 'edge' && n.state === 'INSERVICE' && n.platform.pid)!;
       const killedAt = Date.now();
       process.kill(victim.platform.pid!, 'SIGKILL');

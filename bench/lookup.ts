@@ -64,7 +64,17 @@ async function main(): Promise<void> {
   console.log(
     table(
       ['server', 'connections', 'req/s', 'vs bare Koa', 'vs subscribe (200)', 'p50 ms', 'p99 ms', 'errors', 'non-2xx'],
-      results.map((r) => [r.label, r.connections, r.rps, pct(r.rps, koa.get(r.connections)!), ok.has(r.connections) && !r.label.startsWith('bare') ? pct(r.rps, ok.get(r.connections)!) : '', r.p50, r.p99, r.errors, r.non2xx]),
+      results.map((r) => [
+        r.label,
+        r.connections,
+        r.rps,
+        pct(r.rps, koa.get(r.connections)!),
+        ok.has(r.connections) && !r.label.startsWith('bare') ? pct(r.rps, ok.get(r.connections)!) : '',
+        r.p50,
+        r.p99,
+        r.errors,
+        r.non2xx,
+      ]),
     ),
   );
 }

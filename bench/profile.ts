@@ -24,7 +24,8 @@ async function main(): Promise<void> {
   const signer = new TokenSigner(Buffer.from(BENCH_SECRET));
   const post = async (path: string, body: unknown, token?: string) =>
     (await fetch(sy.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) })).json();
-  for (const id of ['o0', 'o1', 'o2', 'o3', 'e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7']) await post(`/as/v1/nodes/${id}/events`, { ready: true, metrics: {} }, signer.nodeToken('bench', id, BENCH_NODE_TOKEN_TTL));
+  for (const id of ['o0', 'o1', 'o2', 'o3', 'e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7'])
+    await post(`/as/v1/nodes/${id}/events`, { ready: true, metrics: {} }, signer.nodeToken('bench', id, BENCH_NODE_TOKEN_TTL));
   const token = ((await post('/as/v1/auth/login', { username: 'admin', password: BENCH_PASSWORD })) as { accessToken: string }).accessToken;
   const headers = { authorization: `Bearer ${token}` };
   await fetch(`${sy.url}/as/v1/streams/live/live1/publish`, { headers });
@@ -33,13 +34,13 @@ async function main(): Promise<void> {
     kind === 'heartbeats' || kind === 'channels'
       ? await heartbeatLoad(sy.url, { nodes: 8, connections: 64, seconds, transport: kind === 'channels' ? 'channel' : 'http', pipelining: kind === 'channels' ? 8 : 1 }).result
       : await load(kind, {
-    url: sy.url,
-    path: '/as/v1/streams/live/live1/subscribe',
-    ...(kind === 'publish' ? { nextPath: () => `/as/v1/streams/live/p${n++}/publish` } : {}),
-    connections: 64,
-    seconds,
-    headers,
-  });
+          url: sy.url,
+          path: '/as/v1/streams/live/live1/subscribe',
+          ...(kind === 'publish' ? { nextPath: () => `/as/v1/streams/live/p${n++}/publish` } : {}),
+          connections: 64,
+          seconds,
+          headers,
+        });
   await sy.stop();
   rmSync(dir, { recursive: true, force: true });
   console.log(`${kind}: ${r.rps} req/s, p99 ${r.p99} ms\n`);
@@ -47,7 +48,12 @@ async function main(): Promise<void> {
     const s = summarize(join(out, file), 22);
     if (s.total < 200_000) continue;
     console.log(`== ${file} (${(s.total / 1e6).toFixed(1)} s sampled)`);
-    console.log(s.files.slice(0, 12).map((f) => `  ${(100 * f.share).toFixed(1).padStart(5)} %  ${f.name}`).join('\n'));
+    console.log(
+      s.files
+        .slice(0, 12)
+        .map((f) => `  ${(100 * f.share).toFixed(1).padStart(5)} %  ${f.name}`)
+        .join('\n'),
+    );
     console.log('  --');
     console.log(s.functions.map((f) => `  ${(100 * f.share).toFixed(1).padStart(5)} %  ${f.name}`).join('\n'));
   }

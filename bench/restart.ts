@@ -104,7 +104,13 @@ async function main(): Promise<void> {
         ['start', 'to ready', 'vs empty store', 'actor heap at ready', 'process RSS at ready'],
         [
           ['empty store', `${Math.round(a.ms)} ms`, '1.00x', `${(a.actorHeap / 2 ** 20).toFixed(0)} MiB`, `${(a.rss / 2 ** 20).toFixed(0)} MiB`],
-          [`${NODES / 1000}k nodes, ${BINDINGS / 1e6}M bindings`, `${Math.round(b.ms)} ms`, `${(b.ms / a.ms).toFixed(2)}x`, `${(b.actorHeap / 2 ** 20).toFixed(0)} MiB`, `${(b.rss / 2 ** 20).toFixed(0)} MiB`],
+          [
+            `${NODES / 1000}k nodes, ${BINDINGS / 1e6}M bindings`,
+            `${Math.round(b.ms)} ms`,
+            `${(b.ms / a.ms).toFixed(2)}x`,
+            `${(b.actorHeap / 2 ** 20).toFixed(0)} MiB`,
+            `${(b.rss / 2 ** 20).toFixed(0)} MiB`,
+          ],
         ],
       ),
     );

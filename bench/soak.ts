@@ -87,11 +87,24 @@ async function main(): Promise<number> {
     const ev = events;
 
     // The static nodes are registered by the supervisor's first tick; then they heartbeat.
-    await allReach(ev, GROUP, NODES.map((n) => n.id), 'CREATED', 10_000, true);
+    await allReach(
+      ev,
+      GROUP,
+      NODES.map((n) => n.id),
+      'CREATED',
+      10_000,
+      true,
+    );
     const agents = new Fleet(url, new TokenSigner(Buffer.from(BENCH_SECRET)), statuses, TIMING.heartbeatMs);
     fleet = agents;
     agents.add(GROUP, NODES);
-    const inService = allReach(ev, GROUP, NODES.map((n) => n.id), 'INSERVICE', 10_000);
+    const inService = allReach(
+      ev,
+      GROUP,
+      NODES.map((n) => n.id),
+      'INSERVICE',
+      10_000,
+    );
     await agents.beatAll();
     await inService;
     agents.start();

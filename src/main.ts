@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   // What the service and the programs it starts (Terraform, node agents) write is theirs alone:
   // the data directory holds the signing key (docs/security.md).
   process.umask(0o077);
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
   } catch (err) {
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  let service;
+  let service: Awaited<ReturnType<typeof startService>>;
   try {
     service = await startService(config);
   } catch (err) {

@@ -103,7 +103,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
   if (terraformProblems.length + badGroups.length > 0) throw new ConfigError(config.source, [...terraformProblems, ...badGroups]);
   const tightened = makePrivate(config.dataDir);
   if (tightened.changed.length > 0) {
-    log.warn({ dataDir: config.dataDir, entries: tightened.changed.length, first: tightened.changed.slice(0, 10) }, 'the data directory was readable by other users: took group and other permissions off it and everything in it');
+    log.warn(
+      { dataDir: config.dataDir, entries: tightened.changed.length, first: tightened.changed.slice(0, 10) },
+      'the data directory was readable by other users: took group and other permissions off it and everything in it',
+    );
   }
   if (tightened.failed.length > 0) log.error({ dataDir: config.dataDir, failed: tightened.failed.slice(0, 10) }, 'could not make everything in the data directory private');
   const unlock = lockDataDir(config.dataDir);
@@ -146,10 +149,15 @@ export async function startService(config: Config, options: ServiceOptions = {})
     // The groups whose actor runs here (in cluster mode, those this instance owns: its own metrics).
     (await Promise.all([...actors.groups.values()].filter((g) => g.running).map((g) => g.callHere('counts').catch(() => null)))).filter((c): c is GroupCounts => c !== null);
   const actorStats = async () =>
-    (await Promise.all([...actors.groups.values()].filter((g) => g.running).map(async (g) => ({ group: g.name, ...(await g.callHere('stats').catch(() => null)) }))))
-      .filter((s): s is { group: string; heapUsed: number; busySeconds: number; lookups: number; heartbeats: number; batches: number } => 'heapUsed' in s);
+    (await Promise.all([...actors.groups.values()].filter((g) => g.running).map(async (g) => ({ group: g.name, ...(await g.callHere('stats').catch(() => null)) })))).filter(
+      (s): s is { group: string; heapUsed: number; busySeconds: number; lookups: number; heartbeats: number; batches: number } => 'heapUsed' in s,
+    );
   const nodeLoads = async () =>
-    (await Promise.all([...actors.groups.values()].filter((g) => g.running).map(async (g) => ({ group: g.name, ...(await g.callHere('nodeLoads', config.metrics.nodeSeries).catch(() => ({ nodes: [], omitted: 0 }))) }))));
+    await Promise.all(
+      [...actors.groups.values()]
+        .filter((g) => g.running)
+        .map(async (g) => ({ group: g.name, ...(await g.callHere('nodeLoads', config.metrics.nodeSeries).catch(() => ({ nodes: [], omitted: 0 }))) })),
+    );
   const metrics = new Metrics(counts, actorStats, nodeLoads);
   const onEvent = (e: EventRecord) => {
     metrics.observeEvent(e);
@@ -157,7 +165,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
     if (LOUD_EVENTS.test(e.type)) log.info({ event: e }, e.type);
     else log.debug({ event: e }, e.type);
     // A destroyed node's tokens die with it: a copy left on its disk or in Terraform's state must not heartbeat for it.
-    if (e.type === 'node.state' && e.to === null) nodeTokens.revoke(e.group, e.nodeId).catch((err: Error) => log.warn({ err, nodeId: e.nodeId }, 'could not record the revocation of a destroyed node\'s tokens'));
+    if (e.type === 'node.state' && e.to === null)
+      nodeTokens.revoke(e.group, e.nodeId).catch((err: Error) => log.warn({ err, nodeId: e.nodeId }, "could not record the revocation of a destroyed node's tokens"));
     if (e.type === 'scaling.request') void actors.supervisor?.requestCapacity(e.group, e.role, e.region, e.reason).catch(() => {});
     if (e.type === 'nodegroup.changed' && e.change === 'drained') {
       registry.finish(e.group).catch((err: Error) => log.error({ group: e.group, err }, 'could not remove a drained node group'));
@@ -261,7 +270,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       for (const s of servers) closeUnusedConnections(s);
       const timer = setTimeout(() => {
         log.warn({ shutdownTimeout: config.server.shutdownTimeout }, 'requests still in flight at the shutdown timeout: closing their connections');
-        servers.forEach((s) => s.closeAllConnections());
+        for (const s of servers) s.closeAllConnections();
       }, config.server.shutdownTimeout);
       await drained;
       clearTimeout(timer);

@@ -53,7 +53,6 @@ export interface GroupInit {
   cluster?: { servers: string[]; instance: string; epoch: number };
 }
 
-
 export interface GroupDetail {
   name: string;
   nodes: NodeView[];
@@ -67,7 +66,6 @@ export interface GroupCounts {
   provisions: number;
   load: Array<{ role: Role; connections: number; capacity: number }>;
 }
-
 
 class GroupActor {
   private model!: GroupModel;
@@ -100,7 +98,13 @@ class GroupActor {
       // The local copy catches up with the log, then this actor's epoch fences out any other writer.
       await this.log.fence(this.store);
     }
-    this.commits = new Commits(this.store, init.group.name, (err) => this.failed(err), () => this.landed(), this.log ?? undefined);
+    this.commits = new Commits(
+      this.store,
+      init.group.name,
+      (err) => this.failed(err),
+      () => this.landed(),
+      this.log ?? undefined,
+    );
     this.events = init.events;
     this.model = loadModel(this.store, init.group);
     this.loader = new BindingLoader(this.store, this.model);
@@ -429,7 +433,12 @@ class GroupActor {
     return this.commit(this.model.takeEffects(), true);
   }
 
-  async nodeEvent(id: string, event: NodeEvent, now: number, patch?: { platform?: PlatformData; address?: NodeAddress }): Promise<{ ok: true; state: NodeState | null } | { ok: false; reason: string }> {
+  async nodeEvent(
+    id: string,
+    event: NodeEvent,
+    now: number,
+    patch?: { platform?: PlatformData; address?: NodeAddress },
+  ): Promise<{ ok: true; state: NodeState | null } | { ok: false; reason: string }> {
     if (this.reloading) await this.settle();
     const result = this.model.applyNodeEvent(id, event, now, patch);
     if (!(await this.commit(this.model.takeEffects(), true))) return { ok: false, reason: this.refusal };
@@ -449,7 +458,14 @@ class GroupActor {
 
   /** The actor thread's heap and busy time, and the answers waiting for the store, for metrics and the benches. */
   stats(): { heapUsed: number; busySeconds: number; lookups: number; heartbeats: number; batches: number; waiting: number } {
-    return { heapUsed: getHeapStatistics().used_heap_size, busySeconds: this.busy.seconds, lookups: this.busy.lookups, heartbeats: this.busy.heartbeats, batches: this.busy.batches, waiting: this.waiting };
+    return {
+      heapUsed: getHeapStatistics().used_heap_size,
+      busySeconds: this.busy.seconds,
+      lookups: this.busy.lookups,
+      heartbeats: this.busy.heartbeats,
+      batches: this.busy.batches,
+      waiting: this.waiting,
+    };
   }
 
   async reconfigure(group: NodeGroup): Promise<void> {

@@ -187,14 +187,11 @@ class Supervisor {
     await g.api.tick(now);
     const requests = g.requests.splice(0);
     const evaluate = now - g.lastEvaluated >= g.group.timing.evaluationInterval;
-    let planned;
-    try {
-      planned = await g.api.plan({ now, busy: this.operations.busy, requests, lastScaled: g.lastScaled, requested: g.requested, evaluate, retiring: g.retiring });
-    } catch (err) {
+    const planned = await g.api.plan({ now, busy: this.operations.busy, requests, lastScaled: g.lastScaled, requested: g.requested, evaluate, retiring: g.retiring }).catch((err: unknown) => {
       // The actor is restarting: the capacity asked for waits for the next plan, not for a lookup to ask again.
       g.requests.unshift(...requests);
       throw err;
-    }
+    });
     if (evaluate) g.lastEvaluated = now;
     const { actions, nodes, destroying, deadline } = planned;
     if (g.retiring && nodes === 0) {

@@ -74,7 +74,11 @@ export class Operations {
   /** Destroys resources of a node LMDB does not know (found at reconciliation). */
   removeOrphan(group: string, platform: Platform, id: string): void {
     this.emit([{ type: 'platform.error', group, nodeId: id, operation: 'reconcile', message: 'resources of an unknown node on the platform: destroying them' }]);
-    this.track(group, id, platform.removeOrphan(id).catch((err: Error) => this.emit([{ type: 'platform.error', group, nodeId: id, operation: 'destroy', message: err.message }])));
+    this.track(
+      group,
+      id,
+      platform.removeOrphan(id).catch((err: Error) => this.emit([{ type: 'platform.error', group, nodeId: id, operation: 'destroy', message: err.message }])),
+    );
   }
 
   /** Settles when every operation under way has ended. */

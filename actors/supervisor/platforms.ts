@@ -82,8 +82,18 @@ export class GroupPlatforms {
 
 function terraformEvent(group: string, e: RunnerProgress): EventBody {
   const base = { type: 'platform.progress' as const, group, platform: 'terraform' as const, operation: e.operation, phase: e.phase };
-  if ('diagnostic' in e) return { ...base, message: `${e.diagnostic.severity}: ${e.diagnostic.summary}${e.diagnostic.detail ? `: ${e.diagnostic.detail}` : ''}`, ...(e.diagnostic.nodeId ? { nodeId: e.diagnostic.nodeId } : {}) };
+  if ('diagnostic' in e)
+    return {
+      ...base,
+      message: `${e.diagnostic.severity}: ${e.diagnostic.summary}${e.diagnostic.detail ? `: ${e.diagnostic.detail}` : ''}`,
+      ...(e.diagnostic.nodeId ? { nodeId: e.diagnostic.nodeId } : {}),
+    };
   if ('resource' in e) return { ...base, resource: e.resource, action: e.action, ...(e.nodeId ? { nodeId: e.nodeId } : {}) };
   if (e.phase === 'summary' && 'add' in e) return { ...base, message: `${e.add} added, ${e.change} changed, ${e.remove} destroyed` };
-  return { ...base, ...('attempt' in e && e.attempt !== undefined ? { attempt: e.attempt } : {}), ...('message' in e && e.message ? { message: e.message } : {}), ...('ok' in e && e.ok !== undefined ? { message: e.ok ? 'ok' : (e.message ?? 'failed') } : {}) };
+  return {
+    ...base,
+    ...('attempt' in e && e.attempt !== undefined ? { attempt: e.attempt } : {}),
+    ...('message' in e && e.message ? { message: e.message } : {}),
+    ...('ok' in e && e.ok !== undefined ? { message: e.ok ? 'ok' : (e.message ?? 'failed') } : {}),
+  };
 }

@@ -47,12 +47,14 @@ async function overChannels(): Promise<Result> {
   let measuring = false;
   let running = true;
   const channels = await Promise.all(
-    Array.from({ length: nodes }, (_, i) =>
-      new Promise<WebSocket>((resolve, reject) => {
-        const ws = new WebSocket(channelUrl(url, `e${i}`), { headers: { authorization: `Bearer ${token(i)}` }, perMessageDeflate: false });
-        ws.once('open', () => resolve(ws));
-        ws.once('error', reject);
-      }),
+    Array.from(
+      { length: nodes },
+      (_, i) =>
+        new Promise<WebSocket>((resolve, reject) => {
+          const ws = new WebSocket(channelUrl(url, `e${i}`), { headers: { authorization: `Bearer ${token(i)}` }, perMessageDeflate: false });
+          ws.once('open', () => resolve(ws));
+          ws.once('error', reject);
+        }),
     ),
   );
   const sentAt = channels.map(() => [] as number[]);

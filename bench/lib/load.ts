@@ -30,7 +30,7 @@ export async function load(label: string, o: LoadOptions): Promise<LoadResult> {
     duration: o.seconds,
     headers: o.headers ?? {},
     requests: [
-      ({
+      {
         method: o.method ?? 'GET',
         path: o.path,
         ...(o.nextPath || o.body
@@ -38,7 +38,7 @@ export async function load(label: string, o: LoadOptions): Promise<LoadResult> {
               setupRequest: (req: Record<string, unknown>) => ({ ...req, ...(o.nextPath ? { path: o.nextPath() } : {}), ...(o.body ? { body: o.body() } : {}) }),
             }
           : {}),
-      }) as autocannon.Request,
+      } as autocannon.Request,
     ],
   });
   return {

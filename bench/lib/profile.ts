@@ -22,12 +22,25 @@ export function summarize(file: string, top = 25): { total: number; functions: H
     const d = p.timeDeltas[i] ?? 0;
     total += d;
     const f = n.callFrame;
-    const where = f.url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, '').replace(/^.*\/dist\//, '') || '(native)';
+    const where =
+      f.url
+        .replace(/^file:\/\//, '')
+        .replace(/^.*\/node_modules\//, '')
+        .replace(/^.*\/dist\//, '') || '(native)';
     const fn = `${f.functionName || '(anonymous)'} ${where}:${f.lineNumber + 1}`;
     self.set(fn, (self.get(fn) ?? 0) + d);
-    const pkg = where.startsWith('node:') ? where : where.split('/').slice(0, where.startsWith('@') ? 2 : 1).join('/');
+    const pkg = where.startsWith('node:')
+      ? where
+      : where
+          .split('/')
+          .slice(0, where.startsWith('@') ? 2 : 1)
+          .join('/');
     files.set(pkg, (files.get(pkg) ?? 0) + d);
   });
-  const rank = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, v]) => ({ name, share: v / total }));
+  const rank = (m: Map<string, number>) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, v]) => ({ name, share: v / total }));
   return { total, functions: rank(self), files: rank(files) };
 }

@@ -99,8 +99,20 @@ export class Churn {
     for (let k = 0; ; k++) {
       if (!(await this.until(start + k * 3000)) || Date.now() + 3000 > end) break;
       const name = `prov-${runId}-${k}`;
-      const rendition = (suffix: string, level: number, br: number, w: number, h: number) => ({ name: `${name}_${suffix}`, level, videoBR: br, videoWidth: w, videoHeight: h, videoFPS: 30, audioBR: 128_000 });
-      const r = await admin.call('provision create', 'POST', `/as/v1/provision/${GROUP}`, [201], { streamName: name, region: 'r1', streams: [rendition('hi', 1, 2_500_000, 1280, 720), rendition('lo', 2, 800_000, 640, 360)] });
+      const rendition = (suffix: string, level: number, br: number, w: number, h: number) => ({
+        name: `${name}_${suffix}`,
+        level,
+        videoBR: br,
+        videoWidth: w,
+        videoHeight: h,
+        videoFPS: 30,
+        audioBR: 128_000,
+      });
+      const r = await admin.call('provision create', 'POST', `/as/v1/provision/${GROUP}`, [201], {
+        streamName: name,
+        region: 'r1',
+        streams: [rendition('hi', 1, 2_500_000, 1280, 720), rendition('lo', 2, 800_000, 640, 360)],
+      });
       if (r.status === 201) kept.push(name);
       this.counts.provisions++;
       if (kept.length > 4) await admin.call('provision delete', 'DELETE', `/as/v1/provision/${GROUP}/${kept.shift()}`, [204]);

@@ -80,15 +80,21 @@ export function report(r: SoakRun, out: string): { pass: boolean; verdict: Verdi
     ),
   );
   const fmt = (g: Growth, unit = 'MiB') =>
-    unit === 'MiB' ? `${mib(g.first)} → ${mib(g.last)} MiB (${g.percent >= 0 ? '+' : ''}${g.percent.toFixed(1)} %; trend ${(g.perHour / 2 ** 20).toFixed(1)} MiB/h)` : `${Math.round(g.first)} → ${Math.round(g.last)} (${g.percent.toFixed(1)} %)`;
-  console.log(`\nWarm-up: first ${Math.round(warmupMs / 1000)} s excluded; compared: median of the first ${Math.round(windowMs / 1000)} s after it vs median of the last ${Math.round(windowMs / 1000)} s`);
+    unit === 'MiB'
+      ? `${mib(g.first)} → ${mib(g.last)} MiB (${g.percent >= 0 ? '+' : ''}${g.percent.toFixed(1)} %; trend ${(g.perHour / 2 ** 20).toFixed(1)} MiB/h)`
+      : `${Math.round(g.first)} → ${Math.round(g.last)} (${g.percent.toFixed(1)} %)`;
+  console.log(
+    `\nWarm-up: first ${Math.round(warmupMs / 1000)} s excluded; compared: median of the first ${Math.round(windowMs / 1000)} s after it vs median of the last ${Math.round(windowMs / 1000)} s`,
+  );
   console.log(`  RSS          ${fmt(rss)}   target ≤ ${TARGET_GROWTH} %: ${!measurable ? 'not measured (the run ended too early)' : met ? 'met' : 'NOT MET'}`);
   console.log(`    anonymous  ${fmt(anon)}`);
   console.log(`    file       ${fmt(file)}   (code, mapped LMDB pages; data file ${mib(samples.at(-1)?.dbBytes ?? NaN)} MiB at the end)`);
   console.log(`  main heap    ${fmt(heap)}`);
   console.log(`  actor heap   ${fmt(actorHeap)}   (group ${GROUP})`);
   console.log(`  bindings     ${fmt(bindings, 'n')}`);
-  console.log(`  load         ${r.rate} req/s asked, ${Math.round(r.result.requests.average)} req/s done; p50 ${overall.percentile(50)} ms, p99 ${overall.percentile(99)} ms, max ${Math.round(overall.max)} ms; autocannon errors ${r.result.errors}, timeouts ${r.result.timeouts}`);
+  console.log(
+    `  load         ${r.rate} req/s asked, ${Math.round(r.result.requests.average)} req/s done; p50 ${overall.percentile(50)} ms, p99 ${overall.percentile(99)} ms, max ${Math.round(overall.max)} ms; autocannon errors ${r.result.errors}, timeouts ${r.result.timeouts}`,
+  );
   console.log(`  live streams ${live.started} started, ${live.ended} ended, ${live.moved} moved by their publishers`);
   console.log(
     `  churn        ${churn.nodeCycles} agent(s) silenced and back (silence → FAULT median ${Math.round(median(churn.faultMs))} ms, back → INSERVICE median ${Math.round(median(churn.backMs))} ms); ` +
@@ -109,7 +115,11 @@ export function report(r: SoakRun, out: string): { pass: boolean; verdict: Verdi
         date: new Date(r.soakStart).toISOString(),
         machine: { cores: cpus().length, cpu: cpus()[0]?.model.trim(), node: process.version },
         options: { ...opts, warmupSeconds: warmupMs / 1000, windowSeconds: windowMs / 1000, fleet: { origins: 4, edges: 12, regions: 2, liveStreams: LIVE_STREAMS }, timing: TIMING, mix: MIX },
-        capacity: { rps: Math.round(r.capacity.result.requests.average), p99: r.capacity.hist.percentile(99), cpu: { service: r.capacity.cpu.watched[0], loadGenerator: r.capacity.cpu.watched[1], others: r.capacity.cpu.others } },
+        capacity: {
+          rps: Math.round(r.capacity.result.requests.average),
+          p99: r.capacity.hist.percentile(99),
+          cpu: { service: r.capacity.cpu.watched[0], loadGenerator: r.capacity.cpu.watched[1], others: r.capacity.cpu.others },
+        },
         rate: r.rate,
         load: { rps: Math.round(r.result.requests.average), p50: overall.percentile(50), p99: overall.percentile(99), max: overall.max, errors: r.result.errors, timeouts: r.result.timeouts },
         growth: { rss, anon, file, heap, actorHeap, bindings },
@@ -170,7 +180,9 @@ function printStatuses(statuses: Statuses, soakStart: number): void {
   for (const f of statuses.tolerated.values()) console.log(`\ntolerated: ${f.count} × ${f.kind} ${f.status} ${f.code} — ${f.why}\n  e.g. ${f.samples[0] ?? ''}`);
   if (statuses.unexpectedTotal === 0) console.log('\nNo unexpected status.');
   for (const f of statuses.unexpected.values()) {
-    console.log(`\nUNEXPECTED: ${f.count} × ${f.kind} ${f.status} ${f.code} ${f.why} (first at ${Math.round((f.firstAt - soakStart) / 1000)} s, last at ${Math.round((f.lastAt - soakStart) / 1000)} s)`);
+    console.log(
+      `\nUNEXPECTED: ${f.count} × ${f.kind} ${f.status} ${f.code} ${f.why} (first at ${Math.round((f.firstAt - soakStart) / 1000)} s, last at ${Math.round((f.lastAt - soakStart) / 1000)} s)`,
+    );
     for (const s of f.samples) console.log(`  ${s}`);
   }
 }

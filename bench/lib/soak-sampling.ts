@@ -62,7 +62,7 @@ export class Sampler {
     const proc = procMemory(pid);
     if (!proc) return;
     const shares = this.cpu();
-    let m;
+    let m: ReturnType<typeof scrapeMemory>;
     try {
       const res = await fetch(`${url}/as/v1/metrics`);
       const text = await res.text();

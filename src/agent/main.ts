@@ -74,8 +74,7 @@ function readConfig(env: NodeJS.ProcessEnv): AgentConfig {
   };
 }
 
-const log = (msg: string, extra: Record<string, unknown> = {}) =>
-  process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), msg, ...extra })}\n`);
+const log = (msg: string, extra: Record<string, unknown> = {}) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), msg, ...extra })}\n`);
 
 /** A program's path (see findProgram), or the name as given: a path, or one the spawn reports missing. */
 function which(name: string, env: NodeJS.ProcessEnv): string {

@@ -44,7 +44,11 @@ export class SimulatedBackend implements MediaBackend {
   /** Listens on (address, port); falls back to a free port, then to 127.0.0.1, when it must. */
   async start(): Promise<void> {
     const { address, port } = this.wanted;
-    const attempts: Array<[string, number]> = [[address, port], [address, 0], ['127.0.0.1', 0]];
+    const attempts: Array<[string, number]> = [
+      [address, port],
+      [address, 0],
+      ['127.0.0.1', 0],
+    ];
     for (const [host, p] of attempts) {
       const server = createServer((req, res) => this.handle(req, res));
       server.keepAliveTimeout = 5000;
@@ -144,9 +148,7 @@ export class SimulatedBackend implements MediaBackend {
     const entry = this.pushes.get(stream);
     if (!entry) return;
     this.pushes.delete(stream);
-    await Promise.allSettled(
-      entry.sessions.map(async (s) => (await fetch(`${s.url}/sessions/${s.session}`, { method: 'DELETE', signal: AbortSignal.timeout(2000) })).body?.cancel()),
-    );
+    await Promise.allSettled(entry.sessions.map(async (s) => (await fetch(`${s.url}/sessions/${s.session}`, { method: 'DELETE', signal: AbortSignal.timeout(2000) })).body?.cancel()));
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
@@ -163,29 +165,49 @@ export class SimulatedBackend implements MediaBackend {
     const del = /^\/sessions\/([0-9a-f-]{36})$/.exec(path);
     if (req.method === 'DELETE' && del) {
       const s = this.sessions.get(del[1]!);
-      if (!s) return send(404, { error: 'no such session' });
+      if (!s) {
+        send(404, { error: 'no such session' });
+        return;
+      }
       this.sessions.delete(s.id);
       if (s.kind === 'publish') {
         this.publishing.delete(s.stream);
         void this.stopPush(s.stream);
       }
-      return send(204);
+      send(204);
+      return;
     }
     const open = /^\/([^/]+)\/([^/]+)\/(publish|subscribe)$/.exec(path);
     if (req.method === 'POST' && open) {
       const [, scope, stream, kind] = open as unknown as [string, string, string, 'publish' | 'subscribe'];
-      if (scope !== this.scope) return send(404, { error: `no scope '${scope}' here` });
-      if (!STREAM_NAME_RE.test(stream)) return send(400, { error: 'bad stream name' });
-      if (this.draining) return send(503, { error: 'this node is draining' });
-      if (!(kind === 'publish' ? PUBLISHERS : SUBSCRIBERS).has(this.role)) return send(405, { error: `a ${this.role} does not take ${kind} sessions` });
-      if (kind === 'publish' && this.publishing.has(stream)) return send(409, { error: `stream '${stream}' is already published here` });
+      if (scope !== this.scope) {
+        send(404, { error: `no scope '${scope}' here` });
+        return;
+      }
+      if (!STREAM_NAME_RE.test(stream)) {
+        send(400, { error: 'bad stream name' });
+        return;
+      }
+      if (this.draining) {
+        send(503, { error: 'this node is draining' });
+        return;
+      }
+      if (!(kind === 'publish' ? PUBLISHERS : SUBSCRIBERS).has(this.role)) {
+        send(405, { error: `a ${this.role} does not take ${kind} sessions` });
+        return;
+      }
+      if (kind === 'publish' && this.publishing.has(stream)) {
+        send(409, { error: `stream '${stream}' is already published here` });
+        return;
+      }
       const session: Session = { id: randomUUID(), stream, kind };
       this.sessions.set(session.id, session);
       if (kind === 'publish') {
         this.publishing.set(stream, session.id);
         void this.startPush(stream);
       }
-      return send(201, { session: session.id, stream, kind });
+      send(201, { session: session.id, stream, kind });
+      return;
     }
     send(404, { error: 'not found' });
   }

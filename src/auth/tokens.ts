@@ -96,6 +96,8 @@ export function pkcs8Der(pem: string): Uint8Array {
 function publicJwk(key: KeyObject): PublicJwk {
   const { x, y } = key.export({ format: 'jwk' }) as { x: string; y: string };
   // RFC 7638: the SHA-256 of the required members, in lexicographic order, without whitespace.
-  const kid = createHash('sha256').update(JSON.stringify({ crv: 'P-256', kty: 'EC', x, y })).digest('base64url');
+  const kid = createHash('sha256')
+    .update(JSON.stringify({ crv: 'P-256', kty: 'EC', x, y }))
+    .digest('base64url');
   return { kty: 'EC', crv: 'P-256', x, y, use: 'sig', alg: 'ES256', kid };
 }

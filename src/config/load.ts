@@ -119,7 +119,10 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     return `${base}${e.path} = ${show(valueAt(root, e.pointer))}${where}: ${e.message}`;
   };
   if (!configChecker.check(input)) {
-    throw new ConfigError(source, configChecker.explain(input).map((e) => describe(e, input)));
+    throw new ConfigError(
+      source,
+      configChecker.explain(input).map((e) => describe(e, input)),
+    );
   }
 
   const groups: NodeGroup[] = [];
@@ -162,7 +165,8 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   if (jwtPrivateKey !== undefined) {
     const problem = es256KeyProblem(jwtPrivateKey);
     if (problem) problems.push(`SWITCHYARD_JWT_PRIVATE_KEY = (hidden): ${problem}`);
-    else if (input.auth.jwtAlgorithm !== 'ES256') problems.push(`SWITCHYARD_JWT_PRIVATE_KEY = (hidden): is for ES256; set auth.jwtAlgorithm to "ES256" (it is ${JSON.stringify(input.auth.jwtAlgorithm)})`);
+    else if (input.auth.jwtAlgorithm !== 'ES256')
+      problems.push(`SWITCHYARD_JWT_PRIVATE_KEY = (hidden): is for ES256; set auth.jwtAlgorithm to "ES256" (it is ${JSON.stringify(input.auth.jwtAlgorithm)})`);
   }
   const usernames = new Set([input.auth.adminUser]);
   input.auth.users.forEach((u, i) => {
@@ -262,8 +266,15 @@ export function terraformConfigProblems(config: Config, modules: TerraformModule
   return config.nodeGroups.flatMap((g, i) =>
     g.platform.type !== 'terraform'
       ? []
-      : terraformProblems(g.platform.terraform, g.regions.map((r) => r.name), modules).map((e) => {
-          const path = e.pointer.slice(1).replace(/\/([0-9]+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
+      : terraformProblems(
+          g.platform.terraform,
+          g.regions.map((r) => r.name),
+          modules,
+        ).map((e) => {
+          const path = e.pointer
+            .slice(1)
+            .replace(/\/([0-9]+)(?=\/|$)/g, '[$1]')
+            .replace(/\//g, '.');
           return `nodeGroups[${i}].${path} = ${show(valueAt(g, e.pointer))}: ${e.message}`;
         }),
   );
@@ -271,9 +282,9 @@ export function terraformConfigProblems(config: Config, modules: TerraformModule
 
 /** Settings a node group once had and no longer may (README.md, "The Terraform platform"). */
 const MOVED: ReadonlyArray<[string, string]> = [
-  ['binary', 'the Terraform CLI is the operator\'s: set terraform.binary at the config file\'s top level, or SWITCHYARD_TERRAFORM_BIN'],
-  ['provider', 'the provider is the module\'s own (its required_providers), or the operator\'s choice in terraform.modules.<module>.provider'],
-  ['providerSource', 'the provider\'s source is the module\'s own (its required_providers)'],
+  ['binary', "the Terraform CLI is the operator's: set terraform.binary at the config file's top level, or SWITCHYARD_TERRAFORM_BIN"],
+  ['provider', "the provider is the module's own (its required_providers), or the operator's choice in terraform.modules.<module>.provider"],
+  ['providerSource', "the provider's source is the module's own (its required_providers)"],
 ];
 
 /**
@@ -292,7 +303,14 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
   if (!groupChecker.check(input)) return { errors: groupChecker.explain(input) };
   const errors: FieldError[] = [];
   const err = (pointer: string, message: string) =>
-    errors.push({ pointer, message, path: pointer.slice(1).replace(/\/([0-9]+)(?=\/|$)/g, '[$1]').replace(/\//g, '.') });
+    errors.push({
+      pointer,
+      message,
+      path: pointer
+        .slice(1)
+        .replace(/\/([0-9]+)(?=\/|$)/g, '[$1]')
+        .replace(/\//g, '.'),
+    });
 
   const tfRaw = input.platform.terraform as Record<string, unknown>;
   for (const [field, where] of MOVED) {
@@ -302,7 +320,7 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
   }
   const module = input.platform.terraform.module;
   if (module.includes('/') || module.startsWith('.')) {
-    err('/platform/terraform/module', 'is a path: a node group names an installed module (aws, digitalocean, local, or one in the operator\'s terraform.modulesDir, SWITCHYARD_TERRAFORM_MODULES)');
+    err('/platform/terraform/module', "is a path: a node group names an installed module (aws, digitalocean, local, or one in the operator's terraform.modulesDir, SWITCHYARD_TERRAFORM_MODULES)");
   } else if (!MODULE_NAME.test(module)) {
     err('/platform/terraform/module', 'must be the name of an installed module: letters, digits, _ and -, starting with a letter or digit');
   }
@@ -397,7 +415,10 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
   }
 
   const tf = input.platform.terraform;
-  for (const [where, map] of [['providerSettings', tf.providerSettings], ['regionVariables', tf.regionVariables]] as const) {
+  for (const [where, map] of [
+    ['providerSettings', tf.providerSettings],
+    ['regionVariables', tf.regionVariables],
+  ] as const) {
     for (const region of Object.keys(map)) if (!regions.has(region)) err(`/platform/terraform/${where}/${region}`, `names no region of the group (${[...regions].join(', ')})`);
   }
   if (input.platform.type === 'terraform' && modules && errors.length === 0) {
@@ -417,7 +438,13 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
       scope: input.scope,
       platform: {
         ...input.platform,
-        terraform: { ...tf, applyTimeout: durationMs(tf.applyTimeout), commandTimeout: durationMs(tf.commandTimeout), retryBackoff: durationMs(tf.retryBackoff), batchWindow: durationMs(tf.batchWindow) },
+        terraform: {
+          ...tf,
+          applyTimeout: durationMs(tf.applyTimeout),
+          commandTimeout: durationMs(tf.commandTimeout),
+          retryBackoff: durationMs(tf.retryBackoff),
+          batchWindow: durationMs(tf.batchWindow),
+        },
       },
       regions: input.regions,
       roles: input.roles as NodeGroup['roles'],

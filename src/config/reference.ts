@@ -35,7 +35,10 @@ const OTHER_ENV: ReadonlyArray<[string, string]> = [
   ['SWITCHYARD_COMPAT_RED5SM2', '`on` turns on compat.red5sm2.enabled (docs/migrating-from-red5-sm2.md)'],
 ];
 
-const isDuration = (s: S) => !!s.anyOf && s.anyOf.some((b) => b.type === 'integer') && s.anyOf.some((b) => b.type === 'string' && typeof (b as { pattern?: string }).pattern === 'string' && (b as { pattern: string }).pattern.includes('ms|s|m|h|d'));
+const isDuration = (s: S) =>
+  !!s.anyOf &&
+  s.anyOf.some((b) => b.type === 'integer') &&
+  s.anyOf.some((b) => b.type === 'string' && typeof (b as { pattern?: string }).pattern === 'string' && (b as { pattern: string }).pattern.includes('ms|s|m|h|d'));
 
 function typeOf(s: S): string {
   if (isDuration(s)) return 'duration';
@@ -60,7 +63,8 @@ function rangeOf(s: S): string {
 }
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-const defaultOf = (s: S) => (s.default === undefined || (typeof s.default === 'object' && s.default !== null && !Array.isArray(s.default) && Object.keys(s.default).length === 0) ? '' : `\`${JSON.stringify(s.default)}\``);
+const defaultOf = (s: S) =>
+  s.default === undefined || (typeof s.default === 'object' && s.default !== null && !Array.isArray(s.default) && Object.keys(s.default).length === 0) ? '' : `\`${JSON.stringify(s.default)}\``;
 
 interface Row {
   path: string;

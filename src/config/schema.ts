@@ -24,10 +24,11 @@ const DURATION_WORDS = 'milliseconds, or a string such as "10s" or "5m"';
 
 /** A duration: milliseconds as a number, or a string such as "500ms", "10s", "5m", "1h". */
 export function Duration(defaultValue?: string) {
-  return Type.Union(
-    [Type.Integer({ minimum: 0 }), Type.String({ pattern: DURATION_PATTERN })],
-    { description: DURATION_WORDS, 'x-expected': DURATION_WORDS, ...(defaultValue === undefined ? {} : { default: defaultValue }) },
-  );
+  return Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: DURATION_PATTERN })], {
+    description: DURATION_WORDS,
+    'x-expected': DURATION_WORDS,
+    ...(defaultValue === undefined ? {} : { default: defaultValue }),
+  });
 }
 
 const Name = Type.String({ pattern: NAME_PATTERN, description: NAME_DESCRIPTION, 'x-expected': NAME_DESCRIPTION });
@@ -62,7 +63,12 @@ export const Listener = Type.Object(
 
 export const RoleOptions = Type.Object(
   {
-    parentRole: Type.Optional(Type.Union(ROLES.map((r) => Type.Literal(r)), { description: 'the role an edge or relay pulls from: origin (an edge or a relay) or relay (an edge)' })),
+    parentRole: Type.Optional(
+      Type.Union(
+        ROLES.map((r) => Type.Literal(r)),
+        { description: 'the role an edge or relay pulls from: origin (an edge or a relay) or relay (an edge)' },
+      ),
+    ),
     publish: Type.Optional(described(Listener, 'the publish listener answered (endpoint 4) when a node does not report its own')),
     subscribe: Type.Optional(described(Listener, 'the playback listener answered (endpoint 5) when a node does not report its own')),
   },
@@ -72,12 +78,19 @@ export const RoleOptions = Type.Object(
 export const Rule = Type.Object(
   {
     region: described(Name, "one of the group's regions"),
-    role: Type.Union(ROLES.map((r) => Type.Literal(r)), { description: 'origin, edge, relay or transcoder' }),
+    role: Type.Union(
+      ROLES.map((r) => Type.Literal(r)),
+      { description: 'origin, edge, relay or transcoder' },
+    ),
     min: Type.Integer({ minimum: 0, maximum: 1024, default: 0, description: 'nodes kept at least (replacements start at once below it)' }),
     max: Type.Integer({ minimum: 0, maximum: 1024, default: 10, description: 'nodes at most (nodes being created and draining count; FAULT nodes do not)' }),
     increment: Type.Integer({ minimum: 1, maximum: 1024, default: 1, description: 'nodes a scale-out adds' }),
     rank: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 512, description: "an expression over the node's metrics, e.g. connections.subscriber + 100 * cpu.load (default: the role's connection count); lower wins" }),
+      Type.String({
+        minLength: 1,
+        maxLength: 512,
+        description: "an expression over the node's metrics, e.g. connections.subscriber + 100 * cpu.load (default: the role's connection count); lower wins",
+      }),
     ),
     limit: Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.String({ minLength: 1, maxLength: 512 })], {
       default: 200,
@@ -90,7 +103,8 @@ export const Rule = Type.Object(
       Type.Integer({
         minimum: 0,
         maximum: 1024,
-        description: "nodes that lookups finding no room may add within one cooldown, at most one increment per evaluationInterval (default: the rule's increment; 0: only min and the conditions scale it)",
+        description:
+          "nodes that lookups finding no room may add within one cooldown, at most one increment per evaluationInterval (default: the rule's increment; 0: only min and the conditions scale it)",
       }),
     ),
   },
@@ -107,7 +121,7 @@ export const Timing = Type.Object(
     heartbeatMs: Type.Integer({ minimum: 50, maximum: 600_000, default: 2000, description: 'how often node agents report (told in every reply), in milliseconds' }),
     nodeTimeout: described(Duration('10s'), 'silence after which a node goes FAULT'),
     faultTimeout: described(Duration('60s'), 'how long a FAULT node may stay before it is destroyed'),
-    autoReinstate: Type.Boolean({ default: true, description: "a FAULT node whose heartbeats come back returns to service (or to its drain)" }),
+    autoReinstate: Type.Boolean({ default: true, description: 'a FAULT node whose heartbeats come back returns to service (or to its drain)' }),
     streamTimeout: described(Duration('30s'), 'a LIVE stream its origin stops listing is unbound after this'),
     publishTimeout: described(Duration('60s'), 'a PENDING stream never published is unbound after this'),
     evaluationInterval: described(Duration('4s'), "how often the rules' scaleOut and scaleIn are evaluated"),
@@ -122,7 +136,10 @@ export const Timing = Type.Object(
 export const StaticNode = Type.Object(
   {
     id: described(Name, `the node's id: ${NAME_DESCRIPTION}`),
-    role: Type.Union(ROLES.map((r) => Type.Literal(r)), { description: 'origin, edge, relay or transcoder' }),
+    role: Type.Union(
+      ROLES.map((r) => Type.Literal(r)),
+      { description: 'origin, edge, relay or transcoder' },
+    ),
     region: described(Name, "one of the group's regions"),
     address: Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:_-]+$', description: 'a host name or IP address clients connect to' }),
   },
@@ -136,22 +153,29 @@ const Moved = (where: string) => Type.Optional(Type.Unknown({ deprecated: true, 
 
 export const TerraformSettings = Type.Object(
   {
-    module: Type.String({ minLength: 1, maxLength: 256, default: 'local', description: 'the name of an installed module: one shipped under config/terraform (aws, digitalocean, local) or one in the operator\'s terraform.modulesDir' }),
+    module: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      default: 'local',
+      description: "the name of an installed module: one shipped under config/terraform (aws, digitalocean, local) or one in the operator's terraform.modulesDir",
+    }),
     providerSettings: Type.Record(Type.String(), Settings, {
       default: {},
       description: 'provider arguments per region, e.g. {"us-east": {"region": "us-east-1"}}: only the keys the operator allows (terraform.providerSettings), scalar values',
     }),
     variables: described(Settings, 'module variables for every region: only those the module declares, of its types'),
     regionVariables: Type.Record(Type.String(), Settings, { default: {}, description: 'module variables per region, on top of variables' }),
-    serviceUrl: Type.Optional(Type.String({ pattern: '^https?://[A-Za-z0-9._~:/?#@!&()*+,;=%\\[\\]-]+$', maxLength: 2048, description: 'an http:// or https:// URL without spaces, quotes, $ or backslashes' })),
+    serviceUrl: Type.Optional(
+      Type.String({ pattern: '^https?://[A-Za-z0-9._~:/?#@!&()*+,;=%\\[\\]-]+$', maxLength: 2048, description: 'an http:// or https:// URL without spaces, quotes, $ or backslashes' }),
+    ),
     applyTimeout: described(Duration('20m'), 'an apply (or an init) that outlives it is interrupted once and waited for'),
     commandTimeout: described(Duration('2m'), 'the same for show and output (read only), so that a stuck CLI cannot stall supervision'),
     retries: Type.Integer({ minimum: 0, maximum: 10, default: 3, description: 'a failed apply is retried this many times' }),
     retryBackoff: described(Duration('10s'), 'the wait before the first retry, doubling after each'),
     batchWindow: described(Duration('1s'), 'requests are gathered this long before an apply, so that a burst becomes one apply'),
-    binary: Moved('the Terraform CLI is the operator\'s: terraform.binary in the config file, or SWITCHYARD_TERRAFORM_BIN'),
-    provider: Moved('the provider is the module\'s own (its required_providers), or the operator\'s choice in terraform.modules.<module>.provider'),
-    providerSource: Moved('the provider\'s source is the module\'s own (its required_providers)'),
+    binary: Moved("the Terraform CLI is the operator's: terraform.binary in the config file, or SWITCHYARD_TERRAFORM_BIN"),
+    provider: Moved("the provider is the module's own (its required_providers), or the operator's choice in terraform.modules.<module>.provider"),
+    providerSource: Moved("the provider's source is the module's own (its required_providers)"),
   },
   { additionalProperties: false, default: {}, description: 'the terraform platform: which installed module, with what variables (docs/terraform.md)' },
 );
@@ -188,10 +212,14 @@ export const TerraformOperator = Type.Object(
 
 export const Platform = Type.Object(
   {
-    type: Type.Union([Type.Literal('local'), Type.Literal('static'), Type.Literal('terraform')], { default: 'local', description: 'local (node agents on this machine), static (a fixed fleet) or terraform (real clouds)' }),
+    type: Type.Union([Type.Literal('local'), Type.Literal('static'), Type.Literal('terraform')], {
+      default: 'local',
+      description: 'local (node agents on this machine), static (a fixed fleet) or terraform (real clouds)',
+    }),
     trustNodeAddress: Type.Boolean({
       default: false,
-      description: 'whether a node\'s heartbeat may replace the addresses its platform knows (static config, Terraform output): only for nodes behind NAT that declare SWITCHYARD_NODE_PUBLIC_ADDRESS; off, a stolen node token cannot send clients elsewhere',
+      description:
+        "whether a node's heartbeat may replace the addresses its platform knows (static config, Terraform output): only for nodes behind NAT that declare SWITCHYARD_NODE_PUBLIC_ADDRESS; off, a stolen node token cannot send clients elsewhere",
     }),
     local: Type.Object(
       {
@@ -224,10 +252,10 @@ export const NodeGroupConfig = Type.Object(
     scope: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', default: 'live', description: 'the application scope of its streams: 1–64 characters of [A-Za-z0-9._-]' }),
     platform: Platform,
     regions: Type.Array(Region, { minItems: 1, maxItems: 64, description: 'where its nodes run, in the order tried when a client has no location' }),
-    roles: Type.Object(
-      Object.fromEntries(ROLES.map((r) => [r, Type.Optional(RoleOptions)])),
-      { additionalProperties: false, description: 'the roles it has (origin, edge, relay, transcoder), each with its options; edges and relays name the role they pull from' },
-    ),
+    roles: Type.Object(Object.fromEntries(ROLES.map((r) => [r, Type.Optional(RoleOptions)])), {
+      additionalProperties: false,
+      description: 'the roles it has (origin, edge, relay, transcoder), each with its options; edges and relays name the role they pull from',
+    }),
     rules: Type.Array(Rule, { maxItems: 1024, default: [], description: 'one per region and role: how many nodes, and when to scale (docs/scaling.md)' }),
     timing: Timing,
     limits: Type.Object(
@@ -290,7 +318,7 @@ export const ConfigSchema = Type.Object(
           Type.Union([Type.Literal('none'), Type.Literal('admin')], { description: 'none (anyone may read /as/v1/metrics) or admin; default: none on a loopback bind, else admin' }),
         ),
         requestTimeout: described(Duration('30s'), 'a request whose body has not arrived by then gets 408'),
-        headersTimeout: described(Duration('10s'), "a request whose headers (or a TLS handshake) have not arrived by then gets 408"),
+        headersTimeout: described(Duration('10s'), 'a request whose headers (or a TLS handshake) have not arrived by then gets 408'),
         shutdownTimeout: described(Duration('10s'), 'how long a stopping service waits for requests in flight'),
         channelIdleTimeout: described(Duration('5m'), "a node channel with no message this long is closed (never less than three of its group's heartbeat periods; at least 1 s)"),
         publicUrl: Type.Optional(
@@ -310,7 +338,8 @@ export const ConfigSchema = Type.Object(
     minFreeBytes: Type.Integer({
       minimum: MIN_FREE_FLOOR,
       default: 64 * 1024 * 1024,
-      description: "writes are refused (503 STORE_UNAVAILABLE) while the data directory's device has fewer free bytes: no writes at all on a disk smaller than this; at least 16 MiB (with less, lmdb can abort the process on a full disk)",
+      description:
+        "writes are refused (503 STORE_UNAVAILABLE) while the data directory's device has fewer free bytes: no writes at all on a disk smaller than this; at least 16 MiB (with less, lmdb can abort the process on a full disk)",
     }),
     auth: Type.Object(
       {
@@ -341,17 +370,20 @@ export const ConfigSchema = Type.Object(
     ),
     log: Type.Object(
       {
-        level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), {
-          default: 'info',
-          description: 'fatal, error, warn, info, debug, trace or silent',
-        }),
+        level: Type.Union(
+          ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+          {
+            default: 'info',
+            description: 'fatal, error, warn, info, debug, trace or silent',
+          },
+        ),
       },
       { additionalProperties: false, default: {}, description: 'JSON logs on stdout (pino)' },
     ),
     geoip: Type.Object(
       {
         database: Type.Optional(Type.String({ minLength: 1, description: 'MaxMind-format City database file(s), comma-separated (default: the bundled DB-IP City Lite)' })),
-        enabled: Type.Boolean({ default: true, description: "locate clients by address, to try their nearest region first" }),
+        enabled: Type.Boolean({ default: true, description: 'locate clients by address, to try their nearest region first' }),
       },
       { additionalProperties: false, default: {}, description: 'geo routing' },
     ),
@@ -381,11 +413,19 @@ export const ConfigSchema = Type.Object(
             description: 'the NATS servers (JetStream enabled), any of them: instances find each other through NATS (the environment variable takes a comma-separated list)',
           }),
           instanceId: Type.Optional(
-            Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'this instance\'s name in the cluster: 1–64 characters of [A-Za-z0-9_-]; default: generated once and kept in the data directory' }),
+            Type.String({
+              pattern: '^[A-Za-z0-9_-]{1,64}$',
+              description: "this instance's name in the cluster: 1–64 characters of [A-Za-z0-9_-]; default: generated once and kept in the data directory",
+            }),
           ),
           leaseTtl: described(Duration('3s'), "how long a node group's owner may be silent before another instance takes the group over (at least 1 s)"),
-          replicas: Type.Union([Type.Literal(1), Type.Literal(3), Type.Literal(5)], { default: 3, description: 'copies JetStream keeps of the shared state: 3 survives the loss of one NATS server (needs a cluster of at least 3)' }),
-          advertiseUrl: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description: 'how node agents and other instances reach this instance (default: server.publicUrl, else its listening address)' })),
+          replicas: Type.Union([Type.Literal(1), Type.Literal(3), Type.Literal(5)], {
+            default: 3,
+            description: 'copies JetStream keeps of the shared state: 3 survives the loss of one NATS server (needs a cluster of at least 3)',
+          }),
+          advertiseUrl: Type.Optional(
+            Type.String({ pattern: '^https?://[^\\s]+$', description: 'how node agents and other instances reach this instance (default: server.publicUrl, else its listening address)' }),
+          ),
         },
         { additionalProperties: false, description: 'several instances sharing the work through NATS JetStream (docs/cluster.md); absent: one process, nothing shared' },
       ),

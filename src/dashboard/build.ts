@@ -28,7 +28,9 @@ const shortHash = (data: Buffer | string) => createHash('sha256').update(data).d
 
 /** swagger-ui's browser bundle and stylesheet, from the swagger-ui-dist package. */
 function swaggerFile(name: string): Buffer {
-  const dir = createRequire(import.meta.url).resolve('swagger-ui-dist/package.json').replace(/package\.json$/, '');
+  const dir = createRequire(import.meta.url)
+    .resolve('swagger-ui-dist/package.json')
+    .replace(/package\.json$/, '');
   // Their source maps are not shipped with them: drop the reference, which would only 404.
   return Buffer.from(readFileSync(join(dir, name), 'utf8').replace(/\n?\/[/*]# sourceMappingURL=\S+(\s*\*\/)?\s*$/, '\n'));
 }
@@ -100,15 +102,18 @@ export async function buildDashboard(out: string = DASHBOARD_DIR): Promise<Manif
   const swaggerCss = copyHashed('swagger-ui.css', swaggerFile('swagger-ui.css'));
   const swaggerJs = copyHashed('swagger-ui-bundle.js', swaggerFile('swagger-ui-bundle.js'));
 
-  writeFileSync(
-    join(out, 'index.html'),
-    page('Switchyard', [urlOf['main.tsx.css']!], urlOf['main.tsx']!, '<noscript>The Switchyard dashboard needs JavaScript.</noscript><div id="app"></div>', icon),
-  );
+  writeFileSync(join(out, 'index.html'), page('Switchyard', [urlOf['main.tsx.css']!], urlOf['main.tsx']!, '<noscript>The Switchyard dashboard needs JavaScript.</noscript><div id="app"></div>', icon));
   add('index.html', '/dashboard/', 'dashboard');
   // swagger-ui's bundle is a classic script that defines SwaggerUIBundle; docs.ts starts it.
   writeFileSync(
     join(out, 'docs.html'),
-    page('Switchyard API', [swaggerCss, urlOf['docs.ts.css'] ?? ''].filter(Boolean), urlOf['docs.ts']!, `<header class="docs-top"><strong>Switchyard API</strong><a href="/dashboard/">Dashboard</a><a href="/as/v1/openapi.json">openapi.json</a></header><div id="swagger-ui"></div><script src="${swaggerJs}"></script>`, icon),
+    page(
+      'Switchyard API',
+      [swaggerCss, urlOf['docs.ts.css'] ?? ''].filter(Boolean),
+      urlOf['docs.ts']!,
+      `<header class="docs-top"><strong>Switchyard API</strong><a href="/dashboard/">Dashboard</a><a href="/as/v1/openapi.json">openapi.json</a></header><div id="swagger-ui"></div><script src="${swaggerJs}"></script>`,
+      icon,
+    ),
   );
   add('docs.html', '/as/v1/docs', 'docs');
 

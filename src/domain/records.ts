@@ -12,10 +12,7 @@ export interface NodeAddress {
   private?: string;
 }
 
-export type PlatformData =
-  | { type: 'local'; address: string; pid?: number }
-  | { type: 'static'; address: string }
-  | { type: 'terraform'; address?: string; privateAddress?: string };
+export type PlatformData = { type: 'local'; address: string; pid?: number } | { type: 'static'; address: string } | { type: 'terraform'; address?: string; privateAddress?: string };
 
 export interface NodeRecord {
   id: string;

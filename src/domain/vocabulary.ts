@@ -12,31 +12,11 @@ export const LOAD_METRIC: Record<Role, string> = {
   relay: 'connections.clusterchildren',
 };
 
-export const NODE_STATES = [
-  'REQUESTED',
-  'CREATING',
-  'CREATED',
-  'STARTED',
-  'INSERVICE',
-  'SOFT_SUNSET',
-  'HARD_SUNSET',
-  'DESTRUCTION_REQUESTED',
-  'DESTROYING',
-  'FAULT',
-  'DOOMED',
-] as const;
+export const NODE_STATES = ['REQUESTED', 'CREATING', 'CREATED', 'STARTED', 'INSERVICE', 'SOFT_SUNSET', 'HARD_SUNSET', 'DESTRUCTION_REQUESTED', 'DESTROYING', 'FAULT', 'DOOMED'] as const;
 export type NodeState = (typeof NODE_STATES)[number];
 
 /** States a node may only stay in for a bounded time; overstaying one is a fault. */
-export const STATES_WITH_TIMEOUT = [
-  'REQUESTED',
-  'CREATING',
-  'CREATED',
-  'STARTED',
-  'HARD_SUNSET',
-  'DESTRUCTION_REQUESTED',
-  'DESTROYING',
-] as const satisfies readonly NodeState[];
+export const STATES_WITH_TIMEOUT = ['REQUESTED', 'CREATING', 'CREATED', 'STARTED', 'HARD_SUNSET', 'DESTRUCTION_REQUESTED', 'DESTROYING'] as const satisfies readonly NodeState[];
 export type TimedState = (typeof STATES_WITH_TIMEOUT)[number];
 
 export const DEFAULT_STATE_TIMEOUTS: Record<TimedState, number> = {

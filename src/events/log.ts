@@ -81,7 +81,7 @@ export class EventLog implements Events {
       durable = this.store.write(() => {
         records.forEach((r, i) => void this.store.events.put(first + i, { ...r, seq: first + i }));
       }).durable;
-      records.forEach((r, i) => (r.seq = first + i));
+      for (const [i, r] of records.entries()) r.seq = first + i;
       this.seq += records.length;
     } catch {
       // The guard refuses writes (or the store is closed): these go out unnumbered, in turn.

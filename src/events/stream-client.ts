@@ -12,11 +12,7 @@ export interface EventFrame {
  * Connects (a refusal rejects here), then yields the events as they come, with their ids.
  * `lastEventId` resumes as a browser's EventSource does after a reconnect.
  */
-export async function openEventFrames(
-  url: string,
-  token: string,
-  options: { since?: number; lastEventId?: number; types?: string; signal?: AbortSignal } = {},
-): Promise<AsyncGenerator<EventFrame>> {
+export async function openEventFrames(url: string, token: string, options: { since?: number; lastEventId?: number; types?: string; signal?: AbortSignal } = {}): Promise<AsyncGenerator<EventFrame>> {
   const query = new URLSearchParams();
   if (options.types !== undefined) query.set('types', options.types);
   if (options.since !== undefined) query.set('since', String(options.since));
@@ -41,7 +37,7 @@ async function* frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<EventFra
   let buffer = '';
   for await (const chunk of body) {
     buffer += decoder.decode(chunk, { stream: true });
-    let end;
+    let end: number;
     while ((end = buffer.indexOf('\n\n')) >= 0) {
       const lines = buffer.slice(0, end).split('\n');
       buffer = buffer.slice(end + 2);

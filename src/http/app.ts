@@ -55,7 +55,13 @@ function guardOf(s: Services): Guard {
 
 export function allRoutes(s: Services): RouteDef[] {
   return [
-    ...authRoutes(s), ...lookupRoutes(s), ...provisionRoutes(s), ...streamRoutes(s), ...nodeGroupRoutes(s), ...nodeRoutes(s), ...systemRoutes(s),
+    ...authRoutes(s),
+    ...lookupRoutes(s),
+    ...provisionRoutes(s),
+    ...streamRoutes(s),
+    ...nodeGroupRoutes(s),
+    ...nodeRoutes(s),
+    ...systemRoutes(s),
     // Red5 Pro Stream Manager 2.0's paths, when compat.red5sm2.enabled (docs/migrating-from-red5-sm2.md).
     ...red5sm2Routes(s, (access) => guardOf(s)(access)),
   ];

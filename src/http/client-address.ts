@@ -9,7 +9,11 @@ export function clientAddress(ctx: Ctx, trustProxy: boolean | number): string {
   const peer = unmap(ctx.req.socket.remoteAddress ?? '');
   const trusted = trustProxy === true ? 1 : trustProxy === false ? 0 : trustProxy;
   if (trusted === 0) return peer;
-  const hops = ctx.get('x-forwarded-for').split(',').map((h) => h.trim()).filter((h) => isIP(unmap(h)) !== 0);
+  const hops = ctx
+    .get('x-forwarded-for')
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => isIP(unmap(h)) !== 0);
   const hop = hops[hops.length - trusted];
   return hop ? unmap(hop) : peer;
 }

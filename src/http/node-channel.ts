@@ -93,7 +93,9 @@ export class NodeChannels {
    */
   accept(req: IncomingMessage, upgrade: Upgrade | undefined, claims: Claims, requestId: string): void {
     if (!upgrade || req.headers.upgrade?.toLowerCase() !== 'websocket') {
-      throw new Problem(426, 'UPGRADE_REQUIRED', 'this resource is a WebSocket: send the request with "Upgrade: websocket" (or POST one event)', { headers: { Upgrade: 'websocket', Connection: 'Upgrade' } });
+      throw new Problem(426, 'UPGRADE_REQUIRED', 'this resource is a WebSocket: send the request with "Upgrade: websocket" (or POST one event)', {
+        headers: { Upgrade: 'websocket', Connection: 'Upgrade' },
+      });
     }
     const key = req.headers['sec-websocket-key'];
     const version = req.headers['sec-websocket-version'];

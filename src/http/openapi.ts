@@ -17,7 +17,11 @@ export interface OpenApiOptions {
  */
 function generic(r: RouteDef, secured: boolean): Record<number, ResponseSpec> {
   const out: Record<number, ResponseSpec> = {
-    400: problemResponse(r.body ? 'VALIDATION_FAILED (a bad path or query parameter, an unknown query parameter, a bad body field) or BAD_JSON' : 'VALIDATION_FAILED: a bad path or query parameter, or an unknown query parameter'),
+    400: problemResponse(
+      r.body
+        ? 'VALIDATION_FAILED (a bad path or query parameter, an unknown query parameter, a bad body field) or BAD_JSON'
+        : 'VALIDATION_FAILED: a bad path or query parameter, or an unknown query parameter',
+    ),
   };
   if (secured) {
     out[401] = problemResponse('UNAUTHORIZED or TOKEN_EXPIRED (with WWW-Authenticate: Bearer)');
@@ -35,7 +39,10 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string, optio
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const parameters: unknown[] = [];
-    for (const [where, schema] of [['path', r.params], ['query', r.query]] as const) {
+    for (const [where, schema] of [
+      ['path', r.params],
+      ['query', r.query],
+    ] as const) {
       const props = (schema as { properties?: Record<string, TSchema>; required?: string[] } | undefined)?.properties ?? {};
       const required = new Set((schema as { required?: string[] } | undefined)?.required ?? []);
       for (const [name, s] of Object.entries(props)) {
@@ -47,12 +54,16 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string, optio
     const secured = r.access !== 'public' && !(r.access === 'metrics' && options.metricsAuth === 'none');
     const responses: Record<string, unknown> = {};
     const all = { ...generic(r, secured), ...r.responses };
-    const success = Object.keys(r.responses).map(Number).find((status) => status < 300);
+    const success = Object.keys(r.responses)
+      .map(Number)
+      .find((status) => status < 300);
     for (const [status, spec] of Object.entries(all).sort(([a], [b]) => Number(a) - Number(b))) {
       const example = Number(status) === success && r.example?.response !== undefined ? { example: r.example.response } : {};
       responses[status] = {
         description: spec.description,
-        ...(spec.schema ? { content: { [spec.contentType ?? 'application/json']: { schema: spec.schema === ProblemSchema ? { $ref: '#/components/schemas/Problem' } : plain(spec.schema), ...example } } } : {}),
+        ...(spec.schema
+          ? { content: { [spec.contentType ?? 'application/json']: { schema: spec.schema === ProblemSchema ? { $ref: '#/components/schemas/Problem' } : plain(spec.schema), ...example } } }
+          : {}),
       };
     }
     (paths[r.path] ??= {})[r.method.toLowerCase()] = {
@@ -71,8 +82,7 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string, optio
     info: {
       title: 'Switchyard',
       version,
-      description:
-        'Control plane for clusters of media-server nodes. Errors are application/problem+json (RFC 9457) with a `code`; lists page with ?limit= and ?after= and a Link rel="next" header.',
+      description: 'Control plane for clusters of media-server nodes. Errors are application/problem+json (RFC 9457) with a `code`; lists page with ?limit= and ?after= and a Link rel="next" header.',
     },
     servers: [{ url: '/' }],
     components: {

@@ -24,8 +24,7 @@ export const problems = {
   validation: (errors: readonly FieldProblem[]) =>
     new Problem(400, 'VALIDATION_FAILED', errors.map((e) => `${e.path} ${e.message}`).join('; '), { errors: errors.map(({ path, message }) => ({ path, message })) }),
   /** No token at all: the challenge names only the scheme (RFC 6750 §3). */
-  noToken: () =>
-    new Problem(401, 'UNAUTHORIZED', 'a valid bearer token is required (POST /as/v1/auth/login)', { headers: { 'WWW-Authenticate': 'Bearer realm="switchyard"' } }),
+  noToken: () => new Problem(401, 'UNAUTHORIZED', 'a valid bearer token is required (POST /as/v1/auth/login)', { headers: { 'WWW-Authenticate': 'Bearer realm="switchyard"' } }),
   /** A token that is malformed, forged, expired or revoked. */
   badToken: (detail: string, code: 'UNAUTHORIZED' | 'TOKEN_EXPIRED' = 'UNAUTHORIZED') =>
     new Problem(401, code, detail, { headers: { 'WWW-Authenticate': `Bearer realm="switchyard", error="invalid_token", error_description="${detail.replace(/["\\]/g, '')}"` } }),

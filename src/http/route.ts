@@ -71,7 +71,11 @@ export interface MountOptions {
   guard(access: Access): (ctx: Ctx, next: Next) => Promise<void>;
 }
 
-function checkQuery(checker: Checker<unknown>, convert: (raw: Record<string, string>) => Record<string, unknown>, raw: Record<string, string | string[] | undefined>): { value: unknown; errors: FieldProblem[] } {
+function checkQuery(
+  checker: Checker<unknown>,
+  convert: (raw: Record<string, string>) => Record<string, unknown>,
+  raw: Record<string, string | string[] | undefined>,
+): { value: unknown; errors: FieldProblem[] } {
   const errors: FieldProblem[] = [];
   const flat: Record<string, string> = {};
   for (const [k, v] of Object.entries(raw)) {

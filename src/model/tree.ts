@@ -225,8 +225,7 @@ export class ParentTree {
         if (!best || best === current) continue;
         const sameRegionNow = current?.record.region === n.record.region;
         const better =
-          !current ||
-          current.record.state !== 'INSERVICE' ||
+          current?.record.state !== 'INSERVICE' ||
           (!sameRegionNow && best.record.region === n.record.region) ||
           (best.record.region === current.record.region && this.childCount(best.id) + 1 < this.childCount(current.id));
         if (better) this.setParent(n, best, now, 'rebalanced');

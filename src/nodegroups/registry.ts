@@ -17,7 +17,6 @@ import type { TerraformModules } from '../platforms/terraform/policy.js';
 
 export type Change = { ok: true; group: NodeGroup } | Failure;
 
-
 /**
  * Cluster mode (src/cluster/runtime.ts): group definitions shared by every instance, each written
  * by compare-and-set. The instance that changes a group writes it there; every instance (that one
@@ -128,21 +127,26 @@ export class NodeGroupRegistry {
     const group = normalized.group;
     await stored(() => this.store.groups.put(name, record), this.store.guard).catch(() => {});
     if (!handle) await this.actors.listGroup(group);
-    else if (fingerprint(handle.group) !== fingerprint(group)) await handle.reconfigure(group).catch((err: Error) => this.log.warn({ group: name, err }, 'reconfiguring a node group changed elsewhere failed'));
+    else if (fingerprint(handle.group) !== fingerprint(group))
+      await handle.reconfigure(group).catch((err: Error) => this.log.warn({ group: name, err }, 'reconfiguring a node group changed elsewhere failed'));
     const h = this.actors.group(name);
     if (h && record.deleting && !h.deleting) await this.retire(h);
   }
 
   /** A removed group's records, here. */
   private async forget(name: string): Promise<void> {
-    await stored(() => this.store.root.transaction(() => {
-      for (const db of [this.store.nodes, this.store.bindings, this.store.provisions]) {
-        for (const key of db.getKeys({ start: [name, ''], end: [`${name}\u0000`, ''] })) db.remove(key);
-      }
-      this.store.groups.remove(name);
-      // Cluster mode: how far this copy held the group's log (src/cluster/wal.ts).
-      this.store.meta.remove(`wal:${name}`);
-    }), this.store.guard);
+    await stored(
+      () =>
+        this.store.root.transaction(() => {
+          for (const db of [this.store.nodes, this.store.bindings, this.store.provisions]) {
+            for (const key of db.getKeys({ start: [name, ''], end: [`${name}\u0000`, ''] })) db.remove(key);
+          }
+          this.store.groups.remove(name);
+          // Cluster mode: how far this copy held the group's log (src/cluster/wal.ts).
+          this.store.meta.remove(`wal:${name}`);
+        }),
+      this.store.guard,
+    );
   }
 
   async create(raw: unknown): Promise<Change> {

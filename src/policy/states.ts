@@ -97,10 +97,8 @@ export function transition(state: NodeState, event: NodeEvent): Transition {
   }
 }
 
-
 /** States that count toward a rule's min and max (docs/scaling.md: FAULT does not; nodes being created do). */
-export const countsTowardCapacity = (state: NodeState): boolean =>
-  state === 'REQUESTED' || state === 'CREATING' || state === 'CREATED' || state === 'STARTED' || state === 'INSERVICE';
+export const countsTowardCapacity = (state: NodeState): boolean => state === 'REQUESTED' || state === 'CREATING' || state === 'CREATED' || state === 'STARTED' || state === 'INSERVICE';
 
 // ---- the states, by what they mean to the rest of the system ----------------------------------
 

@@ -12,10 +12,7 @@ const BooleanFlag = (description: string) => Type.Optional(Type.Boolean({ descri
 
 // ---- auth ---------------------------------------------------------------------------------------
 
-export const LoginBody = Type.Object(
-  { username: Type.String({ minLength: 1, maxLength: 256 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
-  { additionalProperties: false },
-);
+export const LoginBody = Type.Object({ username: Type.String({ minLength: 1, maxLength: 256 }), password: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false });
 export const LoginResponse = Type.Object({
   accessToken: Type.String({ description: 'a JWT; send it as Authorization: Bearer <accessToken>' }),
   tokenType: Type.Literal('Bearer'),
@@ -56,10 +53,7 @@ export const StreamLookupQuery = Type.Object(
   { transcode: BooleanFlag('false: an origin for a publisher; true: a transcoder (needs a provision); omitted: an edge for a subscriber'), ...RoutingQuery },
   { additionalProperties: false },
 );
-export const LiveLookupQuery = Type.Object(
-  { nodeGroup: Type.Optional(GroupName), ...RoutingQuery },
-  { additionalProperties: false },
-);
+export const LiveLookupQuery = Type.Object({ nodeGroup: Type.Optional(GroupName), ...RoutingQuery }, { additionalProperties: false });
 
 export const ServerAssignment = Type.Object({
   serverAddress: Type.String({ description: 'host (IP or DNS name) the client connects to' }),
@@ -128,10 +122,9 @@ export const StreamView = Type.Object({
   transcoder: Type.Optional(NodeRef),
   renditions: Type.Optional(Type.Array(Type.String())),
   subscribers: Type.Integer({ description: 'viewers on edges, as the edges last reported' }),
-  edges: Type.Array(
-    Type.Object({ nodeId: Type.String(), region: Type.String(), state: StateName, subscribers: Type.Integer({ description: 'its viewers of this stream, as it last reported' }) }),
-    { description: 'the edges that carry the stream, or were just handed its viewers' },
-  ),
+  edges: Type.Array(Type.Object({ nodeId: Type.String(), region: Type.String(), state: StateName, subscribers: Type.Integer({ description: 'its viewers of this stream, as it last reported' }) }), {
+    description: 'the edges that carry the stream, or were just handed its viewers',
+  }),
   boundAt: Type.String({ format: 'date-time' }),
   since: Type.String({ format: 'date-time' }),
 });
@@ -146,14 +139,17 @@ export const NodeView = Type.Object({
   stateSince: Type.String({ format: 'date-time' }),
   address: Type.Union([Type.String(), Type.Null()]),
   parent: Type.Union([Type.String(), Type.Null()]),
-  load: Type.Number({ description: "the rank the selection uses: last reported, plus assignments since" }),
+  load: Type.Number({ description: 'the rank the selection uses: last reported, plus assignments since' }),
   limit: Type.Union([Type.Number(), Type.Null()]),
   streams: Type.Integer(),
   connections: Type.Object({ publisher: Type.Number(), subscriber: Type.Number() }),
   lastHeartbeat: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   faultReason: Type.Optional(Type.String()),
   problem: Type.Optional(Type.String({ description: 'why the node says it is not ready (its media server crashed, say), while it says so' })),
-  platform: Type.Object({ type: Type.String(), address: Type.Optional(Type.String()), pid: Type.Optional(Type.Integer()) }, { additionalProperties: true, description: 'where the node runs (local nodes: their process id)' }),
+  platform: Type.Object(
+    { type: Type.String(), address: Type.Optional(Type.String()), pid: Type.Optional(Type.Integer()) },
+    { additionalProperties: true, description: 'where the node runs (local nodes: their process id)' },
+  ),
   listeners: Type.Object({ publish: Type.Optional(ListenerSchema), subscribe: Type.Optional(ListenerSchema) }, { description: 'where publishers and players connect' }),
 });
 

@@ -18,7 +18,9 @@ export const HeartbeatSchema = Type.Object(
         Type.Object(
           {
             name: StreamName,
-            publishing: Type.Optional(Type.Boolean({ description: 'a publisher feeds the stream here; omitted, true on origins and transcoders (where a listed stream is a published one), false elsewhere' })),
+            publishing: Type.Optional(
+              Type.Boolean({ description: 'a publisher feeds the stream here; omitted, true on origins and transcoders (where a listed stream is a published one), false elsewhere' }),
+            ),
             subscribers: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })),
           },
           { additionalProperties: true },
@@ -55,8 +57,14 @@ export const HeartbeatReplySchema = Type.Object({
   parent: Type.Union([ParentOrderSchema, Type.Null()]),
   drain: Type.Boolean(),
   token: Type.Optional(Type.String({ description: 'a fresh node token, sent when the current one is past half its life' })),
-  transcode: Type.Optional(Type.Array(TranscodeJobSchema, { description: 'for transcoders: the streams to transcode, their renditions and the origin to push to; absent: no change (the control plane may still be loading its bindings)' })),
-  controlPlanes: Type.Optional(Type.Array(Type.String(), { maxItems: 64, description: "cluster mode: every live instance's URL, the answering one first; the agent moves to another when its own fails" })),
+  transcode: Type.Optional(
+    Type.Array(TranscodeJobSchema, {
+      description: 'for transcoders: the streams to transcode, their renditions and the origin to push to; absent: no change (the control plane may still be loading its bindings)',
+    }),
+  ),
+  controlPlanes: Type.Optional(
+    Type.Array(Type.String(), { maxItems: 64, description: "cluster mode: every live instance's URL, the answering one first; the agent moves to another when its own fails" }),
+  ),
 });
 export type HeartbeatReply = Static<typeof HeartbeatReplySchema>;
 

@@ -79,8 +79,7 @@ export function compile<T>(schema: TSchema): Checker<T> {
           const at = schemaAt(schema, e.schemaPath);
           const described = at?.['x-expected'] ?? at?.description;
           if (typeof described === 'string') message = `must be ${described}`;
-        }
-        else if (e.keyword === 'required') {
+        } else if (e.keyword === 'required') {
           const missing = (e.params as { requiredProperties?: string[] }).requiredProperties ?? [];
           for (const name of missing) {
             const p = `${path}/${name}`;
@@ -94,7 +93,7 @@ export function compile<T>(schema: TSchema): Checker<T> {
           message =
             typeof expected === 'string'
               ? `must be ${expected}`
-              : allowed && allowed.every((a) => a !== undefined)
+              : allowed?.every((a) => a !== undefined)
                 ? `must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`
                 : 'does not match any allowed form';
         }

@@ -43,7 +43,13 @@ export async function stored<T>(write: Promise<T> | (() => Promise<T>), guard?: 
     return await write;
   } catch (err) {
     const inner = (err as { commitError?: Promise<unknown> }).commitError;
-    if (inner) throw new StoreUnavailable(await inner.then(() => err, (e: unknown) => e));
+    if (inner)
+      throw new StoreUnavailable(
+        await inner.then(
+          () => err,
+          (e: unknown) => e,
+        ),
+      );
     throw new StoreUnavailable(err);
   }
 }

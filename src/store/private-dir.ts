@@ -26,7 +26,7 @@ export function makePrivate(dir: string): Tightened {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const out: Tightened = { changed: [], failed: [] };
   const visit = (path: string, rel: string) => {
-    let st;
+    let st: ReturnType<typeof lstatSync>;
     try {
       st = lstatSync(path);
     } catch {

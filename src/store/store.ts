@@ -127,9 +127,7 @@ export function openStore(dataDir: string, durability: 'commit' | 'flush' = 'com
     },
     headOf: (group) => heads.getEntry(group)?.version ?? 0,
     durable: () =>
-      durability === 'flush'
-        ? new Promise<void>((resolve, reject) => (root as unknown as Syncable).sync((err) => (err ? reject(new StoreUnavailable(err)) : resolve())))
-        : Promise.resolve(),
+      durability === 'flush' ? new Promise<void>((resolve, reject) => (root as unknown as Syncable).sync((err) => (err ? reject(new StoreUnavailable(err)) : resolve()))) : Promise.resolve(),
     // Writes already asked for (lmdb-js starts a batch on the next turn of the event loop) land
     // before the environment closes: closed first, they would throw where no caller hears them.
     close: async () => {

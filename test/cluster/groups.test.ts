@@ -44,7 +44,20 @@ test('a node group created on one instance is served by all, refused twice, dele
 
   // Made again under the same name: a new group, served, with nothing of the old one.
   t.is((await request(b.url, 'POST', '/as/v1/nodegroups', k, auth)).status, 201);
-  await until(async () => (await request(a.url, 'POST', '/as/v1/provision/k', { streamName: 'other', region: 'here', streams: [{ name: 'other_360', level: 1, videoBR: 800000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64000 }] }, auth)).status === 201, 20_000, 'the new k served');
+  await until(
+    async () =>
+      (
+        await request(
+          a.url,
+          'POST',
+          '/as/v1/provision/k',
+          { streamName: 'other', region: 'here', streams: [{ name: 'other_360', level: 1, videoBR: 800000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64000 }] },
+          auth,
+        )
+      ).status === 201,
+    20_000,
+    'the new k served',
+  );
   t.is((await request(a.url, 'GET', '/as/v1/provision/k/show', undefined, auth)).status, 404);
   t.is((await request(b.url, 'GET', '/as/v1/provision/k/other', undefined, auth)).status, 200);
 });

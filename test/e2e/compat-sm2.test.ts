@@ -15,7 +15,11 @@ type Location = { streamGuid: string; serverAddress: string; nodeRole: string; s
 const basic = `Basic ${Buffer.from(`admin:${E2E_PASSWORD}`).toString('base64')}`;
 
 async function start(t: ExecutionContext) {
-  const config = JSON.parse(readFileSync(DEFAULT_CONFIG_FILE, 'utf8')) as { server: Record<string, unknown>; nodeGroups: Array<{ platform: { local: Record<string, unknown> }; timing: Record<string, unknown> }>; compat?: unknown };
+  const config = JSON.parse(readFileSync(DEFAULT_CONFIG_FILE, 'utf8')) as {
+    server: Record<string, unknown>;
+    nodeGroups: Array<{ platform: { local: Record<string, unknown> }; timing: Record<string, unknown> }>;
+    compat?: unknown;
+  };
   config.server.port = 0;
   config.nodeGroups[0]!.platform.local.firstAddress = '127.0.40.2';
   config.nodeGroups[0]!.timing.heartbeatMs = 300;
@@ -25,7 +29,9 @@ async function start(t: ExecutionContext) {
   const admin = await svc.login();
   await waitForEvents(svc.url, admin, (seen) => inService(seen).size >= 5);
   // Where each node's media listener is (an SM2 client has it in its own settings: the bees' rtmp_port).
-  const detail = body<{ nodeList: Array<{ address: string; listeners: { publish?: { port: number }; subscribe?: { port: number } } }> }>(await request(svc.url, 'GET', '/as/v1/nodegroups/default', undefined, { authorization: `Bearer ${admin}` }));
+  const detail = body<{ nodeList: Array<{ address: string; listeners: { publish?: { port: number }; subscribe?: { port: number } } }> }>(
+    await request(svc.url, 'GET', '/as/v1/nodegroups/default', undefined, { authorization: `Bearer ${admin}` }),
+  );
   const portOf = (address: string) => {
     const n = detail.nodeList.find((x) => x.address === address)!;
     return (n.listeners.publish ?? n.listeners.subscribe)!.port;
@@ -33,7 +39,7 @@ async function start(t: ExecutionContext) {
   return { svc, admin, portOf };
 }
 
-test('the bees and an ABR publisher: lookups without a token, sessions on the nodes they name, viewers of a variant under the stream\'s origin', async (t) => {
+test("the bees and an ABR publisher: lookups without a token, sessions on the nodes they name, viewers of a variant under the stream's origin", async (t) => {
   const { svc, admin, portOf } = await start(t);
   const anonymous = async (path: string) => {
     const r = await request(svc.url, 'GET', path);
@@ -55,14 +61,23 @@ test('the bees and an ABR publisher: lookups without a token, sessions on the no
   const [edge] = await anonymous('/as/v1/streams/stream/default/subscribe/live/bee_rtmp_1_1?strict=false&endpoints=1');
   t.is(edge!.nodeRole, 'edge');
   t.is(await session(edge!, 'subscribe'), 201);
-  t.deepEqual((await anonymous('/as/v1/streams/stream/default/stream/live/bee_rtmp_1_1?aggregate=true')).map((l) => l.serverAddress), [origin!.serverAddress]);
+  t.deepEqual(
+    (await anonymous('/as/v1/streams/stream/default/stream/live/bee_rtmp_1_1?aggregate=true')).map((l) => l.serverAddress),
+    [origin!.serverAddress],
+  );
 
   // An ABR publisher (Android testbed): a token by Basic credentials, the ladder, the transcoder.
-  const token = (body<{ token: string }>(await request(svc.url, 'PUT', '/as/v1/auth/login', undefined, { authorization: basic, 'content-length': '0' }))).token;
+  const token = body<{ token: string }>(await request(svc.url, 'PUT', '/as/v1/auth/login', undefined, { authorization: basic, 'content-length': '0' })).token;
   const ladder = [1, 2].map((level) => ({ streamGuid: `live/show_${level}`, abrLevel: level, videoParams: { videoWidth: 1280 / level, videoHeight: 720 / level, videoBitRate: 2_000_000 / level } }));
-  t.is((await request(svc.url, 'POST', '/as/v1/streams/provision/default', [{ streamGuid: 'live/show', messageType: 'ProvisionCommand', streams: ladder }], { authorization: `Bearer ${token}` })).status, 201);
+  t.is(
+    (await request(svc.url, 'POST', '/as/v1/streams/provision/default', [{ streamGuid: 'live/show', messageType: 'ProvisionCommand', streams: ladder }], { authorization: `Bearer ${token}` })).status,
+    201,
+  );
   const abr = await anonymous('/as/v1/streams/stream/default/publish/live/show?transcode=true');
-  t.deepEqual(abr.map((l) => l.nodeRole), ['transcoder', 'origin']);
+  t.deepEqual(
+    abr.map((l) => l.nodeRole),
+    ['transcoder', 'origin'],
+  );
   // The publisher sends the stream the answer names to the transcoder; the renditions reach the origin.
   const before = await last();
   t.is(await session(abr[0]!, 'publish'), 201);
@@ -70,7 +85,9 @@ test('the bees and an ABR publisher: lookups without a token, sessions on the no
   // A viewer of a variant gets an edge under that origin.
   const [viewer] = await anonymous('/as/v1/streams/stream/default/subscribe/live/show_2');
   t.is(viewer!.streamGuid, 'live/show_2');
-  const nodes = body<{ nodeList: Array<{ address: string; parent: string | null; id: string }> }>(await request(svc.url, 'GET', '/as/v1/nodegroups/default', undefined, { authorization: `Bearer ${admin}` })).nodeList;
+  const nodes = body<{ nodeList: Array<{ address: string; parent: string | null; id: string }> }>(
+    await request(svc.url, 'GET', '/as/v1/nodegroups/default', undefined, { authorization: `Bearer ${admin}` }),
+  ).nodeList;
   const originId = nodes.find((n) => n.address === abr[1]!.serverAddress)!.id;
   t.is(nodes.find((n) => n.address === viewer!.serverAddress)?.parent, originId);
   t.is(await session(viewer!, 'subscribe'), 201);
@@ -83,7 +100,7 @@ test('the Terraform installer: health, a token, a NodeGroupConfig created (200),
   const { svc, admin } = await start(t);
   t.is((await request(svc.url, 'GET', '/as/v1/admin/healthz')).status, 200);
   // r5p_create_node_group.sh: curl -X PUT …/auth/login -H 'Authorization: Basic …', then jq .token.
-  const token = (body<{ token: string }>(await request(svc.url, 'PUT', '/as/v1/auth/login', undefined, { accept: 'application/json', authorization: basic }))).token;
+  const token = body<{ token: string }>(await request(svc.url, 'PUT', '/as/v1/auth/login', undefined, { accept: 'application/json', authorization: basic })).token;
   const auth = { authorization: `Bearer ${token}` };
   const rule = (role: string, min: string, max: string) => ({
     nodeGroupName: 'ng-oe',
@@ -110,19 +127,37 @@ test('the Terraform installer: health, a token, a NodeGroupConfig created (200),
       origin: { name: 'origin', imageName: 'origin_image', capabilities: ['PUBLISH'], propertyOverrides: [] },
       edge: { name: 'edge', imageName: 'origin_image', parentRoleName: 'origin', parentCardinality: 'GLOBAL', capabilities: ['SUBSCRIBE'], propertyOverrides: [] },
     },
-    groups: { 'us-east-1': { nodeGroupName: 'ng-oe', subGroupName: 'us-east-1', groupType: 'main', cloudProperties: 'region=us-east-1', rulesByRole: { origin: rule('origin', '1', '20'), edge: rule('edge', '1', '40') } } },
+    groups: {
+      'us-east-1': {
+        nodeGroupName: 'ng-oe',
+        subGroupName: 'us-east-1',
+        groupType: 'main',
+        cloudProperties: 'region=us-east-1',
+        rulesByRole: { origin: rule('origin', '1', '20'), edge: rule('edge', '1', '40') },
+      },
+    },
   };
   const from = (await waitForEvents(svc.url, admin, () => true)).at(-1)!.seq;
   const created = await request(svc.url, 'POST', '/as/v1/admin/nodegroup', config, auth);
   t.is(created.status, 200, created.text);
 
   // check_node_group: until every required node is INSERVICE (here: watched on the event stream, then read once as the installer reads it).
-  const up = await waitForEvents(svc.url, admin, (seen) => [...inService(seen)].filter((id) => seen.some((e: EventRecord) => e.type === 'node.state' && e.nodeId === id && e.group === 'ng-oe')).length >= 2, { since: from });
+  const up = await waitForEvents(
+    svc.url,
+    admin,
+    (seen) => [...inService(seen)].filter((id) => seen.some((e: EventRecord) => e.type === 'node.state' && e.nodeId === id && e.group === 'ng-oe')).length >= 2,
+    { since: from },
+  );
   t.true(up.length > 0);
-  const status = body<Array<{ nodeEvent: { publicIp: string; privateIp: string }; scalingEvent: { nodeId: string; nodeRoleName: string; state: string } }>>(await request(svc.url, 'GET', '/as/v1/admin/nodegroup/status/ng-oe', undefined, auth));
+  const status = body<Array<{ nodeEvent: { publicIp: string; privateIp: string }; scalingEvent: { nodeId: string; nodeRoleName: string; state: string } }>>(
+    await request(svc.url, 'GET', '/as/v1/admin/nodegroup/status/ng-oe', undefined, auth),
+  );
   const ready = status.filter((n) => n.scalingEvent.state === 'INSERVICE');
   t.deepEqual(ready.map((n) => n.scalingEvent.nodeRoleName).sort(), ['edge', 'origin']);
-  t.true(ready.every((n) => /^127\.0\.41\.\d+$/.test(n.nodeEvent.publicIp) && n.nodeEvent.privateIp === n.nodeEvent.publicIp), 'on compat.red5sm2.platform');
+  t.true(
+    ready.every((n) => /^127\.0\.41\.\d+$/.test(n.nodeEvent.publicIp) && n.nodeEvent.privateIp === n.nodeEvent.publicIp),
+    'on compat.red5sm2.platform',
+  );
   t.is(body<{ name: string }>(await request(svc.url, 'GET', '/as/v1/admin/nodegroup/ng-oe', undefined, auth)).name, 'ng-oe');
 
   // r5p_delete_node_group.sh: every name of GET …/admin/nodegroup, each DELETE answered 200.

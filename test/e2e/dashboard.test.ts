@@ -69,7 +69,10 @@ test.serial('log in, watch nodes come into service, read streams, drain a node b
   await nodes.get(edge)!.beat({ subscribers: 3, streams: [{ name: 'cam1', subscribers: 3 }] });
   await page.getByRole('link', { name: 'Streams' }).click();
   const stream = page.locator('tr[data-stream="cam1"]');
-  await stream.filter({ hasText: 'LIVE' }).filter({ hasText: `${edge} (3)` }).waitFor();
+  await stream
+    .filter({ hasText: 'LIVE' })
+    .filter({ hasText: `${edge} (3)` })
+    .waitFor();
   t.regex(await stream.innerText(), new RegExp(origin));
   await b.shot(page, '2-streams');
   await page.getByRole('link', { name: 'Nodes' }).click();
@@ -217,7 +220,11 @@ test.serial('the generated password must be changed first (public bind), and a s
   await row(page, 'o1').waitFor();
 
   // The password changes elsewhere: this tab's token stops working, and the page says so.
-  const login = await fetch(`${url}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'operator-chosen-secret' }) });
+  const login = await fetch(`${url}/as/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: 'operator-chosen-secret' }),
+  });
   const token = ((await login.json()) as { accessToken: string }).accessToken;
   t.is((await svc.send('POST', '/as/v1/auth/password', { currentPassword: 'operator-chosen-secret', newPassword: 'changed-elsewhere-123' }, token)).status, 204);
   await page.locator('#login-notice', { hasText: 'Log in again' }).waitFor();
@@ -242,7 +249,10 @@ test.serial('the API docs page renders every operation of the OpenAPI document, 
   await logIn(page, svc, ADMIN_PASSWORD);
   await row(page, 'o1').waitFor();
   await page.getByRole('link', { name: 'API docs' }).click();
-  await page.locator('.opblock').nth(operations - 1).waitFor();
+  await page
+    .locator('.opblock')
+    .nth(operations - 1)
+    .waitFor();
   t.is(new URL(page.url()).pathname, '/as/v1/docs');
   t.is(await page.locator('.opblock').count(), operations);
   // An operation opens on its description and its example.

@@ -13,7 +13,10 @@ const AMERICA = '8.8.8.8';
 
 test('geo routing on the default config, and an ABR stream from provision to its viewers', async (t) => {
   // The default config as shipped, on a free port, with trustProxy on so X-Forwarded-For can be shown to count.
-  const config = JSON.parse(readFileSync(DEFAULT_CONFIG_FILE, 'utf8')) as { server: Record<string, unknown>; nodeGroups: Array<{ platform: { local: Record<string, unknown> }; timing: Record<string, unknown> }> };
+  const config = JSON.parse(readFileSync(DEFAULT_CONFIG_FILE, 'utf8')) as {
+    server: Record<string, unknown>;
+    nodeGroups: Array<{ platform: { local: Record<string, unknown> }; timing: Record<string, unknown> }>;
+  };
   config.server.port = 0;
   config.server.trustProxy = 1;
   config.nodeGroups[0]!.platform.local.firstAddress = '127.0.30.2';

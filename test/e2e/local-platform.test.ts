@@ -51,7 +51,10 @@ test('local nodes carry real load, choices follow it, and a kill -9 loses nothin
   const list = await nodes();
   const origins = list.filter((n) => n.role === 'origin');
   t.is(origins.length, 2);
-  t.true(list.every((n) => /^127\.0\.10\.\d+$/.test(n.address)), 'each node on its own loopback address');
+  t.true(
+    list.every((n) => /^127\.0\.10\.\d+$/.test(n.address)),
+    'each node on its own loopback address',
+  );
   t.is(new Set(list.map((n) => n.address)).size, list.length);
 
   // Publish lookup, then load that origin with sessions opened on the node itself.
@@ -82,15 +85,22 @@ test('local nodes carry real load, choices follow it, and a kill -9 loses nothin
   svc = await own.spawn();
   token = await own.login();
   const provisions = body<Array<{ streamName: string }>>(await get('/as/v1/provision/default'));
-  t.deepEqual(provisions.map((p) => p.streamName), ['show']);
+  t.deepEqual(
+    provisions.map((p) => p.streamName),
+    ['show'],
+  );
   const streams = body<Array<{ name: string; origin: { nodeId: string } }>>(await get('/as/v1/streams'));
   t.is(streams.find((s) => s.name === 'cam1')?.origin.nodeId, first.nodeId);
   t.is(streams.find((s) => s.name === 'cam2')?.origin.nodeId, second.nodeId);
   // The agents kept running and are recognised by their heartbeats: the same nodes, in service.
-  await eventually(async () => {
-    const after = await nodes();
-    return after.length === 3 && after.every((n) => ids.has(n.id) && n.state === 'INSERVICE' && n.connections !== undefined);
-  }, 10_000, 'the same three nodes back in service');
+  await eventually(
+    async () => {
+      const after = await nodes();
+      return after.length === 3 && after.every((n) => ids.has(n.id) && n.state === 'INSERVICE' && n.connections !== undefined);
+    },
+    10_000,
+    'the same three nodes back in service',
+  );
   t.is(body<{ nodeId: string }>(await get('/as/v1/streams/live/cam1/publish')).nodeId, first.nodeId, 'the publisher still lands where it was');
 
   // A clean stop stops the agents it started.

@@ -127,10 +127,14 @@ test('a stream travels from a publisher through the chosen origin to a player on
   t.deepEqual(nodes.find((n) => n.id === transcoder.nodeId)?.listeners.publish, { protocol: 'rtmp', port: RTMP_PORT });
   const abrAt = Date.now();
   const abrPublisher = publish(ffmpegs, tools.ffmpeg, `rtmp://${transcoder.serverAddress}:${RTMP_PORT}/live/show`, '640x360');
-  const live = await eventually(async () => {
-    const s = (await streams()).find((x) => x.name === 'show');
-    return s?.state === 'LIVE' ? s : false;
-  }, 30_000, 'show to turn LIVE on its origin (renditions pushed by the transcoder)');
+  const live = await eventually(
+    async () => {
+      const s = (await streams()).find((x) => x.name === 'show');
+      return s?.state === 'LIVE' ? s : false;
+    },
+    30_000,
+    'show to turn LIVE on its origin (renditions pushed by the transcoder)',
+  );
   t.deepEqual(live.renditions, ['show_240', 'show_144']);
   t.log(`show LIVE through the transcoder ${Date.now() - abrAt} ms after its publisher started`);
   for (const r of ladder.streams) {
@@ -147,12 +151,7 @@ test('a stream travels from a publisher through the chosen origin to a player on
   await publisher.stop();
   await abrPublisher.stop();
   const stoppedAt = Date.now();
-  const gone = await waitForEvents(
-    svc.url,
-    token,
-    (seen) => ['cam1', 'show'].every((name) => seen.some((e) => e.type === 'stream.unbound' && e.stream === name)),
-    { since, timeoutMs: 30_000 },
-  );
+  const gone = await waitForEvents(svc.url, token, (seen) => ['cam1', 'show'].every((name) => seen.some((e) => e.type === 'stream.unbound' && e.stream === name)), { since, timeoutMs: 30_000 });
   t.log(`both streams unbound ${Date.now() - stoppedAt} ms after their publishers stopped (streamTimeout 2 s)`);
   t.regex((gone.find((e) => e.type === 'stream.unbound') as { reason?: string }).reason ?? '', /not published/);
   t.deepEqual(await streams(), []);
@@ -188,7 +187,12 @@ function report(t: { log(...v: unknown[]): void }, dataDir: string, output: read
     for (const id of readdirSync(join(dataDir, 'nodes'))) {
       for (const f of ['agent.log', 'error.log']) {
         try {
-          t.log(`${id}/${f}:\n${readFileSync(join(dataDir, 'nodes', id, f), 'utf8').split('\n').slice(-12).join('\n')}`);
+          t.log(
+            `${id}/${f}:\n${readFileSync(join(dataDir, 'nodes', id, f), 'utf8')
+              .split('\n')
+              .slice(-12)
+              .join('\n')}`,
+          );
         } catch {
           /* not there */
         }

@@ -62,7 +62,12 @@ test('the edge rule scales out under load and in without it; a killed origin is 
 
   // Viewers leave: avg < 1, one edge is drained and removed, back to min.
   for (const s of sessions) t.is((await request(s.node, 'DELETE', `/sessions/${s.session}`)).status, 204);
-  seen = await until((s) => s.some((e) => e.type === 'scaling.action' && e.trigger === 'scaleIn') && nodesIn(s, 'edge', 'INSERVICE').length === 1 && s.some((e) => e.type === 'node.state' && e.role === 'edge' && e.from === 'DESTROYING' && e.to === null));
+  seen = await until(
+    (s) =>
+      s.some((e) => e.type === 'scaling.action' && e.trigger === 'scaleIn') &&
+      nodesIn(s, 'edge', 'INSERVICE').length === 1 &&
+      s.some((e) => e.type === 'node.state' && e.role === 'edge' && e.from === 'DESTROYING' && e.to === null),
+  );
   const drainedEdge = (seen.find((e) => e.type === 'scaling.action' && e.trigger === 'scaleIn') as { nodeId: string }).nodeId;
   t.true(seen.some((e) => e.type === 'node.state' && e.nodeId === drainedEdge && e.to === 'SOFT_SUNSET'));
 

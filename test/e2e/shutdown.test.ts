@@ -42,12 +42,27 @@ test('SIGTERM: no new connections, the request in flight completes, local nodes 
   let svc = own.process;
   let token = await own.login();
   await waitForEvents(svc.url, token, (seen) => inService(seen).size >= 2);
-  t.is((await request(svc.url, 'POST', '/as/v1/provision/default', { streamName: 'before', region: 'here', streams: [{ name: 'before_1', level: 1, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }] }, { authorization: `Bearer ${token}` })).status, 201);
+  t.is(
+    (
+      await request(
+        svc.url,
+        'POST',
+        '/as/v1/provision/default',
+        { streamName: 'before', region: 'here', streams: [{ name: 'before_1', level: 1, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }] },
+        { authorization: `Bearer ${token}` },
+      )
+    ).status,
+    201,
+  );
 
   // A request in flight: its headers are sent before the SIGTERM, its body after. `Expect:
   // 100-continue` makes the server say when it has the headers, so the request is surely in flight.
   const port = Number(new URL(svc.url).port);
-  const payload = JSON.stringify({ streamName: 'inflight', region: 'here', streams: [{ name: 'inflight_1', level: 1, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }] });
+  const payload = JSON.stringify({
+    streamName: 'inflight',
+    region: 'here',
+    streams: [{ name: 'inflight_1', level: 1, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }],
+  });
   const socket: Socket = connect(port, '127.0.0.1');
   await new Promise((r) => socket.once('connect', r));
   let answer = '';
@@ -60,7 +75,9 @@ test('SIGTERM: no new connections, the request in flight completes, local nodes 
   socket.on('error', () => {});
   const closed = new Promise((r) => socket.once('close', r));
   const continued = new Promise<void>((r) => (onData = () => answer.includes('100 Continue') && r()));
-  socket.write(`POST /as/v1/provision/default HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\nExpect: 100-continue\r\n\r\n`);
+  socket.write(
+    `POST /as/v1/provision/default HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\nExpect: 100-continue\r\n\r\n`,
+  );
   await continued;
   answer = '';
 
@@ -75,7 +92,10 @@ test('SIGTERM: no new connections, the request in flight completes, local nodes 
   t.log(`stopped ${Date.now() - stoppedAt} ms after SIGTERM`);
   t.is(killAgentsOf(own.dataDir), 0, 'no local node outlives the service');
   t.true(svc.output.some((l) => l.includes('"msg":"stopped"')));
-  t.false(svc.output.some((l) => l.includes('at the shutdown timeout')), 'the drain finished by itself, not by the shutdown timeout');
+  t.false(
+    svc.output.some((l) => l.includes('at the shutdown timeout')),
+    'the drain finished by itself, not by the shutdown timeout',
+  );
 
   svc = await own.spawn();
   token = await own.login();

@@ -83,7 +83,15 @@ function writeState(nodes: Record<string, StateNode>): void {
 const address = (id: string, region: string) => `module.nodes_${region}.terraform_data.node["${id}"]`;
 const hook = (id: string, region: string, action: string, extra: Record<string, unknown> = {}) => ({
   hook: {
-    resource: { addr: address(id, region), module: `module.nodes_${region}`, resource: `terraform_data.node["${id}"]`, implied_provider: 'terraform', resource_type: 'terraform_data', resource_name: 'node', resource_key: id },
+    resource: {
+      addr: address(id, region),
+      module: `module.nodes_${region}`,
+      resource: `terraform_data.node["${id}"]`,
+      implied_provider: 'terraform',
+      resource_type: 'terraform_data',
+      resource_name: 'node',
+      resource_key: id,
+    },
     action,
     ...extra,
   },
@@ -134,12 +142,18 @@ async function apply(): Promise<number> {
     message('version', `Terraform ${VERSION}`, { terraform: VERSION, ui: '1.2' });
     const state = readState();
     const desired = vars.nodes ?? {};
-    const toCreate = Object.keys(desired).filter((id) => !state[id]).sort();
-    const toDestroy = Object.keys(state).filter((id) => !desired[id]).sort();
+    const toCreate = Object.keys(desired)
+      .filter((id) => !state[id])
+      .sort();
+    const toDestroy = Object.keys(state)
+      .filter((id) => !desired[id])
+      .sort();
     const failed: string[] = [];
     // As the real CLI: the plan's summary first, and every diagnostic at the end of the run.
     const diagnostics: Array<() => void> = [];
-    message('change_summary', `Plan: ${toCreate.length} to add, 0 to change, ${toDestroy.length} to destroy.`, { changes: { add: toCreate.length, change: 0, import: 0, remove: toDestroy.length, operation: 'plan' } });
+    message('change_summary', `Plan: ${toCreate.length} to add, 0 to change, ${toDestroy.length} to destroy.`, {
+      changes: { add: toCreate.length, change: 0, import: 0, remove: toDestroy.length, operation: 'plan' },
+    });
     let added = 0;
     let removed = 0;
     let hang = s.hang === true;
@@ -181,9 +195,19 @@ async function apply(): Promise<number> {
         failed.push(id);
         message('apply_errored', `${address(id, n.region)}: Creation errored`, hook(id, n.region, 'create', { elapsed_seconds: 0 }), 'error');
         diagnostics.push(() =>
-          message('diagnostic', 'Error: creating node: InsufficientInstanceCapacity', {
-            diagnostic: { severity: 'error', summary: 'creating node: InsufficientInstanceCapacity', detail: 'There is no capacity for the requested size in this zone.', address: address(id, n.region) },
-          }, 'error'),
+          message(
+            'diagnostic',
+            'Error: creating node: InsufficientInstanceCapacity',
+            {
+              diagnostic: {
+                severity: 'error',
+                summary: 'creating node: InsufficientInstanceCapacity',
+                detail: 'There is no capacity for the requested size in this zone.',
+                address: address(id, n.region),
+              },
+            },
+            'error',
+          ),
         );
         continue;
       }
@@ -203,7 +227,12 @@ async function apply(): Promise<number> {
       message('change_summary', `Apply complete! Resources: ${added} added, 0 changed, ${removed} destroyed.`, { changes: { add: added, change: 0, remove: removed, operation: 'apply' } });
       message('outputs', 'Outputs: 1', { outputs: { nodes: { sensitive: true, type: ['map', ['object', { public: 'string', private: 'string' }]] } } });
     }
-    log({ result: interrupted ? 'interrupted' : failed.length > 0 ? 'partial' : 'ok', created: toCreate.filter((id) => !failed.includes(id) && state[id]), destroyed: toDestroy.filter((id) => !state[id]), failed });
+    log({
+      result: interrupted ? 'interrupted' : failed.length > 0 ? 'partial' : 'ok',
+      created: toCreate.filter((id) => !failed.includes(id) && state[id]),
+      destroyed: toDestroy.filter((id) => !state[id]),
+      failed,
+    });
     return interrupted || failed.length > 0 ? 1 : 0;
   } finally {
     rmSync(LOCK, { force: true });

@@ -3,12 +3,7 @@
 import type { EventRecord } from '../../src/domain/events.js';
 import { openEvents } from '../../src/events/stream-client.js';
 
-export async function waitForEvents(
-  url: string,
-  token: string,
-  done: (seen: readonly EventRecord[]) => boolean,
-  options: { timeoutMs?: number; since?: number } = {},
-): Promise<EventRecord[]> {
+export async function waitForEvents(url: string, token: string, done: (seen: readonly EventRecord[]) => boolean, options: { timeoutMs?: number; since?: number } = {}): Promise<EventRecord[]> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), options.timeoutMs ?? 20_000);
   const seen: EventRecord[] = [];
@@ -19,7 +14,13 @@ export async function waitForEvents(
     }
     throw new Error('the event stream ended');
   } catch (err) {
-    if (controller.signal.aborted) throw new Error(`timed out waiting; saw ${seen.length} events: ${seen.slice(-8).map((e) => `${e.type}${'to' in e ? `→${String(e.to)}` : ''}`).join(', ')}`);
+    if (controller.signal.aborted)
+      throw new Error(
+        `timed out waiting; saw ${seen.length} events: ${seen
+          .slice(-8)
+          .map((e) => `${e.type}${'to' in e ? `→${String(e.to)}` : ''}`)
+          .join(', ')}`,
+      );
     throw err;
   } finally {
     clearTimeout(timer);

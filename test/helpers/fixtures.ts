@@ -40,4 +40,3 @@ export function staticGroup(options: { name?: string; regions?: string[]; nodes?
     timing: { heartbeatMs: 200, nodeTimeout: '1h', ...options.timing },
   };
 }
-

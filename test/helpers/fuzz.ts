@@ -77,13 +77,63 @@ const bodyArb: fc.Arbitrary<string | undefined> = fc.oneof(
 );
 
 const headerValue = fc.oneof(
-  fc.constantFrom('', '0', '-1', '1e400', 'gzip', 'deflate', 'br', 'identity', 'chunked', '100-continue', 'close', 'keep-alive', 'bytes=0-1', '*', 'null', 'undefined', '__proto__', 'application/json', 'upgrade', 'Upgrade, keep-alive', 'websocket', 'h2c', '13', 'dGhlIHNhbXBsZSBub25jZQ=='),
+  fc.constantFrom(
+    '',
+    '0',
+    '-1',
+    '1e400',
+    'gzip',
+    'deflate',
+    'br',
+    'identity',
+    'chunked',
+    '100-continue',
+    'close',
+    'keep-alive',
+    'bytes=0-1',
+    '*',
+    'null',
+    'undefined',
+    '__proto__',
+    'application/json',
+    'upgrade',
+    'Upgrade, keep-alive',
+    'websocket',
+    'h2c',
+    '13',
+    'dGhlIHNhbXBsZSBub25jZQ==',
+  ),
   // Header values may hold any visible character, spaces and tabs (RFC 9110 field-vchar).
   fc.string({ maxLength: 60 }).map((s) => s.replace(/[^\x20-\x7e\t]/g, '?').trim()),
   fc.constant('x'.repeat(8000)),
 );
 const headerName = fc.oneof(
-  fc.constantFrom('accept', 'accept-encoding', 'content-encoding', 'expect', 'connection', 'origin', 'cookie', 'range', 'if-none-match', 'if-modified-since', 'x-http-method-override', 'forwarded', 'x-forwarded-proto', 'x-forwarded-host', 'x-real-ip', 'upgrade', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-protocol', 'te', 'host', '__proto__', 'constructor', 'x-request-id'),
+  fc.constantFrom(
+    'accept',
+    'accept-encoding',
+    'content-encoding',
+    'expect',
+    'connection',
+    'origin',
+    'cookie',
+    'range',
+    'if-none-match',
+    'if-modified-since',
+    'x-http-method-override',
+    'forwarded',
+    'x-forwarded-proto',
+    'x-forwarded-host',
+    'x-real-ip',
+    'upgrade',
+    'sec-websocket-key',
+    'sec-websocket-version',
+    'sec-websocket-protocol',
+    'te',
+    'host',
+    '__proto__',
+    'constructor',
+    'x-request-id',
+  ),
   fc.stringMatching(/^[a-z0-9!#$%&'*+.^_`|~-]{1,30}$/),
 );
 /** Up to five extra headers: well-known ones with odd values, and made-up ones. */
@@ -95,7 +145,18 @@ const extraHeaders = fc.array(fc.tuple(headerName, headerValue), { maxLength: 5 
 });
 
 export function requestArb(tokens: readonly string[]): fc.Arbitrary<RawRequest> {
-  const contentType = fc.constantFrom(undefined, 'application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1', 'text/plain', 'application/problem+json', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', '*/*', 'application/vnd.x+json');
+  const contentType = fc.constantFrom(
+    undefined,
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/json; charset=latin1',
+    'text/plain',
+    'application/problem+json',
+    'multipart/form-data; boundary=x',
+    'application/x-www-form-urlencoded',
+    '*/*',
+    'application/vnd.x+json',
+  );
   const authorization = fc.oneof(
     fc.constantFrom(undefined, 'Bearer', 'Bearer ', 'Basic YWRtaW46YWRtaW4=', 'Bearer a.b.c', `Bearer ${'x'.repeat(5000)}`),
     fc.constantFrom(...tokens).map((tk) => `Bearer ${tk}`),
@@ -109,7 +170,10 @@ export function requestArb(tokens: readonly string[]): fc.Arbitrary<RawRequest> 
       contentType,
       authorization,
       forwarded: fc.option(fc.constantFrom('8.8.8.8', '1.2.3.4, 10.0.0.1', 'garbage', '::1'), { nil: undefined }),
-      requestId: fc.option(fc.string({ maxLength: 200 }).map((s) => s.replace(/[^\x21-\x7e]/g, 'x')), { nil: undefined }),
+      requestId: fc.option(
+        fc.string({ maxLength: 200 }).map((s) => s.replace(/[^\x21-\x7e]/g, 'x')),
+        { nil: undefined },
+      ),
       body: bodyArb,
       // Upgrade requests leave Node's HTTP parser: the app must still answer them (the node channel).
       upgrade: fc.option(fc.constantFrom('websocket', 'WebSocket', 'h2c', 'websocket, h2c'), { nil: undefined, freq: 8 }),

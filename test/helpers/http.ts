@@ -51,7 +51,14 @@ export function rawRequest(base: string, r: RawRequest, timeoutMs = 10_000): Pro
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, method: r.method, path: r.path, headers: { ...r.headers, ...(r.body !== undefined ? { 'content-length': String(Buffer.byteLength(r.body)) } : {}) }, agent: false },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: r.method,
+        path: r.path,
+        headers: { ...r.headers, ...(r.body !== undefined ? { 'content-length': String(Buffer.byteLength(r.body)) } : {}) },
+        agent: false,
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');

@@ -8,7 +8,6 @@ import { findProgram } from '../../src/os/programs.js';
 
 export const RTMP_MODULE = process.env.SWITCHYARD_NGINX_RTMP_MODULE || '/usr/lib/nginx/modules/ngx_rtmp_module.so';
 
-
 /** The programs media tests need; a clear failure (not a skip) when they are missing. */
 export function mediaTools(): { nginx: string; ffmpeg: string; ffprobe: string } {
   const nginx = findProgram('nginx');
@@ -95,10 +94,36 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 /** A synthetic live stream (test pattern and a tone) with a short GOP, published until stopped. */
 export function publish(p: Processes, ffmpeg: string, url: string, size = '426x240'): Running {
   return p.start(ffmpeg, [
-    '-nostdin', '-hide_banner', '-loglevel', 'error', '-re',
-    '-f', 'lavfi', '-i', `testsrc=size=${size}:rate=25`, '-f', 'lavfi', '-i', 'sine=frequency=440',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '25', '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-b:a', '64k', '-f', 'flv', url,
+    '-nostdin',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-re',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc=size=${size}:rate=25`,
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-tune',
+    'zerolatency',
+    '-g',
+    '25',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '64k',
+    '-f',
+    'flv',
+    url,
   ]);
 }
 
@@ -120,13 +145,9 @@ export interface Played {
 export async function play(p: Processes, tools: { ffmpeg: string }, url: string, seconds: number, timeoutMs = 20_000): Promise<Played> {
   const startedAt = Date.now();
   let firstFrameMs: number | null = null;
-  const r = p.start(
-    tools.ffmpeg,
-    ['-nostdin', '-hide_banner', '-loglevel', 'error', '-rw_timeout', '3000000', '-i', url, '-t', String(seconds), '-map', '0:v:0', '-f', 'framemd5', '-'],
-    (chunk) => {
-      if (firstFrameMs === null && /(^|\n)0,/.test(chunk)) firstFrameMs = Date.now() - startedAt;
-    },
-  );
+  const r = p.start(tools.ffmpeg, ['-nostdin', '-hide_banner', '-loglevel', 'error', '-rw_timeout', '3000000', '-i', url, '-t', String(seconds), '-map', '0:v:0', '-f', 'framemd5', '-'], (chunk) => {
+    if (firstFrameMs === null && /(^|\n)0,/.test(chunk)) firstFrameMs = Date.now() - startedAt;
+  });
   const timer = setTimeout(() => void r.stop(), timeoutMs);
   await r.exited;
   clearTimeout(timer);

@@ -38,7 +38,7 @@ export function launchService(env: Record<string, string>, keep = Infinity): Lau
     let buffer = '';
     proc.stdout!.on('data', (chunk: Buffer) => {
       buffer += chunk.toString();
-      let nl;
+      let nl: number;
       while ((nl = buffer.indexOf('\n')) >= 0) {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
@@ -131,7 +131,12 @@ function report(t: { log(...v: unknown[]): void }, dataDir: string, output: read
   t.log(`service output (last 30 lines):\n${output.slice(-30).join('\n')}`);
   try {
     for (const id of readdirSync(join(dataDir, 'nodes'))) {
-      t.log(`agent ${id}:\n${readFileSync(join(dataDir, 'nodes', id, 'agent.log'), 'utf8').split('\n').slice(-10).join('\n')}`);
+      t.log(
+        `agent ${id}:\n${readFileSync(join(dataDir, 'nodes', id, 'agent.log'), 'utf8')
+          .split('\n')
+          .slice(-10)
+          .join('\n')}`,
+      );
     }
   } catch {
     /* no agents */

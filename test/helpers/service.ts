@@ -59,8 +59,7 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     const r = await request(url, 'POST', '/as/v1/auth/login', { username: config.auth.adminUser, password: env.SWITCHYARD_ADMIN_PASSWORD });
     adminToken = (r.json as { accessToken: string }).accessToken;
   }
-  const authed = (token: string | null | undefined, headers: Record<string, string> = {}) =>
-    token === null ? headers : { authorization: `Bearer ${token ?? adminToken}`, ...headers };
+  const authed = (token: string | null | undefined, headers: Record<string, string> = {}) => (token === null ? headers : { authorization: `Bearer ${token ?? adminToken}`, ...headers });
   return {
     url,
     dataDir,

@@ -34,13 +34,16 @@ export function valueArb(t: TypeExpr): fc.Arbitrary<unknown> {
     case 'set':
       return fc.array(valueArb(t.element), { maxLength: 3 });
     case 'map':
-      return fc.dictionary(fc.string({ minLength: 1, maxLength: 5 }).filter((k) => k !== '__proto__'), valueArb(t.element), { maxKeys: 3 });
+      return fc.dictionary(
+        fc.string({ minLength: 1, maxLength: 5 }).filter((k) => k !== '__proto__'),
+        valueArb(t.element),
+        { maxKeys: 3 },
+      );
     case 'tuple':
       return fc.tuple(...t.elements.map(valueArb));
     case 'object':
-      return fc.tuple(...t.attributes.map((a) => (a.optional ? fc.option(valueArb(a.type), { nil: undefined }) : valueArb(a.type)))).map((values) =>
-        Object.fromEntries(t.attributes.flatMap((a, i) => (values[i] === undefined ? [] : [[a.name, values[i]]]))),
-      );
+      return fc
+        .tuple(...t.attributes.map((a) => (a.optional ? fc.option(valueArb(a.type), { nil: undefined }) : valueArb(a.type))))
+        .map((values) => Object.fromEntries(t.attributes.flatMap((a, i) => (values[i] === undefined ? [] : [[a.name, values[i]]]))));
   }
 }
-

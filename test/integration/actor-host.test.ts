@@ -18,7 +18,11 @@ const group: NodeGroup = parseConfig({ nodeGroups: [staticGroup({ name: 'g' })] 
 async function started(t: import('ava').ExecutionContext) {
   const h = await hostOf(t, tempDir('switchyard-host-'), [group]);
   const g = h.group('g')!;
-  await g.call('addNodes', group.platform.static.nodes.map((n) => ({ id: n.id, role: n.role, region: n.region, platform: { type: 'static' as const, address: n.address }, state: 'CREATED' as const })), Date.now());
+  await g.call(
+    'addNodes',
+    group.platform.static.nodes.map((n) => ({ id: n.id, role: n.role, region: n.region, platform: { type: 'static' as const, address: n.address }, state: 'CREATED' as const })),
+    Date.now(),
+  );
   return g;
 }
 

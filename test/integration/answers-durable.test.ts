@@ -71,7 +71,8 @@ async function scenario(t: ExecutionContext, durability: 'commit' | 'flush', fir
   let token = await own.login();
   const signer = new TokenSigner(Buffer.from(SECRET));
   const get = (p: string) => request(own.url, 'GET', p, undefined, { authorization: `Bearer ${token}` });
-  const beat = (id: string, streams: unknown[] = []) => request(own.url, 'POST', `/as/v1/nodes/${id}/events`, { ready: true, metrics: {}, streams }, { authorization: `Bearer ${signer.nodeToken('g', id, 3_600_000)}` });
+  const beat = (id: string, streams: unknown[] = []) =>
+    request(own.url, 'POST', `/as/v1/nodes/${id}/events`, { ready: true, metrics: {}, streams }, { authorization: `Bearer ${signer.nodeToken('g', id, 3_600_000)}` });
   for (const id of ['o1', 'o2', 't1', 'e1']) t.is((await beat(id)).status, 200);
   // One record of each shape the held commit writes, so that lmdb-js has its structure already
   // (see holdWrites); the provision's answer is acknowledged, so every write before it is in.
@@ -124,7 +125,7 @@ async function scenario(t: ExecutionContext, durability: 'commit' | 'flush', fir
     ['second', b],
   ] as const) {
     const reply = r?.reply;
-    if (!reply || reply.status !== 200) continue;
+    if (reply?.status !== 200) continue;
     const node = (reply.json as { nodeId: string }).nodeId;
     // An answer that named a node for 'cam' told its client that 'cam' is bound there: still so.
     t.truthy(cam, `the ${name} lookup answered ${node} for 'cam', and after the crash 'cam' is not bound at all`);
@@ -132,7 +133,7 @@ async function scenario(t: ExecutionContext, durability: 'commit' | 'flush', fir
   }
 }
 
-test('two publish lookups of one new stream: the second answers only once the first one\'s binding is committed', (t) => scenario(t, 'commit', 'publish', 'publish'));
+test("two publish lookups of one new stream: the second answers only once the first one's binding is committed", (t) => scenario(t, 'commit', 'publish', 'publish'));
 test('the same with durability "flush"', (t) => scenario(t, 'flush', 'publish', 'publish'));
 test('two transcode lookups of one new stream: the same', (t) => scenario(t, 'commit', 'transcode', 'transcode'));
-test('a binding an origin\'s heartbeat made (published without asking): a publish lookup that finds it waits for its commit', (t) => scenario(t, 'commit', 'heartbeat', 'publish'));
+test("a binding an origin's heartbeat made (published without asking): a publish lookup that finds it waits for its commit", (t) => scenario(t, 'commit', 'heartbeat', 'publish'));

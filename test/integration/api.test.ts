@@ -22,7 +22,13 @@ test.before(async (t) => {
   const svc = await startTestService({
     groups: [
       staticGroup({ name: 'g' }),
-      staticGroup({ name: 'h', nodes: [{ id: 'ho1', role: 'origin', region: 'r1' }, { id: 'he1', role: 'edge', region: 'r1' }] }),
+      staticGroup({
+        name: 'h',
+        nodes: [
+          { id: 'ho1', role: 'origin', region: 'r1' },
+          { id: 'he1', role: 'edge', region: 'r1' },
+        ],
+      }),
       staticGroup({ name: 'full', nodes: [{ id: 'fo1', role: 'origin', region: 'r1' }], rules: [{ region: 'r1', role: 'origin', min: 0, max: 1, limit: 1 }] }),
     ],
     config: { defaultNodeGroup: 'g' },
@@ -76,7 +82,7 @@ test('endpoint 4 gives the least-loaded origin with its publish listener, and th
   t.is(again.nodeId, a.nodeId, 'a publisher that reconnects lands where it was');
 });
 
-test('endpoint 5 gives an edge under the stream\'s origin, with its playback listener', async (t) => {
+test("endpoint 5 gives an edge under the stream's origin, with its playback listener", async (t) => {
   const { svc } = t.context;
   const origin = body<{ nodeId: string }>(await svc.get('/as/v1/streams/live/sub-a/publish'));
   const r = await svc.get('/as/v1/streams/live/sub-a/subscribe');
@@ -115,7 +121,10 @@ test('no room anywhere is a 503 NO_CAPACITY with Retry-After, and a scale-out re
   t.truthy(r.headers.get('retry-after'));
   t.regex(p.detail, /no origin in service with room/);
   const events = await waitForEvents(svc.url, svc.adminToken, (seen) => seen.some((e) => e.type === 'scaling.request' && e.group === 'full'));
-  t.like(events.find((e) => e.type === 'scaling.request'), { group: 'full', role: 'origin', region: 'r1' });
+  t.like(
+    events.find((e) => e.type === 'scaling.request'),
+    { group: 'full', role: 'origin', region: 'r1' },
+  );
 });
 
 // ---- endpoint 2 ---------------------------------------------------------------------------------
@@ -179,7 +188,10 @@ test('provisions: duplicates, foreign regions and malformed ladders are refused 
   dup.streams[1]!.name = dup.streams[0]!.name;
   dup.streams[1]!.level = 1;
   const p = isProblem(t, await svc.send('POST', '/as/v1/provision/g', dup), 400, 'VALIDATION_FAILED');
-  t.deepEqual(p.errors?.map((e) => e.path), ['body.streams[1].name', 'body.streams[1].level']);
+  t.deepEqual(
+    p.errors?.map((e) => e.path),
+    ['body.streams[1].name', 'body.streams[1].level'],
+  );
   const tooMany = { ...ladder('prov-e'), streams: Array.from({ length: 17 }, (_, i) => ({ ...ladder('x').streams[0]!, name: `r${i}`, level: i })) };
   isProblem(t, await svc.send('POST', '/as/v1/provision/g', tooMany), 400, 'VALIDATION_FAILED');
   const ranges = ladder('prov-f') as unknown as { streams: Array<Record<string, unknown>> };
@@ -199,7 +211,10 @@ test('provisions: duplicates, foreign regions and malformed ladders are refused 
   t.deepEqual(withPath.errors?.map((e) => e.path).sort(), ['body.streamName', 'body.streams', 'path.nodeGroup']);
   // A body that cannot be read leaves the path's errors to speak.
   const unreadable = isProblem(t, await svc.send('POST', '/as/v1/provision/bad%20group', '{not json', undefined, { 'content-type': 'application/json' }), 400, 'VALIDATION_FAILED');
-  t.deepEqual(unreadable.errors?.map((e) => e.path), ['path.nodeGroup']);
+  t.deepEqual(
+    unreadable.errors?.map((e) => e.path),
+    ['path.nodeGroup'],
+  );
 });
 
 // ---- endpoint 6 ---------------------------------------------------------------------------------
@@ -237,7 +252,10 @@ test('endpoint 6 lists streams of every group, pages with Link, and filters by g
 test('endpoint 7 lists node groups with counts by role and state; endpoint 8 shows one with its nodes', async (t) => {
   const { svc } = t.context;
   const groups = body<Array<{ name: string; nodes: { total: number; byRole: Record<string, Record<string, number>> }; ready: boolean }>>(await svc.get('/as/v1/nodegroups'));
-  t.deepEqual(groups.map((g) => g.name), ['full', 'g', 'h']);
+  t.deepEqual(
+    groups.map((g) => g.name),
+    ['full', 'g', 'h'],
+  );
   const g = groups.find((x) => x.name === 'g')!;
   t.is(g.nodes.total, 7);
   t.is(g.nodes.byRole.origin?.INSERVICE, 3);
@@ -246,7 +264,10 @@ test('endpoint 7 lists node groups with counts by role and state; endpoint 8 sho
     await svc.get('/as/v1/nodegroups/g'),
   );
   t.is(detail.name, 'g');
-  t.deepEqual(detail.nodeList.map((n) => n.id), [...IDS].sort());
+  t.deepEqual(
+    detail.nodeList.map((n) => n.id),
+    [...IDS].sort(),
+  );
   t.true(detail.nodeList.every((n) => n.state === 'INSERVICE' && n.address.startsWith('10.0.0.') && n.lastHeartbeat !== null));
   t.is(detail.config.regions.length, 2);
   t.is(detail.scaling.length, 6);
@@ -260,14 +281,17 @@ test('endpoint 7 lists node groups with counts by role and state; endpoint 8 sho
   const twoOfThree = await svc.get('/as/v1/nodegroups?limit=2');
   t.regex(twoOfThree.headers.get('link') ?? '', /after=g/);
   const lastOne = await svc.get('/as/v1/nodegroups?limit=1&after=g');
-  t.deepEqual(body<Array<{ name: string }>>(lastOne).map((x) => x.name), ['h']);
+  t.deepEqual(
+    body<Array<{ name: string }>>(lastOne).map((x) => x.name),
+    ['h'],
+  );
   t.is(lastOne.headers.get('link'), null);
   isProblem(t, await svc.get('/as/v1/nodegroups/nope'), 404, 'NODE_GROUP_NOT_FOUND');
 });
 
 // ---- node agents --------------------------------------------------------------------------------
 
-test('heartbeats: the reply names the parent; another node\'s token, unknown nodes and bad bodies are refused', async (t) => {
+test("heartbeats: the reply names the parent; another node's token, unknown nodes and bad bodies are refused", async (t) => {
   const { svc, nodes } = t.context;
   const reply = await nodes.get('e1')!.beat();
   t.is(reply.heartbeatMs, 200);

@@ -8,7 +8,7 @@ import { hash } from '../../src/auth/scrypt-task.js';
 import { isProblem } from '../helpers/assert.js';
 import { body, request } from '../helpers/http.js';
 import { ADMIN_PASSWORD, JWT_SECRET, staticGroup, startTestService, tempDir } from '../helpers/service.js';
-import { ConfigError, parseConfig } from '../../src/config/load.js';
+import { type ConfigError, parseConfig } from '../../src/config/load.js';
 
 const login = (url: string, username: string, password: string) => request(url, 'POST', '/as/v1/auth/login', { username, password });
 const tokenOf = (r: { json: unknown }) => (r.json as { accessToken: string }).accessToken;
@@ -36,7 +36,10 @@ test('a storm of password checks past the scrypt queue gets 429 with Retry-After
   const storm = await Promise.all(Array.from({ length: 10 }, () => svc.send('POST', '/as/v1/auth/password', { currentPassword: 'not-the-password', newPassword: 'another-password-1' })));
   const statuses = storm.map((r) => r.status);
   t.true(statuses.includes(429), statuses.join(','));
-  t.true(statuses.every((s) => s === 401 || s === 429), statuses.join(','));
+  t.true(
+    statuses.every((s) => s === 401 || s === 429),
+    statuses.join(','),
+  );
   for (const r of storm.filter((x) => x.status === 429)) {
     isProblem(t, r, 429, 'RATE_LIMITED');
     t.is(r.headers.get('retry-after'), '1');

@@ -20,14 +20,24 @@ const NODES = [
 const appUser = { username: 'backend', role: 'app', passwordHash: hash('app-secret-password') };
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
-test('with anonymous lookups off, SM2\'s lookups need a token as ours do; a token from PUT /auth/login serves', async (t) => {
+test("with anonymous lookups off, SM2's lookups need a token as ours do; a token from PUT /auth/login serves", async (t) => {
   const svc = await startTestService({
     groups: [staticGroup({ name: 'default', regions: ['r1'], nodes: NODES, rules: ROOMY })],
     config: { auth: { users: [appUser] }, compat: { red5sm2: { enabled: true } } },
   });
   t.teardown(() => svc.close());
-  await allInService(svc, 'default', NODES.map((n) => n.id));
-  for (const path of ['/as/v1/streams/stream/default/publish/live/cam1', '/as/v1/streams/stream/default/subscribe/live/cam1', '/as/v1/streams/stream/default', '/as/v1/streams/stream/node-groups', '/as/v1/streams/stream/default/stream/live/cam1']) {
+  await allInService(
+    svc,
+    'default',
+    NODES.map((n) => n.id),
+  );
+  for (const path of [
+    '/as/v1/streams/stream/default/publish/live/cam1',
+    '/as/v1/streams/stream/default/subscribe/live/cam1',
+    '/as/v1/streams/stream/default',
+    '/as/v1/streams/stream/node-groups',
+    '/as/v1/streams/stream/default/stream/live/cam1',
+  ]) {
     isProblem(t, await request(svc.url, 'GET', path), 401, 'UNAUTHORIZED');
     isProblem(t, await request(svc.url, 'GET', path, undefined, { authorization: 'Bearer not.a.token' }), 401, 'UNAUTHORIZED');
   }
@@ -35,7 +45,12 @@ test('with anonymous lookups off, SM2\'s lookups need a token as ours do; a toke
   const token = (login.json as { token: string }).token;
   const pub = await request(svc.url, 'GET', '/as/v1/streams/stream/default/publish/live/cam1', undefined, { authorization: `Bearer ${token}` });
   t.is(pub.status, 200, pub.text);
-  isProblem(t, await request(svc.url, 'GET', '/as/v1/streams/stream/default/publish/live/cam1', undefined, { authorization: `Bearer ${svc.signer.nodeToken('default', 'o1', 60_000)}` }), 403, 'FORBIDDEN');
+  isProblem(
+    t,
+    await request(svc.url, 'GET', '/as/v1/streams/stream/default/publish/live/cam1', undefined, { authorization: `Bearer ${svc.signer.nodeToken('default', 'o1', 60_000)}` }),
+    403,
+    'FORBIDDEN',
+  );
   // The document says so: the lookups ask for a token.
   const doc = (await svc.get('/as/v1/openapi.json', null)).json as { paths: Record<string, { get: { security: unknown[] } }> };
   t.deepEqual(doc.paths['/as/v1/streams/stream/{nodeGroup}/publish/{scope}/{name}']!.get.security, [{ bearer: [] }]);
@@ -55,7 +70,11 @@ test('anonymous lookups are rated per client address (an IPv6 /64), not per serv
     },
   });
   t.teardown(() => svc.close());
-  await allInService(svc, 'default', NODES.map((n) => n.id));
+  await allInService(
+    svc,
+    'default',
+    NODES.map((n) => n.id),
+  );
   const from = (address: string, path: string, headers: Record<string, string> = {}) => request(svc.url, 'GET', path, undefined, { 'x-forwarded-for': address, ...headers });
 
   // Three in the bucket, none refilled: the fourth from one address is refused, with the wait.
@@ -78,14 +97,18 @@ test('anonymous lookups are rated per client address (an IPv6 /64), not per serv
   t.is((await from('2001:db8:1:3::1', '/as/v1/streams/stream/node-groups')).status, 200);
 });
 
-test('an address may hold the group\'s pendingPerToken streams looked up and not yet published, as a token may', async (t) => {
+test("an address may hold the group's pendingPerToken streams looked up and not yet published, as a token may", async (t) => {
   const group = { ...staticGroup({ name: 'default', regions: ['r1'], nodes: NODES, rules: ROOMY }), limits: { pendingPerToken: 2, pendingBindings: 1000 } };
   const svc = await startTestService({
     groups: [group],
     config: { server: { host: '127.0.0.1', port: 0, trustProxy: 1 }, compat: { red5sm2: { enabled: true, anonymousLookups: true } } },
   });
   t.teardown(() => svc.close());
-  const nodes = await allInService(svc, 'default', NODES.map((n) => n.id));
+  const nodes = await allInService(
+    svc,
+    'default',
+    NODES.map((n) => n.id),
+  );
   const from = (address: string, path: string) => request(svc.url, 'GET', path, undefined, { 'x-forwarded-for': address });
   const publish = (address: string, name: string) => from(address, `/as/v1/streams/stream/default/publish/live/${name}`);
   t.is((await publish('198.51.100.1', 'p0')).status, 200);
@@ -109,16 +132,24 @@ test('a whole stream listing costs an anonymous client one lookup per thousand s
     config: { limits: { lookups: { admin: { perSecond: 0, burst: 1 }, anonymous: { perSecond: 1, burst: 3 } } }, compat: { red5sm2: { enabled: true, anonymousLookups: true } } },
   });
   t.teardown(() => svc.close());
-  await allInService(svc, 'default', NODES.map((n) => n.id));
+  await allInService(
+    svc,
+    'default',
+    NODES.map((n) => n.id),
+  );
   // A small group: one lookup's price.
   t.is((await request(svc.url, 'GET', '/as/v1/streams/stream/default')).status, 200);
   // 2,000 streams bound: the listing walks two thousand, three lookups with the first.
   for (let i = 0; i < 2000; i += 200) {
     const batch = await Promise.all(Array.from({ length: 200 }, (_, j) => svc.get(`/as/v1/streams/live/s${i + j}/publish?nodeGroup=default`)));
-    t.true(batch.every((r) => r.status === 200), batch.find((r) => r.status !== 200)?.text);
+    t.true(
+      batch.every((r) => r.status === 200),
+      batch.find((r) => r.status !== 200)?.text,
+    );
   }
   t.regex(isProblem(t, await request(svc.url, 'GET', '/as/v1/streams/stream/default'), 429, 'RATE_LIMITED').detail, /limits\.lookups\.anonymous/);
   // A token's bucket pays for it as well, and has room.
-  const token = ((await request(svc.url, 'PUT', '/as/v1/auth/login', undefined, { authorization: `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}` })).json as { token: string }).token;
+  const token = ((await request(svc.url, 'PUT', '/as/v1/auth/login', undefined, { authorization: `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}` })).json as { token: string })
+    .token;
   t.is((await request(svc.url, 'GET', '/as/v1/streams/stream/default', undefined, { authorization: `Bearer ${token}` })).status, 200);
 });

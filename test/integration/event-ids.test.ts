@@ -80,6 +80,10 @@ test('an event goes out only once logged: after a kill -9, ids go on above every
     t.deepEqual(logged.get(id), event, `id ${id} names another event after the crash`);
   }
   const ids = log.frames.map((f) => f.id!);
-  t.deepEqual(ids, [...ids].sort((a, b) => a - b), 'ids only grow');
+  t.deepEqual(
+    ids,
+    [...ids].sort((a, b) => a - b),
+    'ids only grow',
+  );
   t.is(new Set(ids).size, ids.length, 'no id twice');
 });

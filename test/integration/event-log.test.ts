@@ -42,11 +42,20 @@ test('an event goes out, and can be replayed, only once its log write is durable
   t.is(log.waiting, 2, 'held until written');
   t.deepEqual(log.since(0), [], 'not replayable before it is in the log');
   t.is(log.last, 0);
-  t.deepEqual((await out).map((e) => e.seq), [1, 2]);
+  t.deepEqual(
+    (await out).map((e) => e.seq),
+    [1, 2],
+  );
   t.is(log.waiting, 0);
   t.is(log.last, 2);
-  t.deepEqual(log.since(0).map((e) => e.seq), [1, 2]);
-  t.deepEqual(log.since(1).map((e) => e.seq), [2]);
+  t.deepEqual(
+    log.since(0).map((e) => e.seq),
+    [1, 2],
+  );
+  t.deepEqual(
+    log.since(1).map((e) => e.seq),
+    [2],
+  );
   t.deepEqual(store.events.get(2)?.seq, 2, 'what went out is in LMDB');
 });
 
@@ -66,8 +75,14 @@ test('after a restart, earlier events come from LMDB and numbering goes on above
   const next = sent(log, 1);
   log.append([body(4)]);
   t.is((await next)[0]!.seq, 4);
-  t.deepEqual(log.since(1).map((e) => e.seq), [2, 3, 4]);
-  t.deepEqual(log.since(0, 2).map((e) => e.seq), [1, 2]);
+  t.deepEqual(
+    log.since(1).map((e) => e.seq),
+    [2, 3, 4],
+  );
+  t.deepEqual(
+    log.since(0, 2).map((e) => e.seq),
+    [1, 2],
+  );
 });
 
 test('the log keeps the last `keep` events, trimming every 500', async (t) => {
@@ -108,5 +123,9 @@ test('an event the log cannot take goes out in its turn, without a number; numbe
       ['r3', 2],
     ],
   );
-  t.deepEqual(log.since(0).map((e) => e.seq), [1, 2], 'only logged events replay');
+  t.deepEqual(
+    log.since(0).map((e) => e.seq),
+    [1, 2],
+    'only logged events replay',
+  );
 });

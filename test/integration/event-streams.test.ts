@@ -38,7 +38,9 @@ test(`at most ${MAX_EVENT_STREAMS} streams are open at once; the next is told to
   const svc = await startTestService({ groups: [staticGroup()] });
   t.teardown(() => svc.close());
   const aborts = Array.from({ length: MAX_EVENT_STREAMS }, () => new AbortController());
-  t.teardown(() => aborts.forEach((a) => a.abort()));
+  t.teardown(() => {
+    for (const a of aborts) a.abort();
+  });
   const opened = await Promise.all(aborts.map((a) => fetch(`${svc.url}/as/v1/events`, { headers: { authorization: `Bearer ${svc.adminToken}` }, signal: a.signal })));
   t.true(opened.every((r) => r.status === 200));
   const refused = await svc.get('/as/v1/events');

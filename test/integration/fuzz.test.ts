@@ -16,7 +16,10 @@ test('no request a client can send gets a 5xx, a hang or a non-problem error', a
   t.timeout(60_000 + RUNS * 20);
   const started = Date.now();
   const roomy = staticGroup({ rules: ['r1', 'r2'].flatMap((region) => ['origin', 'edge', 'transcoder'].map((role) => ({ region, role, min: 0, max: 4, limit: 1_000_000 }))) });
-  const svc = await startTestService({ groups: [roomy], config: { auth: { users: [{ username: 'app', role: 'app', passwordHash: hash('app-password-123') }], loginThrottle: { maxFailures: 1_000_000 } } } });
+  const svc = await startTestService({
+    groups: [roomy],
+    config: { auth: { users: [{ username: 'app', role: 'app', passwordHash: hash('app-password-123') }], loginThrottle: { maxFailures: 1_000_000 } } },
+  });
   t.teardown(() => svc.close());
   const nodes = await allInService(svc, 'g', ['o1', 'o2', 'o3', 'e1', 'e2', 'e3', 't1']);
   const app = ((await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'app', password: 'app-password-123' })).json as { accessToken: string }).accessToken;
@@ -38,8 +41,15 @@ test('WebSocket handshakes with random headers open a node channel or get a prob
   const svc = await startTestService({ groups: [staticGroup()] });
   t.teardown(() => svc.close());
   const o1 = svc.signer.nodeToken('g', 'o1', 86_400_000);
-  const header = fc.oneof(fc.constantFrom('', ' ', 'a', 'a,b', 'a, a', 'chat, superchat', '13', '8', '7', '0', 'x'.repeat(300)), fc.string({ maxLength: 40 }).map((s) => s.replace(/[^\x20-\x7e\t]/g, '?').trim()));
-  const key = fc.oneof(fc.constant('dGhlIHNhbXBsZSBub25jZQ=='), fc.uint8Array({ minLength: 0, maxLength: 20 }).map((b) => Buffer.from(b).toString('base64')), header);
+  const header = fc.oneof(
+    fc.constantFrom('', ' ', 'a', 'a,b', 'a, a', 'chat, superchat', '13', '8', '7', '0', 'x'.repeat(300)),
+    fc.string({ maxLength: 40 }).map((s) => s.replace(/[^\x20-\x7e\t]/g, '?').trim()),
+  );
+  const key = fc.oneof(
+    fc.constant('dGhlIHNhbXBsZSBub25jZQ=='),
+    fc.uint8Array({ minLength: 0, maxLength: 20 }).map((b) => Buffer.from(b).toString('base64')),
+    header,
+  );
   const handshake = fc.record({
     // Weighted toward a whole handshake, so that some of them open a channel.
     nodeId: fc.oneof({ arbitrary: fc.constant('o1'), weight: 3 }, fc.constantFrom('o2', 'ghost', 'bad%20id')),

@@ -24,7 +24,12 @@ function tempDir(t: { teardown(fn: () => void): void }): string {
   return dir;
 }
 
-function backend(t: { teardown(fn: () => Promise<void>): void }, dir: string, o: Partial<NginxBackendOptions> & { nodeId: string; role: Role; address: string }, logs: string[] = []): NginxRtmpBackend {
+function backend(
+  t: { teardown(fn: () => Promise<void>): void },
+  dir: string,
+  o: Partial<NginxBackendOptions> & { nodeId: string; role: Role; address: string },
+  logs: string[] = [],
+): NginxRtmpBackend {
   const b = new NginxRtmpBackend({
     scope: 'live',
     rtmpPort: 19350,
@@ -48,7 +53,14 @@ test('nginx accepts the rendered config of every role', (t) => {
     const nodeDir = join(dir, role);
     mkdirSync(join(nodeDir, 'tmp'), { recursive: true });
     const conf = renderNginxConfig({
-      nodeId: `n-${role}`, role, scope: 'live', address: '127.0.60.2', rtmpPort: 19350, statPort: 19380, dir: nodeDir, modulePath: RTMP_MODULE,
+      nodeId: `n-${role}`,
+      role,
+      scope: 'live',
+      address: '127.0.60.2',
+      rtmpPort: 19350,
+      statPort: 19380,
+      dir: nodeDir,
+      modulePath: RTMP_MODULE,
       parent: role === 'edge' || role === 'relay' ? { address: '127.0.60.3', port: 19350 } : null,
       ...(process.getuid?.() === 0 ? { user: userInfo().username } : {}),
     });
@@ -71,10 +83,14 @@ test('an origin reports its listeners; a crash of nginx is reported, repaired, a
   const master = Number(readFileSync(nodePaths(join(dir, 'o1')).pid, 'utf8'));
   process.kill(master, 'SIGKILL');
   // The next report says what happened, even if nginx is already back by then.
-  const down = await eventually(async () => {
-    const r = await o.report();
-    return r.ready ? false : r;
-  }, 5000, 'the crash to be reported');
+  const down = await eventually(
+    async () => {
+      const r = await o.report();
+      return r.ready ? false : r;
+    },
+    5000,
+    'the crash to be reported',
+  );
   t.regex(down.problem ?? '', /nginx killed by SIGKILL/);
   await eventually(async () => (await o.report()).ready, 10_000, 'nginx to be restarted');
   const again = Number(readFileSync(nodePaths(join(dir, 'o1')).pid, 'utf8'));
@@ -102,15 +118,22 @@ test('a parent change reloads the edge: new viewers pull from the new parent, vi
   const viewer = p.start(tools.ffmpeg, ['-nostdin', '-loglevel', 'error', '-rw_timeout', '3000000', '-i', 'rtmp://127.0.60.5:19350/live/cam1', '-f', 'null', '-']);
   await eventually(async () => stream(await edge.report(), 'cam1')?.subscribers === 1, 15_000, 'the viewer on the edge');
   // The edge's pull is a subscriber of the origin, and a cluster child.
-  const origin = await eventually(async () => {
-    const r = await o1.report();
-    return stream(r, 'cam1')?.subscribers === 1 ? r : false;
-  }, 10_000, "the edge's pull on the origin");
+  const origin = await eventually(
+    async () => {
+      const r = await o1.report();
+      return stream(r, 'cam1')?.subscribers === 1 ? r : false;
+    },
+    10_000,
+    "the edge's pull on the origin",
+  );
   t.is(origin.metrics['connections.clusterchildren'], 1);
   t.is(stream(await edge.report(), 'cam1')?.publishing, false, 'a pulled stream is not published on the edge');
 
   await edge.apply({ parent: { nodeId: 'o2', address: '127.0.60.4', port: 19350, protocol: 'rtmp' }, drain: false });
-  t.true(logs.some((l) => l.startsWith('nginx reloaded')), logs.join('\n'));
+  t.true(
+    logs.some((l) => l.startsWith('nginx reloaded')),
+    logs.join('\n'),
+  );
   const after = await edge.report();
   t.is(stream(after, 'cam1')?.subscribers, 1, 'the viewer on the old worker is still counted');
   t.is(after.metrics['connections.subscriber'], 1);
@@ -193,10 +216,14 @@ test('without nginx the node says what to install, and retries less and less oft
   const r = await o.report();
   t.false(r.ready);
   t.regex(r.problem ?? '', /no-such-nginx not found: install nginx, libnginx-mod-rtmp and ffmpeg/);
-  const downs = await eventually(async () => {
-    const at = logTimes.filter((x) => x.msg === 'nginx down').map((x) => x.at);
-    return at.length >= 4 ? at : false;
-  }, 10_000, 'four attempts');
+  const downs = await eventually(
+    async () => {
+      const at = logTimes.filter((x) => x.msg === 'nginx down').map((x) => x.at);
+      return at.length >= 4 ? at : false;
+    },
+    10_000,
+    'four attempts',
+  );
   // Waits of 0.25, 0.5, then 1 s between attempts (each attempt itself takes a moment more).
   const gaps = downs.slice(1, 4).map((at, i) => at - downs[i]!);
   t.true(gaps[0]! >= 240 && gaps[1]! >= 490 && gaps[2]! >= 990, `gaps ${gaps.join(', ')} ms`);

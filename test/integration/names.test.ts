@@ -38,15 +38,31 @@ test('node group, region and static node names that start with a dot are refused
   const { svc } = t.context;
   for (const name of DOT_NAMES) {
     const group = isProblem(t, await svc.send('POST', '/as/v1/nodegroups', staticGroup({ name })), 400, 'VALIDATION_FAILED');
-    t.true(group.errors!.some((e) => e.path === 'body.name' && /not starting with a dot/.test(e.message)), JSON.stringify(group.errors));
-    const node = isProblem(t, await svc.send('POST', '/as/v1/nodegroups', staticGroup({ name: `n${DOT_NAMES.indexOf(name)}`, regions: ['r1'], nodes: [{ id: name, role: 'origin', region: 'r1' }] })), 400);
-    t.true(node.errors!.some((e) => e.path === 'body.platform.static.nodes[0].id'), JSON.stringify(node.errors));
+    t.true(
+      group.errors!.some((e) => e.path === 'body.name' && /not starting with a dot/.test(e.message)),
+      JSON.stringify(group.errors),
+    );
+    const node = isProblem(
+      t,
+      await svc.send('POST', '/as/v1/nodegroups', staticGroup({ name: `n${DOT_NAMES.indexOf(name)}`, regions: ['r1'], nodes: [{ id: name, role: 'origin', region: 'r1' }] })),
+      400,
+    );
+    t.true(
+      node.errors!.some((e) => e.path === 'body.platform.static.nodes[0].id'),
+      JSON.stringify(node.errors),
+    );
     const region = isProblem(t, await svc.send('POST', '/as/v1/nodegroups', { ...staticGroup({ name: 'r', regions: [name] }) }), 400);
-    t.true(region.errors!.some((e) => e.path === 'body.regions[0].name'), JSON.stringify(region.errors));
+    t.true(
+      region.errors!.some((e) => e.path === 'body.regions[0].name'),
+      JSON.stringify(region.errors),
+    );
   }
   // Nothing was created along the way.
   const list = await svc.get('/as/v1/nodegroups');
-  t.deepEqual((list.json as Array<{ name: string }>).map((g) => g.name), ['g']);
+  t.deepEqual(
+    (list.json as Array<{ name: string }>).map((g) => g.name),
+    ['g'],
+  );
 });
 
 test('stream, provision and rendition names that start with a dot are refused', async (t) => {
@@ -57,9 +73,15 @@ test('stream, provision and rendition names that start with a dot are refused', 
     isProblem(t, await raw(svc, 'GET', `/as/v1/streams/stream/g/${name}?transcode=false`), 400, 'VALIDATION_FAILED');
     isProblem(t, await raw(svc, 'GET', `/as/v1/provision/g/${name}`), 400, 'VALIDATION_FAILED');
     const created = isProblem(t, await svc.send('POST', '/as/v1/provision/g', ladder(name, 'fine_360')), 400, 'VALIDATION_FAILED');
-    t.true(created.errors!.some((e) => e.path === 'body.streamName'), JSON.stringify(created.errors));
+    t.true(
+      created.errors!.some((e) => e.path === 'body.streamName'),
+      JSON.stringify(created.errors),
+    );
     const rendition = isProblem(t, await svc.send('POST', '/as/v1/provision/g', ladder('fine', name)), 400, 'VALIDATION_FAILED');
-    t.true(rendition.errors!.some((e) => e.path === 'body.streams[0].name'), JSON.stringify(rendition.errors));
+    t.true(
+      rendition.errors!.some((e) => e.path === 'body.streams[0].name'),
+      JSON.stringify(rendition.errors),
+    );
   }
   t.deepEqual((await svc.get('/as/v1/provision/g')).json, []);
   // A dot inside a name is still a name.

@@ -24,10 +24,9 @@ const path = (id: string) => `/as/v1/nodes/${id}/events`;
 /** A node token of the default life (24 h): not renewed in answers. */
 const tokenOf = (svc: TestService, id: string) => svc.signer.nodeToken('g', id, 86_400_000);
 /** Requests to no route so far: an upgrade where the channel is not offered is one. */
-const unmatched = async (svc: TestService) =>
-  Number((await svc.get('/as/v1/metrics')).text.match(/^switchyard_http_requests_total\{method="GET",route="unmatched",status="404"\} (\d+)$/m)?.[1] ?? 0);
+const unmatched = async (svc: TestService) => Number((await svc.get('/as/v1/metrics')).text.match(/^switchyard_http_requests_total\{method="GET",route="unmatched",status="404"\} (\d+)$/m)?.[1] ?? 0);
 
-test('heartbeats over a channel bring nodes into service; each answer is the node\'s orders', async (t) => {
+test("heartbeats over a channel bring nodes into service; each answer is the node's orders", async (t) => {
   const { svc } = t.context;
   const o1 = await openChannel(svc.url, 'o1', tokenOf(svc, 'o1'));
   t.teardown(() => o1.ws.terminate());
@@ -63,10 +62,7 @@ test('a refused event gets a problem and the channel goes on', async (t) => {
   ch.send({ ready: 'yes', metrics: { 'cpu.load': 'high' } });
   const invalid = await ch.next();
   t.like(invalid, { status: 400, code: 'VALIDATION_FAILED' });
-  t.deepEqual(
-    (invalid.errors as Array<{ path: string }>).map((e) => e.path).sort(),
-    ['message.metrics.cpu.load', 'message.ready'],
-  );
+  t.deepEqual((invalid.errors as Array<{ path: string }>).map((e) => e.path).sort(), ['message.metrics.cpu.load', 'message.ready']);
   ch.send('{"__proto__": {"ready": true}, "ready": true, "metrics": {}}');
   t.like(await ch.next(), { code: 'BAD_JSON' });
   ch.send(Buffer.from([1, 2, 3]));
@@ -75,7 +71,7 @@ test('a refused event gets a problem and the channel goes on', async (t) => {
   t.like(await ch.next(), { heartbeatMs: 200 });
 });
 
-test('the upgrade is refused with the POST\'s problems', async (t) => {
+test("the upgrade is refused with the POST's problems", async (t) => {
   const { svc } = t.context;
   const o1 = tokenOf(svc, 'o1');
   isProblem(t, await refusedUpgrade(svc.url, path('o1')), 401, 'UNAUTHORIZED');
@@ -188,7 +184,7 @@ test('a node has one channel: a second replaces the first, which is told so', as
   t.like(await second.next(), { heartbeatMs: 200 });
 });
 
-test('an opening handshake that is not a GET gets a problem, not the library\'s HTML', async (t) => {
+test("an opening handshake that is not a GET gets a problem, not the library's HTML", async (t) => {
   const { svc } = t.context;
   const r = await rawRequest(svc.url, {
     method: 'HEAD',
@@ -201,7 +197,7 @@ test('an opening handshake that is not a GET gets a problem, not the library\'s 
 
 // ---- the agent's side ---------------------------------------------------------------------------
 
-test('the agent sends over the channel, and takes a refusal of its node as the POST\'s', async (t) => {
+test("the agent sends over the channel, and takes a refusal of its node as the POST's", async (t) => {
   const { svc } = t.context;
   const beats = new ChannelHeartbeats(svc.url, 'e2', new PostHeartbeats(svc.url, 'e2'));
   t.teardown(() => beats.close());

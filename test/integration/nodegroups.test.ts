@@ -75,7 +75,16 @@ test('a node group is not listed until it is created: the stream list answers 20
 });
 
 test('drain takes a node out of rotation and retires it once empty; doom and bad states are answered', async (t) => {
-  const svc = await startTestService({ groups: [staticGroup({ nodes: [{ id: 'o1', role: 'origin', region: 'r1' }, { id: 'o2', role: 'origin', region: 'r1' }] })] });
+  const svc = await startTestService({
+    groups: [
+      staticGroup({
+        nodes: [
+          { id: 'o1', role: 'origin', region: 'r1' },
+          { id: 'o2', role: 'origin', region: 'r1' },
+        ],
+      }),
+    ],
+  });
   t.teardown(() => svc.close());
   const o1 = new FakeNode(svc, 'g', 'o1');
   const o2 = new FakeNode(svc, 'g', 'o2');
@@ -109,8 +118,11 @@ test('groups created through the API survive a restart, and a config change does
   svc = await startTestService({ dataDir, groups: [{ ...fileGroup, scope: 'changed-in-file' }] });
   t.teardown(() => svc.close());
   const groups = body<Array<{ name: string; scope: string }>>(await svc.get('/as/v1/nodegroups'));
-  t.deepEqual(groups.map((g) => [g.name, g.scope]), [
-    ['filed', 'changed-by-api'],
-    ['made', 'live'],
-  ]);
+  t.deepEqual(
+    groups.map((g) => [g.name, g.scope]),
+    [
+      ['filed', 'changed-by-api'],
+      ['made', 'live'],
+    ],
+  );
 });

@@ -12,13 +12,17 @@ import { staticGroup, startTestService } from '../helpers/service.js';
 const appUser = { username: 'backend', role: 'app', passwordHash: hash('app-secret-password') };
 const appToken = async (url: string) => ((await request(url, 'POST', '/as/v1/auth/login', { username: 'backend', password: 'app-secret-password' })).json as { accessToken: string }).accessToken;
 
-test('lookups past a token subject\'s rate get 429 with Retry-After; another subject is not held back', async (t) => {
+test("lookups past a token subject's rate get 429 with Retry-After; another subject is not held back", async (t) => {
   const svc = await startTestService({ config: { auth: { users: [appUser] }, limits: { lookups: { admin: { perSecond: 1, burst: 3 } } } } });
   t.teardown(() => svc.close());
   await allInService(svc, 'g', ['o1', 'e1']);
   const answers = [];
   for (let i = 0; i < 20; i++) answers.push(await svc.get('/as/v1/streams/live/cam/publish'));
-  t.deepEqual(answers.slice(0, 3).map((r) => r.status), [200, 200, 200], 'the burst');
+  t.deepEqual(
+    answers.slice(0, 3).map((r) => r.status),
+    [200, 200, 200],
+    'the burst',
+  );
   const limited = answers.filter((r) => r.status === 429);
   t.true(limited.length >= 10, `twenty lookups at once, three in the bucket and one a second: ${answers.map((r) => r.status).join(',')}`);
   const p = isProblem(t, limited[0]!, 429, 'RATE_LIMITED');
@@ -30,7 +34,17 @@ test('lookups past a token subject\'s rate get 429 with Retry-After; another sub
 });
 
 test('a publish lookup of a new stream past the PENDING caps gets 429, not a new node; known streams and other tokens still get theirs', async (t) => {
-  const group = { ...staticGroup({ name: 'g', regions: ['r1'], nodes: [{ id: 'o1', role: 'origin', region: 'r1' }, { id: 'o2', role: 'origin', region: 'r1' }] }), limits: { pendingPerToken: 3, pendingBindings: 5 } };
+  const group = {
+    ...staticGroup({
+      name: 'g',
+      regions: ['r1'],
+      nodes: [
+        { id: 'o1', role: 'origin', region: 'r1' },
+        { id: 'o2', role: 'origin', region: 'r1' },
+      ],
+    }),
+    limits: { pendingPerToken: 3, pendingBindings: 5 },
+  };
   const svc = await startTestService({ groups: [group], config: { auth: { users: [appUser] } } });
   t.teardown(() => svc.close());
   const nodes = await allInService(svc, 'g', ['o1', 'o2']);

@@ -29,7 +29,7 @@ function capture(): { lines: string[]; log: ReturnType<typeof createLogger> } {
 function shared(dir: string): string[] {
   const out: string[] = [];
   const visit = (path: string) => {
-    let st;
+    let st: ReturnType<typeof statSync>;
     try {
       st = statSync(path);
     } catch {
@@ -76,8 +76,14 @@ test('the generated password is announced once as a plain line, and no log line 
   const password = /is (\S+) \(also in /.exec(announced[0]!)?.[1];
   t.truthy(password, announced[0]);
   t.is((await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'admin', password })).status, 200);
-  t.false(lines.some((l) => l.includes(password!)), 'the JSON log never carries the password');
-  t.true(lines.some((l) => /generated the initial admin password/.test(l)), 'the log says a password was generated, and where it is');
+  t.false(
+    lines.some((l) => l.includes(password!)),
+    'the JSON log never carries the password',
+  );
+  t.true(
+    lines.some((l) => /generated the initial admin password/.test(l)),
+    'the log says a password was generated, and where it is',
+  );
 });
 
 test('a failed login logs a known user by name and an unknown one only by a tag', async (t) => {
@@ -89,7 +95,10 @@ test('a failed login logs a known user by name and an unknown one only by a tag'
   t.is((await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: typo })).status, 401);
   const failures = lines.map((l) => JSON.parse(l) as { msg: string; user?: string; unknownUser?: string }).filter((l) => l.msg === 'login failed');
   t.is(failures.length, 2);
-  t.false(lines.some((l) => l.includes(typo)), 'neither the mistyped name nor the password is in the log');
+  t.false(
+    lines.some((l) => l.includes(typo)),
+    'neither the mistyped name nor the password is in the log',
+  );
   t.regex(failures[0]!.unknownUser ?? '', /^[A-Za-z0-9_-]{12}$/);
   t.is(failures[1]!.user, 'admin');
 });

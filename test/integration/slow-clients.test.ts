@@ -60,7 +60,9 @@ test('headers that never finish are cut off with 408 after headersTimeout', asyn
 
 test('a body that never finishes is cut off with 408, and nothing is written', async (t) => {
   const body = JSON.stringify({ streamName: 'slowpoke', region: 'r1', streams: [] });
-  const a = await raw([`POST /as/v1/provision/g HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${svc.adminToken}\r\nContent-Type: application/json\r\nContent-Length: ${body.length + 10}\r\n\r\n${body}`]);
+  const a = await raw([
+    `POST /as/v1/provision/g HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${svc.adminToken}\r\nContent-Type: application/json\r\nContent-Length: ${body.length + 10}\r\n\r\n${body}`,
+  ]);
   isProblemAnswer(t, a, 408, 'REQUEST_TIMEOUT');
   t.log(`answered after ${a.after} ms`);
   t.is((await svc.get('/as/v1/provision/g/slowpoke')).status, 404);

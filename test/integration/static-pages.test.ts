@@ -61,7 +61,10 @@ test('the docs page renders the OpenAPI document with swagger-ui served from her
   t.notRegex(csp, /unsafe-inline|unsafe-eval|https?:/);
   t.notRegex(r.text, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
   const assets = assetsOf(r.text);
-  t.true(assets.some((u) => /swagger-ui-bundle-[\w-]+\.js$/.test(u)), assets.join(' '));
+  t.true(
+    assets.some((u) => /swagger-ui-bundle-[\w-]+\.js$/.test(u)),
+    assets.join(' '),
+  );
   for (const url of assets) t.is((await request(svc.url, 'GET', url)).status, 200, url);
 });
 

@@ -28,7 +28,22 @@ test('a full disk refuses writes with 503 STORE_UNAVAILABLE, reads go on, and wr
     }
     rmSync(mount, { recursive: true, force: true });
   });
-  const svc = await startTestService({ dataDir: join(mount, 'data'), config: { minFreeBytes: MIN_FREE_FLOOR }, groups: [staticGroup({ nodes: [{ id: 'o1', role: 'origin', region: 'r1' }, { id: 'e1', role: 'edge', region: 'r1' }], rules: [{ region: 'r1', role: 'origin', min: 0, max: 4, limit: 1e6 }, { region: 'r1', role: 'edge', min: 0, max: 4, limit: 1e6 }] })] });
+  const svc = await startTestService({
+    dataDir: join(mount, 'data'),
+    config: { minFreeBytes: MIN_FREE_FLOOR },
+    groups: [
+      staticGroup({
+        nodes: [
+          { id: 'o1', role: 'origin', region: 'r1' },
+          { id: 'e1', role: 'edge', region: 'r1' },
+        ],
+        rules: [
+          { region: 'r1', role: 'origin', min: 0, max: 4, limit: 1e6 },
+          { region: 'r1', role: 'edge', min: 0, max: 4, limit: 1e6 },
+        ],
+      }),
+    ],
+  });
   t.teardown(() => svc.close());
   await allInService(svc, 'g', ['o1', 'e1']);
   // Followed from before the disk fills: an event the log cannot take is sent live, not replayed.
@@ -39,7 +54,10 @@ test('a full disk refuses writes with 503 STORE_UNAVAILABLE, reads go on, and wr
 
   execFileSync('sh', ['-c', `dd if=/dev/zero of=${join(mount, 'junk')} bs=1M count=64 2>/dev/null || true`]);
   // Provisions are large enough that the next write needs new pages.
-  const refused = await svc.send('POST', '/as/v1/provision/g', { ...ladder('refused'), streams: Array.from({ length: 16 }, (_, i) => ({ ...ladder('x').streams[0]!, name: `refused_${i}_${'n'.repeat(100)}`, level: i })) });
+  const refused = await svc.send('POST', '/as/v1/provision/g', {
+    ...ladder('refused'),
+    streams: Array.from({ length: 16 }, (_, i) => ({ ...ladder('x').streams[0]!, name: `refused_${i}_${'n'.repeat(100)}`, level: i })),
+  });
   const p = isProblem(t, refused, 503, 'STORE_UNAVAILABLE');
   t.regex(p.detail, /no space left/);
   t.truthy(refused.headers.get('retry-after'));

@@ -13,10 +13,7 @@ import { hostOf, staticGroup, tempDir } from '../helpers/service.js';
 const group: NodeGroup = parseConfig({ nodeGroups: [staticGroup({ name: 'g' })] }, 'test').nodeGroups[0]!;
 const rendition = (name: string, level: number) => ({ name, level, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 });
 
-type Op =
-  | { op: 'create' | 'replace'; stream: number; region: 'r1' | 'r2' }
-  | { op: 'delete'; stream: number }
-  | { op: 'publish'; stream: number };
+type Op = { op: 'create' | 'replace'; stream: number; region: 'r1' | 'r2' } | { op: 'delete'; stream: number } | { op: 'publish'; stream: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ op: fc.constantFrom<'create' | 'replace'>('create', 'replace'), stream: fc.integer({ min: 0, max: 6 }), region: fc.constantFrom<'r1' | 'r2'>('r1', 'r2') }),
@@ -37,7 +34,11 @@ test('after a crash or a stop, the store holds exactly the acknowledged provisio
       try {
         let h = await host(dir);
         const g = h.group('g')!;
-        await g.call('addNodes', group.platform.static.nodes.map((n) => ({ id: n.id, role: n.role, region: n.region, platform: { type: 'static' as const, address: n.address }, state: 'CREATED' as const })), Date.now());
+        await g.call(
+          'addNodes',
+          group.platform.static.nodes.map((n) => ({ id: n.id, role: n.role, region: n.region, platform: { type: 'static' as const, address: n.address }, state: 'CREATED' as const })),
+          Date.now(),
+        );
         for (const n of group.platform.static.nodes) await g.call('heartbeats', [[n.id, { ready: true, metrics: {} }]]);
 
         const provisions = new Map<string, string>();
@@ -102,13 +103,30 @@ test('right after a start, lookups find stored bindings the background load has 
   const origins = group.platform.static.nodes.filter((n) => n.role === 'origin');
   await store.nodes.transaction(() => {
     for (const n of group.platform.static.nodes) {
-      store.nodes.put(['g', n.id], { id: n.id, group: 'g', role: n.role, region: n.region, state: 'INSERVICE', stateSince: 0, createdAt: 0, platform: { type: 'static', address: n.address }, parent: null });
+      store.nodes.put(['g', n.id], {
+        id: n.id,
+        group: 'g',
+        role: n.role,
+        region: n.region,
+        state: 'INSERVICE',
+        stateSince: 0,
+        createdAt: 0,
+        platform: { type: 'static', address: n.address },
+        parent: null,
+      });
     }
   });
   const COUNT = 200_000;
   for (let c = 0; c < COUNT; c += 50_000) {
     await store.bindings.transaction(() => {
-      for (let i = c; i < c + 50_000; i++) store.bindings.put(['g', `s${String(i).padStart(6, '0')}`], { stream: `s${String(i).padStart(6, '0')}`, origin: origins[i % origins.length]!.id, state: 'LIVE', boundAt: 1_795_000_000_000, since: 1_795_000_000_000 });
+      for (let i = c; i < c + 50_000; i++)
+        store.bindings.put(['g', `s${String(i).padStart(6, '0')}`], {
+          stream: `s${String(i).padStart(6, '0')}`,
+          origin: origins[i % origins.length]!.id,
+          state: 'LIVE',
+          boundAt: 1_795_000_000_000,
+          since: 1_795_000_000_000,
+        });
     });
   }
   await store.close();

@@ -19,7 +19,9 @@ test('a silent static node goes FAULT, is not handed out, and comes back when it
   isProblem(t, await svc.get('/as/v1/streams/live/other/publish'), 503, 'NO_CAPACITY');
   isProblem(t, await svc.get('/as/v1/streams/live/cam/subscribe'), 503, 'NO_CAPACITY');
   await o1.beat();
-  const back = await waitForEvents(svc.url, svc.adminToken, (seen) => seen.some((e) => e.type === 'node.state' && e.nodeId === 'o1' && e.from === 'FAULT' && e.to === 'INSERVICE'), { since: faulted.at(-1)!.seq });
+  const back = await waitForEvents(svc.url, svc.adminToken, (seen) => seen.some((e) => e.type === 'node.state' && e.nodeId === 'o1' && e.from === 'FAULT' && e.to === 'INSERVICE'), {
+    since: faulted.at(-1)!.seq,
+  });
   t.truthy(back.length);
   t.is((await svc.get('/as/v1/streams/live/cam/publish')).status, 200);
 });
@@ -27,9 +29,29 @@ test('a silent static node goes FAULT, is not handed out, and comes back when it
 test('static nodes removed from the config are retired; those added appear', async (t) => {
   const dataDir = tempDir();
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const svc = await startTestService({ dataDir, groups: [staticGroup({ nodes: [{ id: 'keep', role: 'origin', region: 'r1' }, { id: 'gone', role: 'origin', region: 'r1' }] })] });
+  const svc = await startTestService({
+    dataDir,
+    groups: [
+      staticGroup({
+        nodes: [
+          { id: 'keep', role: 'origin', region: 'r1' },
+          { id: 'gone', role: 'origin', region: 'r1' },
+        ],
+      }),
+    ],
+  });
   await svc.close({ stopNodes: false });
-  const again = await startTestService({ dataDir, groups: [staticGroup({ nodes: [{ id: 'keep', role: 'origin', region: 'r1' }, { id: 'new', role: 'origin', region: 'r1' }] })] });
+  const again = await startTestService({
+    dataDir,
+    groups: [
+      staticGroup({
+        nodes: [
+          { id: 'keep', role: 'origin', region: 'r1' },
+          { id: 'new', role: 'origin', region: 'r1' },
+        ],
+      }),
+    ],
+  });
   t.teardown(() => again.close());
   const seen = await waitForEvents(again.url, again.adminToken, (s) => s.some((e) => e.type === 'node.state' && e.nodeId === 'gone' && e.to === null));
   t.true(seen.some((e) => e.type === 'node.state' && e.nodeId === 'new' && e.to === 'CREATED'));

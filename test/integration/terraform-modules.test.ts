@@ -26,16 +26,27 @@ test('the shipped modules: their variables, and the provider configured per regi
   const { catalog, problems, warnings } = await loadTerraformModules(operator());
   t.deepEqual(problems, []);
   t.deepEqual(warnings, []);
-  t.deepEqual(catalog.modules.map((m) => m.name), ['aws', 'digitalocean', 'local']);
+  t.deepEqual(
+    catalog.modules.map((m) => m.name),
+    ['aws', 'digitalocean', 'local'],
+  );
   const local = moduleNamed(catalog, 'local')!;
-  t.deepEqual(local.variables.map((v) => v.name), ['agent', 'group', 'network', 'node_binary', 'nodes', 'port', 'region', 'scope', 'service_url', 'state_dir', 'tokens']);
+  t.deepEqual(
+    local.variables.map((v) => v.name),
+    ['agent', 'group', 'network', 'node_binary', 'nodes', 'port', 'region', 'scope', 'service_url', 'state_dir', 'tokens'],
+  );
   t.is(local.provider, undefined);
   t.deepEqual(moduleNamed(catalog, 'aws')!.provider, { name: 'aws', source: 'hashicorp/aws', version: '>= 5.0' });
   t.deepEqual(moduleNamed(catalog, 'digitalocean')!.provider, { name: 'digitalocean', source: 'digitalocean/digitalocean', version: '>= 2.30' });
-  t.deepEqual(moduleNamed(catalog, 'aws')!.variables.filter((v) => v.required).map((v) => v.name), ['group', 'image_id', 'nodes', 'region', 'security_group_ids', 'service_url', 'subnet_ids', 'tokens']);
+  t.deepEqual(
+    moduleNamed(catalog, 'aws')!
+      .variables.filter((v) => v.required)
+      .map((v) => v.name),
+    ['group', 'image_id', 'nodes', 'region', 'security_group_ids', 'service_url', 'subnet_ids', 'tokens'],
+  );
 });
 
-test('the operator\'s modules directory: modules by name, the operator\'s pins and provider choice checked, broken and misnamed ones set aside', async (t) => {
+test("the operator's modules directory: modules by name, the operator's pins and provider choice checked, broken and misnamed ones set aside", async (t) => {
   const dir = tempDir('switchyard-tf-modules-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const contract = 'variable "nodes" {}\nvariable "tokens" {}\nvariable "service_url" {}\nvariable "group" {}\nvariable "region" {}\noutput "nodes" {\n  value = {}\n}\n';
@@ -43,7 +54,10 @@ test('the operator\'s modules directory: modules by name, the operator\'s pins a
     mkdirSync(join(dir, name));
     writeFileSync(join(dir, name, 'main.tf'), text);
   };
-  module('mine', `${contract}variable "bootstrap" {\n  type = string\n}\nvariable "size" {\n  type    = number\n  default = 1\n}\nterraform {\n  required_providers {\n    aws    = { source = "hashicorp/aws" }\n    random = { source = "hashicorp/random" }\n  }\n}\n`);
+  module(
+    'mine',
+    `${contract}variable "bootstrap" {\n  type = string\n}\nvariable "size" {\n  type    = number\n  default = 1\n}\nterraform {\n  required_providers {\n    aws    = { source = "hashicorp/aws" }\n    random = { source = "hashicorp/random" }\n  }\n}\n`,
+  );
   mkdirSync(join(dir, 'json'));
   writeFileSync(join(dir, 'json', 'main.tf.json'), JSON.stringify({ variable: { nodes: {}, tokens: {}, service_url: {}, group: {}, region: {}, flavour: { type: 'list(string)' } } }));
   module('broken', 'variable "x" {\n');
@@ -51,7 +65,10 @@ test('the operator\'s modules directory: modules by name, the operator\'s pins a
   module('local', contract);
 
   const loaded = await loadTerraformModules(operator({ modulesDir: dir, modules: { mine: { provider: 'aws', variables: { bootstrap: '/opt/boot.sh', size: 'big' } }, nosuch: { variables: {} } } }));
-  t.deepEqual(loaded.catalog.modules.map((m) => `${m.name}${m.shipped ? ' (shipped)' : ''}`), ['aws (shipped)', 'digitalocean (shipped)', 'local (shipped)', 'broken', 'json', 'mine']);
+  t.deepEqual(
+    loaded.catalog.modules.map((m) => `${m.name}${m.shipped ? ' (shipped)' : ''}`),
+    ['aws (shipped)', 'digitalocean (shipped)', 'local (shipped)', 'broken', 'json', 'mine'],
+  );
   t.deepEqual(loaded.problems, [
     `terraform.modulesDir: module 'local' (${join(dir, 'local')}) has the name of a module that ships with Switchyard; give it another name`,
     'terraform.modules.mine.variables.size: must be a number',
@@ -59,7 +76,7 @@ test('the operator\'s modules directory: modules by name, the operator\'s pins a
   ]);
   t.true(loaded.warnings.some((w) => w.includes('.hidden') && /not a module name/.test(w)));
   t.regex(moduleNamed(loaded.catalog, 'broken')!.problem ?? '', /main\.tf:.*Unclosed configuration block/);
-  t.deepEqual(moduleNamed(loaded.catalog, 'mine')!.provider, { name: 'aws', source: 'hashicorp/aws' }, 'the operator chose one of the module\'s providers');
+  t.deepEqual(moduleNamed(loaded.catalog, 'mine')!.provider, { name: 'aws', source: 'hashicorp/aws' }, "the operator chose one of the module's providers");
   t.deepEqual(moduleNamed(loaded.catalog, 'json')!.variables.find((v) => v.name === 'flavour')!.type, { kind: 'list', element: { kind: 'string' } });
   const without = await loadTerraformModules(operator({ modulesDir: dir }));
   t.is(moduleNamed(without.catalog, 'mine')!.provider, undefined, 'several providers and no choice: none is configured per region');
@@ -75,7 +92,8 @@ test('a module changed after it was read is not run: the runner refuses it and s
   cpSync(join(SHIPPED_MODULES_DIR, 'local'), join(modulesDir, 'mylocal'), { recursive: true });
   // Not the shipped one: its paths are the operator's to pin.
   const { catalog } = await loadTerraformModules(operator({ modulesDir, modules: { mylocal: { variables: { agent: '/opt/agent.js', state_dir: dir } } } }));
-  const group = parseConfig({ nodeGroups: [{ ...staticGroup({ regions: ['r1'] }), platform: { type: 'terraform', terraform: { module: 'mylocal', batchWindow: 0, retries: 0 } } }] }, 'test').nodeGroups[0]!;
+  const group = parseConfig({ nodeGroups: [{ ...staticGroup({ regions: ['r1'] }), platform: { type: 'terraform', terraform: { module: 'mylocal', batchWindow: 0, retries: 0 } } }] }, 'test')
+    .nodeGroups[0]!;
   writeFileSync(join(modulesDir, 'mylocal', 'main.tf'), `${readFileSync(join(modulesDir, 'mylocal', 'main.tf'), 'utf8')}\nvariable "extra" {}\n`);
   const runner = new TerraformRunner({
     dir: join(dir, 'work'),
@@ -128,14 +146,17 @@ real('what the type check accepts, the real CLI accepts: random types and values
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   // `any` inside a collection is left out: Terraform also wants its elements of one type, which
   // the check leaves to it (the apply says so).
-  const cases = fc.sample(typeArb.filter(withoutAny).chain((type) => fc.tuple(fc.constant(type), valueArb(type))), { numRuns: 40, seed: 4242 });
+  const cases = fc.sample(
+    typeArb.filter(withoutAny).chain((type) => fc.tuple(fc.constant(type), valueArb(type))),
+    { numRuns: 40, seed: 4242 },
+  );
   const root = { variable: Object.fromEntries(cases.map(([type], i) => [`v${i}`, { type: typeToString(type) }])) };
   const vars = Object.fromEntries(cases.map(([, value], i) => [`v${i}`, value]));
   const r = plan(dir, root, vars);
   t.true(r.ok, r.text);
 });
 
-real('the cloud modules\' user data carries every value as data, and their own checks refuse what an environment file cannot hold', async (t) => {
+real("the cloud modules' user data carries every value as data, and their own checks refuse what an environment file cannot hold", async (t) => {
   const dir = tempDir('switchyard-tf-userdata-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const { parse } = await import('@cdktf/hcl2json');
@@ -143,7 +164,7 @@ real('the cloud modules\' user data carries every value as data, and their own c
     // The module's own declarations of the values its user data holds, validation blocks included.
     const declared = (await parse('main.tf', readFileSync(join(SHIPPED_MODULES_DIR, module, 'main.tf'), 'utf8'))) as { variable: Record<string, unknown[]> };
     // In JSON syntax a type is written bare: hcl2json writes it as an expression, "${string}".
-    const bare = (decl: unknown) => ({ ...(decl as object), type: ((decl as { type: string }).type).replace(/^\$\{(.*)\}$/, '$1') });
+    const bare = (decl: unknown) => ({ ...(decl as object), type: (decl as { type: string }).type.replace(/^\$\{(.*)\}$/, '$1') });
     const root = {
       variable: { service_url: bare(declared.variable.service_url![0]), scope: bare(declared.variable.scope![0]), token: { type: 'string' } },
       output: {
@@ -160,7 +181,11 @@ real('the cloud modules\' user data carries every value as data, and their own c
     const doc = JSON.parse(text.slice('#cloud-config\n'.length)) as { write_files: Array<{ path: string; encoding: string; content: string; permissions: string }>; runcmd: string[][] };
     t.deepEqual(doc.runcmd.at(-1), ['systemctl', 'enable', '--now', 'switchyard-agent'], 'argument lists: no shell');
     t.like(doc.write_files[0], { path: '/etc/switchyard/agent.env', encoding: 'b64', permissions: '0600' });
-    t.is(Buffer.from(doc.write_files[0]!.content, 'base64').toString('utf8'), `SWITCHYARD_NODE_SCOPE=live\nSWITCHYARD_NODE_TOKEN=${token}\nSWITCHYARD_URL=https://cp.example.test/x?y=1\n`, 'every value arrives unchanged');
+    t.is(
+      Buffer.from(doc.write_files[0]!.content, 'base64').toString('utf8'),
+      `SWITCHYARD_NODE_SCOPE=live\nSWITCHYARD_NODE_TOKEN=${token}\nSWITCHYARD_URL=https://cp.example.test/x?y=1\n`,
+      'every value arrives unchanged',
+    );
     t.false(text.includes('touch'), 'no value is in the document as text');
     for (const [what, vars] of [
       ['a scope with a new line', { service_url: 'https://cp.example.test', scope: 'live\nLD_PRELOAD=/tmp/x.so', token: 't' }],
@@ -192,7 +217,10 @@ real('values reach a module as data through the real CLI: template syntax in str
   const { catalog } = await loadTerraformModules(operator({ modulesDir }));
   const tags = { '${file("/etc/hostname")}': '%{ if true }x%{ endif }', plain: '$${HOME} \' " `id` $(id)' };
   const note = '${upper("a")}';
-  const result = normalizeNodeGroup({ ...staticGroup({ name: 'echo', regions: ['r1'] }), platform: { type: 'terraform', terraform: { module: 'echo', batchWindow: 0, retries: 0, variables: { tags, note } } } }, catalog);
+  const result = normalizeNodeGroup(
+    { ...staticGroup({ name: 'echo', regions: ['r1'] }), platform: { type: 'terraform', terraform: { module: 'echo', batchWindow: 0, retries: 0, variables: { tags, note } } } },
+    catalog,
+  );
   if ('errors' in result) return t.fail(JSON.stringify(result.errors));
   const runner = new TerraformRunner({
     dir: join(dir, 'work'),

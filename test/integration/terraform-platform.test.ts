@@ -22,8 +22,7 @@ const tfGroup = (name: string, min = 2, timing: object = {}) => ({
 /** The operator's settings: the CLI (here the fake) and what of the environment it may see. */
 const operator = { terraform: { binary: FAKE_TERRAFORM, env: ['FAKE_TERRAFORM_SCENARIO'] } };
 
-const created = (seen: readonly EventRecord[], group: string) =>
-  seen.filter((e) => e.type === 'node.state' && e.group === group && e.to === 'CREATED').map((e) => (e as { nodeId: string }).nodeId);
+const created = (seen: readonly EventRecord[], group: string) => seen.filter((e) => e.type === 'node.state' && e.group === group && e.to === 'CREATED').map((e) => (e as { nodeId: string }).nodeId);
 
 test.serial('nodes come from applies, with their addresses; restart reconciles; deletion destroys them', async (t) => {
   scenario({});
@@ -58,7 +57,10 @@ test.serial('nodes come from applies, with their addresses; restart reconciles; 
   // The state, not the CLI's own log: the log line is written after the last message the service reads.
   const after = JSON.parse(readFileSync(join(work, 'terraform.tfstate'), 'utf8')) as { nodes: Record<string, unknown> };
   t.deepEqual(Object.keys(after.nodes).sort(), [...ids].sort(), 'the orphan was destroyed and the known nodes kept');
-  t.false(seen.some((e) => e.type === 'node.state' && ids.includes((e as { nodeId: string }).nodeId) && e.to === 'FAULT'), 'the known nodes were adopted, not faulted');
+  t.false(
+    seen.some((e) => e.type === 'node.state' && ids.includes((e as { nodeId: string }).nodeId) && e.to === 'FAULT'),
+    'the known nodes were adopted, not faulted',
+  );
 
   t.is((await svc.send('DELETE', '/as/v1/nodegroups/tf', undefined)).status, 202);
   for (const id of ids) await new FakeNode(svc, 'tf', id).beat();
@@ -75,7 +77,10 @@ test.serial('failed creates fault their nodes, and faultThreshold stops runaway 
   t.true(faults.length >= 2);
   t.regex(faults[0]!.reason ?? '', /create failed: .*Failed to query available provider packages/);
   t.true(seen.some((e) => e.type === 'platform.error' && e.operation === 'create'));
-  t.like(seen.find((e) => e.type === 'scaling.blocked'), { role: 'origin', region: 'r1' });
+  t.like(
+    seen.find((e) => e.type === 'scaling.blocked'),
+    { role: 'origin', region: 'r1' },
+  );
 });
 
 test.serial('an apply that fails early, hangs until interrupted or half-succeeds is retried until the group is whole, and events say so', async (t) => {
@@ -86,7 +91,8 @@ test.serial('an apply that fails early, hangs until interrupted or half-succeeds
   });
   const svc = await startTestService({ groups: [group(1)], config: operator });
   t.teardown(() => svc.close());
-  const retried = (s: readonly EventRecord[], pattern: RegExp) => s.some((e) => e.type === 'platform.progress' && e.group === 'flaky' && e.phase === 'retry' && pattern.test((e as { message?: string }).message ?? ''));
+  const retried = (s: readonly EventRecord[], pattern: RegExp) =>
+    s.some((e) => e.type === 'platform.progress' && e.group === 'flaky' && e.phase === 'retry' && pattern.test((e as { message?: string }).message ?? ''));
 
   // An early failure (no JSON at all), then success on the retry.
   let seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'flaky').length === 1);
@@ -97,7 +103,11 @@ test.serial('an apply that fails early, hangs until interrupted or half-succeeds
   scenario({ hangApplies: 1 });
   t.is((await svc.send('PUT', '/as/v1/nodegroups/flaky', group(2))).status, 200);
   seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'platform.progress' && e.group === 'flaky' && e.phase === 'start'), { since: seen.at(-1)!.seq });
-  const hanging = readFileSync(join(svc.dataDir, 'terraform', 'flaky', 'fake-terraform.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { result: string; pid?: number }).find((e) => e.result === 'hanging');
+  const hanging = readFileSync(join(svc.dataDir, 'terraform', 'flaky', 'fake-terraform.log'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { result: string; pid?: number })
+    .find((e) => e.result === 'hanging');
   process.kill(hanging!.pid!, 'SIGINT');
   seen = await waitForEvents(svc.url, svc.adminToken, (s) => retried(s, /execution halted/), { since: seen.at(-1)!.seq });
   seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'flaky').length === 1, { since: seen.at(-1)!.seq });
@@ -109,12 +119,18 @@ test.serial('an apply that fails early, hangs until interrupted or half-succeeds
   t.true(retried(seen, /./));
   const failed = seen.find((e) => e.type === 'platform.progress' && e.phase === 'errored') as { nodeId?: string } | undefined;
   t.truthy(failed?.nodeId, 'the failed resource is reported');
-  t.true(seen.some((e) => e.type === 'platform.progress' && e.phase === 'diagnostic' && e.nodeId === failed!.nodeId && /InsufficientInstanceCapacity/.test((e as { message?: string }).message ?? '')), 'with its diagnostic');
+  t.true(
+    seen.some((e) => e.type === 'platform.progress' && e.phase === 'diagnostic' && e.nodeId === failed!.nodeId && /InsufficientInstanceCapacity/.test((e as { message?: string }).message ?? '')),
+    'with its diagnostic',
+  );
   t.true(created(seen, 'flaky').includes(failed!.nodeId!), 'and made on the retry');
 
   const last = seen.at(-1)!.seq;
   const all = await waitForEvents(svc.url, svc.adminToken, (s) => s.at(-1)!.seq >= last);
-  t.false(all.some((e) => e.type === 'node.state' && e.group === 'flaky' && e.to === 'FAULT'), 'no node was given up on');
+  t.false(
+    all.some((e) => e.type === 'node.state' && e.group === 'flaky' && e.to === 'FAULT'),
+    'no node was given up on',
+  );
   const detail = body<{ scaling: Array<{ pending: number; fault: number }> }>(await svc.get('/as/v1/nodegroups/flaky'));
   t.like(detail.scaling[0], { pending: 4, fault: 0 });
 });
@@ -136,7 +152,10 @@ test.serial('a group actor that crashes while its node is being created: the nod
   // The apply finishes after the restart: its result reaches the new thread, not the dead one.
   seen = await waitForEvents(svc.url, svc.adminToken, (s) => created(s, 'slow').includes(id));
   t.true(seen.some((e) => e.type === 'actor.restarted' && e.group === 'slow'));
-  t.false(seen.some((e) => e.type === 'platform.error' && e.group === 'slow'), 'nothing was lost or reported failed');
+  t.false(
+    seen.some((e) => e.type === 'platform.error' && e.group === 'slow'),
+    'nothing was lost or reported failed',
+  );
   t.is(body<{ scaling: Array<{ min: number }> }>(await svc.get('/as/v1/nodegroups/slow')).scaling[0]!.min, 1, 'the refused spec changed nothing');
   await new FakeNode(svc, 'slow', id).beat();
   t.is(body<{ nodeId: string }>(await svc.get('/as/v1/streams/live/cam/publish?nodeGroup=slow')).nodeId, id);

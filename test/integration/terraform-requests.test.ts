@@ -49,7 +49,7 @@ const group = (name: string, terraform: object) => ({
 
 /** Each: the node group's terraform settings, and the field the 400 must name. */
 const hostile: Array<[string, object, RegExp, RegExp?]> = [
-  ['the audit\'s payload in node_binary', { variables: { node_binary: `x'; id > ${mark('audit')}; '` } }, /^body\.platform\.terraform\.variables\.node_binary$/, /Switchyard sets it/],
+  ["the audit's payload in node_binary", { variables: { node_binary: `x'; id > ${mark('audit')}; '` } }, /^body\.platform\.terraform\.variables\.node_binary$/, /Switchyard sets it/],
   ['backticks in agent', { variables: { agent: `\`touch ${mark('backticks')}\`` } }, /^body\.platform\.terraform\.variables\.agent$/],
   ['$() in state_dir', { variables: { state_dir: `$(touch ${mark('dollar')})` } }, /^body\.platform\.terraform\.variables\.state_dir$/],
   ['newlines in node_binary', { variables: { node_binary: `node\ntouch ${mark('newline')}\n` } }, /^body\.platform\.terraform\.variables\.node_binary$/],
@@ -60,15 +60,35 @@ const hostile: Array<[string, object, RegExp, RegExp?]> = [
   ['an unknown module', { module: 'nosuch' }, /^body\.platform\.terraform\.module$/, /the modules are: aws, digitalocean, local/],
   ['a binary', { binary: evilCli }, /^body\.platform\.terraform\.binary$/, /terraform\.binary .*SWITCHYARD_TERRAFORM_BIN/],
   ['a provider source', { provider: 'evil', providerSource: 'evil/evil', providerSettings: { r1: { region: 'x' } } }, /^body\.platform\.terraform\.provider(Source)?$/, /module's own/],
-  ['an unknown variable', { variables: { command: `touch ${mark('unknown')}` } }, /^body\.platform\.terraform\.variables\.command$/, /is not a variable of module 'local'; it declares: network, port, scope/],
+  [
+    'an unknown variable',
+    { variables: { command: `touch ${mark('unknown')}` } },
+    /^body\.platform\.terraform\.variables\.command$/,
+    /is not a variable of module 'local'; it declares: network, port, scope/,
+  ],
   ['a wrongly typed variable', { variables: { port: `1935; touch ${mark('typed')}` } }, /^body\.platform\.terraform\.variables\.port$/, /must be a number/],
   ['a wrongly typed region variable', { regionVariables: { r1: { scope: ['live'] } } }, /^body\.platform\.terraform\.regionVariables\.r1\.scope$/, /must be a string/],
   ['a reserved input', { variables: { service_url: 'http://attacker.example' } }, /^body\.platform\.terraform\.variables\.service_url$/, /set by Switchyard/],
   ['reserved tokens', { variables: { tokens: { x: 'y' } } }, /^body\.platform\.terraform\.variables\.tokens$/, /set by Switchyard/],
   ['provider settings for a module without a provider', { providerSettings: { r1: { region: 'x' } } }, /^body\.platform\.terraform\.providerSettings\.r1$/, /no provider configured per region/],
-  ['a provider setting the operator does not allow', { module: 'aws', variables: { image_id: 'ami-1', subnet_ids: ['s'], security_group_ids: ['g'] }, providerSettings: { r1: { region: 'us-east-1', shared_credentials_files: ['/etc/shadow'] } } }, /^body\.platform\.terraform\.providerSettings\.r1\.shared_credentials_files$/, /operator allows: region/],
-  ['a provider setting that is not a scalar', { module: 'aws', variables: { image_id: 'ami-1', subnet_ids: ['s'], security_group_ids: ['g'] }, providerSettings: { r1: { region: { endpoint: 'http://attacker.example' } } } }, /^body\.platform\.terraform\.providerSettings\.r1\.region$/, /string, a number or a boolean/],
-  ['a provider setting that would make a host name elsewhere', { module: 'aws', variables: { image_id: 'ami-1', subnet_ids: ['s'], security_group_ids: ['g'] }, providerSettings: { r1: { region: 'attacker.example/?' } } }, /^body\.platform\.terraform\.providerSettings\.r1\.region$/, /host names/],
+  [
+    'a provider setting the operator does not allow',
+    { module: 'aws', variables: { image_id: 'ami-1', subnet_ids: ['s'], security_group_ids: ['g'] }, providerSettings: { r1: { region: 'us-east-1', shared_credentials_files: ['/etc/shadow'] } } },
+    /^body\.platform\.terraform\.providerSettings\.r1\.shared_credentials_files$/,
+    /operator allows: region/,
+  ],
+  [
+    'a provider setting that is not a scalar',
+    { module: 'aws', variables: { image_id: 'ami-1', subnet_ids: ['s'], security_group_ids: ['g'] }, providerSettings: { r1: { region: { endpoint: 'http://attacker.example' } } } },
+    /^body\.platform\.terraform\.providerSettings\.r1\.region$/,
+    /string, a number or a boolean/,
+  ],
+  [
+    'a provider setting that would make a host name elsewhere',
+    { module: 'aws', variables: { image_id: 'ami-1', subnet_ids: ['s'], security_group_ids: ['g'] }, providerSettings: { r1: { region: 'attacker.example/?' } } },
+    /^body\.platform\.terraform\.providerSettings\.r1\.region$/,
+    /host names/,
+  ],
   ['a service URL with shell text', { serviceUrl: `http://x/'$(touch ${mark('url')})'` }, /^body\.platform\.terraform\.serviceUrl$/],
 ];
 
@@ -94,10 +114,13 @@ for (const [what, terraform, path, message] of hostile) {
 }
 
 // Names never start with a dot, on any platform (NAME_PATTERN): a terraform group's is a directory of its own.
-test.serial('a terraform group\'s name is a directory of its own: one starting with a dot is refused', async (t) => {
+test.serial("a terraform group's name is a directory of its own: one starting with a dot is refused", async (t) => {
   for (const name of ['..', '.', '.x']) {
     const p = isProblem(t, await svc.send('POST', '/as/v1/nodegroups', group(name, {})), 400, 'VALIDATION_FAILED');
-    t.true(p.errors!.some((e) => e.path === 'body.name' && /not starting with a dot/.test(e.message)), JSON.stringify(p.errors));
+    t.true(
+      p.errors!.some((e) => e.path === 'body.name' && /not starting with a dot/.test(e.message)),
+      JSON.stringify(p.errors),
+    );
   }
   t.false(existsSync(join(svc.dataDir, 'terraform', 'terraform.tfvars.json')));
   t.false(existsSync(join(svc.dataDir, 'terraform.tfvars.json')));
@@ -109,7 +132,10 @@ test.serial('PUT refuses the same to a running terraform group, which keeps its 
   t.is((await svc.send('POST', '/as/v1/nodegroups', valid)).status, 201);
   for (const [, terraform, path] of hostile) {
     const p = isProblem(t, await svc.send('PUT', '/as/v1/nodegroups/put', { ...valid, platform: group('put', terraform).platform }), 400, 'VALIDATION_FAILED');
-    t.true(p.errors!.some((e) => path.test(e.path)), JSON.stringify(p.errors));
+    t.true(
+      p.errors!.some((e) => path.test(e.path)),
+      JSON.stringify(p.errors),
+    );
   }
   t.deepEqual(svc.service.actors.group('put')!.group.platform.terraform.variables, {}, 'the running spec is the valid one');
 });
@@ -117,8 +143,15 @@ test.serial('PUT refuses the same to a running terraform group, which keeps its 
 test.serial('after every refusal: no Terraform process was started and no payload ran', (t) => {
   // The valid group of the PUT test is reconciled (init, show); nothing else ran, and it applied nothing.
   const runs = existsSync(cliLog) ? readFileSync(cliLog, 'utf8').trim().split('\n') : [];
-  t.deepEqual(runs.filter((r) => !r.startsWith(`${join(svc.dataDir, 'terraform', 'put')} `)), [], 'the operator\'s CLI started for no refused group');
-  t.false(runs.some((r) => / apply /.test(r)), 'and applied nothing');
+  t.deepEqual(
+    runs.filter((r) => !r.startsWith(`${join(svc.dataDir, 'terraform', 'put')} `)),
+    [],
+    "the operator's CLI started for no refused group",
+  );
+  t.false(
+    runs.some((r) => / apply /.test(r)),
+    'and applied nothing',
+  );
   t.deepEqual(readdirSync(marks), [], 'no marker file');
 });
 
@@ -132,9 +165,18 @@ test.serial('a config file with a binary, a module path or a pinned variable sto
   t.regex(pinned!.message, /nodeGroups\[0\]\.platform\.terraform\.variables\.node_binary = .*Switchyard sets it/);
   t.deepEqual(readdirSync(marks), []);
   const operator = (terraform: object) => () => parseConfig({ nodeGroups: [staticGroup()], terraform }, 'test');
-  t.regex(t.throws(operator({ binary: './terraform' }), { instanceOf: ConfigError })!.message, /terraform\.binary = "\.\/terraform": must be a program on the PATH \(terraform, tofu\) or an absolute path/);
-  t.regex(t.throws(operator({ env: ['AWS_REGION', 'SWITCHYARD_JWT_SECRET'] }), { instanceOf: ConfigError })!.message, /terraform\.env\[1\] = "SWITCHYARD_JWT_SECRET": is one of the control plane's secrets/);
-  t.regex(t.throws(() => parseConfig({ nodeGroups: [staticGroup()] }, 'test', { SWITCHYARD_TERRAFORM_BIN: 'bin/terraform' }), { instanceOf: ConfigError })!.message, /\(from SWITCHYARD_TERRAFORM_BIN\)/);
+  t.regex(
+    t.throws(operator({ binary: './terraform' }), { instanceOf: ConfigError })!.message,
+    /terraform\.binary = "\.\/terraform": must be a program on the PATH \(terraform, tofu\) or an absolute path/,
+  );
+  t.regex(
+    t.throws(operator({ env: ['AWS_REGION', 'SWITCHYARD_JWT_SECRET'] }), { instanceOf: ConfigError })!.message,
+    /terraform\.env\[1\] = "SWITCHYARD_JWT_SECRET": is one of the control plane's secrets/,
+  );
+  t.regex(
+    t.throws(() => parseConfig({ nodeGroups: [staticGroup()] }, 'test', { SWITCHYARD_TERRAFORM_BIN: 'bin/terraform' }), { instanceOf: ConfigError })!.message,
+    /\(from SWITCHYARD_TERRAFORM_BIN\)/,
+  );
   t.is(parseConfig({ nodeGroups: [staticGroup()] }, 'test', { SWITCHYARD_TERRAFORM_MODULES: 'mods' }).terraform.modulesDir, join(process.cwd(), 'mods'));
 });
 

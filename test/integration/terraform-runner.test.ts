@@ -13,7 +13,7 @@ import { projectPath } from '../../src/paths.js';
 import { ManualTimers } from '../helpers/manual-timers.js';
 import { staticGroup, tempDir } from '../helpers/service.js';
 
-export const FAKE_TERRAFORM = projectPath('test', 'fake-terraform', 'terraform');
+const FAKE_TERRAFORM = projectPath('test', 'fake-terraform', 'terraform');
 
 let modules: TerraformModules;
 test.before(async () => {
@@ -83,14 +83,18 @@ test('creates and destroys nodes; concurrent requests share one apply', async (t
   t.is(log().length, 1, 'one apply for both');
   // PWD is the fake's own shell wrapper's.
   for (const run of runs()) {
-    t.deepEqual(run.env, ['AWS_ACCESS_KEY_ID', 'CHECKPOINT_DISABLE', 'FAKE_TERRAFORM_SCENARIO', 'HOME', 'PATH', 'PWD', 'TF_INPUT', 'TF_IN_AUTOMATION'], 'Terraform (and what its local-exec starts) sees the listed environment only: no secrets, nothing unlisted');
+    t.deepEqual(
+      run.env,
+      ['AWS_ACCESS_KEY_ID', 'CHECKPOINT_DISABLE', 'FAKE_TERRAFORM_SCENARIO', 'HOME', 'PATH', 'PWD', 'TF_INPUT', 'TF_IN_AUTOMATION'],
+      'Terraform (and what its local-exec starts) sees the listed environment only: no secrets, nothing unlisted',
+    );
   }
   t.deepEqual(log()[0]!.created, ['a', 'b']);
   const vars = JSON.parse(readFileSync(join(dir, 'work', 'terraform.tfvars.json'), 'utf8')) as { nodes: Record<string, unknown>; tokens: Record<string, string> };
   t.deepEqual(vars.nodes, { a: { role: 'origin', region: 'r1' }, b: { role: 'edge', region: 'r2' } });
   t.regex(vars.tokens.a!, /^token-a-/);
   const main = JSON.parse(readFileSync(join(dir, 'work', 'main.tf.json'), 'utf8')) as { module: Record<string, { source: string }> };
-  t.is(main.module['nodes_r1']!.source, './modules/local');
+  t.is(main.module.nodes_r1!.source, './modules/local');
   await runner.remove('a');
   t.deepEqual(log()[1]!.destroyed, ['a']);
   t.deepEqual([...(await runner.state())], ['b']);
@@ -125,7 +129,10 @@ test('a failed apply is retried with backoff until it succeeds', async (t) => {
   scenario({ failApplies: 1 });
   const a = await make().ensure({ id: 'a', role: 'origin', region: 'r1' });
   t.truthy(a.public);
-  t.deepEqual(log().map((e) => e.result), ['early failure', 'ok']);
+  t.deepEqual(
+    log().map((e) => e.result),
+    ['early failure', 'ok'],
+  );
   const retry = progress.find((p) => p.phase === 'retry') as { message: string; inMs: number };
   t.regex(retry.message, /Failed to query available provider packages/);
   t.is(retry.inMs, 50);
@@ -161,7 +168,11 @@ test('an apply past its timeout is interrupted once and waited for', async (t) =
   timer.fire();
   const err = await t.throwsAsync(created);
   t.regex(err!.message, /took longer than 2000 ms and was interrupted/);
-  t.deepEqual(log().map((e) => e.result), ['hanging', 'interrupted'], 'Terraform stopped cleanly on the interrupt');
+  t.deepEqual(
+    log().map((e) => e.result),
+    ['hanging', 'interrupted'],
+    'Terraform stopped cleanly on the interrupt',
+  );
   t.true(progress.some((p) => p.phase === 'diagnostic' && /execution halted/.test(p.diagnostic.summary)));
   t.is(timers.armed.filter((x) => x.what === 'apply').length, 1, 'interrupted once');
 });
@@ -198,7 +209,15 @@ test('after a restart: known nodes in the state are adopted with their tokens, m
   await Promise.all(['a', 'b'].map((id) => before.ensure({ id, role: 'origin', region: 'r1' })));
   const tokenOfA = (JSON.parse(readFileSync(join(dir, 'work', 'terraform.tfvars.json'), 'utf8')) as { tokens: Record<string, string> }).tokens.a;
 
-  const platform = new TerraformPlatform({ dataDir: join(dir, 'unused'), group, serviceUrl: 'http://x', operator: { binary: FAKE_TERRAFORM, env: [] }, modules, nodeToken: () => 'new', onProgress: () => {} });
+  const platform = new TerraformPlatform({
+    dataDir: join(dir, 'unused'),
+    group,
+    serviceUrl: 'http://x',
+    operator: { binary: FAKE_TERRAFORM, env: [] },
+    modules,
+    nodeToken: () => 'new',
+    onProgress: () => {},
+  });
   Object.assign(platform, { runner: make() });
   const known = [
     { id: 'a', role: 'origin' as const, region: 'r1', platform: { type: 'terraform' as const } },

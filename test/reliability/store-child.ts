@@ -7,7 +7,11 @@ const [scenario, dir, durability] = process.argv.slice(2) as [string, string, 'c
 const store = openStore(dir, durability);
 /** Larger than the limit the test sets: its commit fails. */
 const big = () => Buffer.alloc(8 * 2 ** 20, 1);
-const outcome = <T>(p: Promise<T>) => p.then((v) => `resolved ${String(v)}`, (e: Error) => `rejected: ${e.message}`);
+const outcome = <T>(p: Promise<T>) =>
+  p.then(
+    (v) => `resolved ${String(v)}`,
+    (e: Error) => `rejected: ${e.message}`,
+  );
 // lmdb-js's own promise for a failed commit (commitError) is nobody's to hold here.
 process.on('unhandledRejection', () => {});
 
@@ -29,7 +33,16 @@ if (scenario === 'durable') {
   const stale = await outcome(store.write(() => void store.meta.put('stale', 'small'), { group: 'g', head: head + 5 }).durable);
   const after = store.headOf('g');
   const next = await outcome(store.write(() => void store.meta.put('next', 'small'), { group: 'g', head: after }).durable);
-  out = { first, second, stale, headBefore: head, headAfterFailure: after, next, headAtEnd: store.headOf('g'), stored: ['first', 'second', 'stale', 'next'].filter((k) => store.meta.get(k) !== undefined) };
+  out = {
+    first,
+    second,
+    stale,
+    headBefore: head,
+    headAfterFailure: after,
+    next,
+    headAtEnd: store.headOf('g'),
+    stored: ['first', 'second', 'stale', 'next'].filter((k) => store.meta.get(k) !== undefined),
+  };
 }
 // Not closed: after a failed commit lmdb-js's close() waits for a flush that never comes.
 process.stdout.write(`${JSON.stringify(out)}\n`, () => process.exit(0));

@@ -20,7 +20,9 @@ const report = await torture({
 const sum = (f: (c: (typeof report.cycles)[number]) => number) => report.cycles.reduce((a, c) => a + f(c), 0);
 console.log('');
 console.log(`seed ${report.seed}; ${cycles} kills (${report.cycles.filter((c) => c.killed === 'start').length} while starting) in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-console.log(`writes acknowledged ${sum((c) => c.acknowledged)}, answers that revealed a key ${sum((c) => c.revealed)}, cut off by a kill ${sum((c) => c.cutOff)}, refused ${sum((c) => c.refused)}; keys checked after restarts ${sum((c) => c.checked)}`);
+console.log(
+  `writes acknowledged ${sum((c) => c.acknowledged)}, answers that revealed a key ${sum((c) => c.revealed)}, cut off by a kill ${sum((c) => c.cutOff)}, refused ${sum((c) => c.refused)}; keys checked after restarts ${sum((c) => c.checked)}`,
+);
 console.log(`events followed across the kills ${report.eventsReceived}`);
 console.log(`losses ${report.losses.length}, inconsistencies ${report.inconsistencies.length}, event log problems ${report.eventProblems.length}`);
 for (const l of [...report.losses, ...report.inconsistencies, ...report.eventProblems]) console.log(`  ${l}`);

@@ -351,7 +351,10 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
             const value = seen(r);
             if (value === null) return;
             stats.revealed++;
-            if (!key.revealed(read, value)) report.losses.push(`cycle ${cycle}: an answer showed ${key.name} as ${value}; acknowledged or being written: ${[...key.allowed].join(' | ')}${key.writing ? ` | ${key.writing.join(' | ')}` : ''}`);
+            if (!key.revealed(read, value))
+              report.losses.push(
+                `cycle ${cycle}: an answer showed ${key.name} as ${value}; acknowledged or being written: ${[...key.allowed].join(' | ')}${key.writing ? ` | ${key.writing.join(' | ')}` : ''}`,
+              );
           } catch (err) {
             // Cut off by the kill: it revealed nothing.
             if (!killed) throw err;
@@ -372,7 +375,12 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
             // nobody binds would write, not reveal), or a read of a provision, written or not.
             if (random() < 0.5) {
               const key = busy(streams).length ? pick(busy(streams)) : null;
-              if (key) await reveal(key, () => call('GET', `/as/v1/streams/live/${key.name}/publish`, undefined, token), (r) => (r.status === 200 ? (r.json as { nodeId: string }).nodeId : null));
+              if (key)
+                await reveal(
+                  key,
+                  () => call('GET', `/as/v1/streams/live/${key.name}/publish`, undefined, token),
+                  (r) => (r.status === 200 ? (r.json as { nodeId: string }).nodeId : null),
+                );
             } else {
               const key = busy(provisions).length && random() < 0.7 ? pick(busy(provisions)) : pick(provisions);
               await reveal(key, () => call('GET', `/as/v1/provision/g/${key.name}`, undefined, token), provisionSeen);
@@ -382,25 +390,71 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
             if (key.busy) return;
             const v = ++version;
             const region = random() < 0.5 ? 'r1' : 'r2';
-            if (key.value === 'absent') await write(key, () => call('POST', '/as/v1/provision/g', provisionSpec(key.name, v, region), token), () => [`${region}:${v}`], [`${region}:${v}`]);
-            else if (random() < 0.3) await write(key, () => call('DELETE', `/as/v1/provision/g/${key.name}`, undefined, token), () => ['absent'], ['absent']);
-            else await write(key, () => call('PUT', `/as/v1/provision/g/${key.name}`, provisionSpec(key.name, v, region), token), () => [`${region}:${v}`], [`${region}:${v}`]);
+            if (key.value === 'absent')
+              await write(
+                key,
+                () => call('POST', '/as/v1/provision/g', provisionSpec(key.name, v, region), token),
+                () => [`${region}:${v}`],
+                [`${region}:${v}`],
+              );
+            else if (random() < 0.3)
+              await write(
+                key,
+                () => call('DELETE', `/as/v1/provision/g/${key.name}`, undefined, token),
+                () => ['absent'],
+                ['absent'],
+              );
+            else
+              await write(
+                key,
+                () => call('PUT', `/as/v1/provision/g/${key.name}`, provisionSpec(key.name, v, region), token),
+                () => [`${region}:${v}`],
+                [`${region}:${v}`],
+              );
           } else if (kind < 0.8) {
             const key = pick(free(streams).length ? free(streams) : streams);
             if (key.busy) return;
-            await write(key, () => call('GET', `/as/v1/streams/live/${key.name}/publish`, undefined, token), (r) => [(r.json as { nodeId: string }).nodeId], ['any']);
+            await write(
+              key,
+              () => call('GET', `/as/v1/streams/live/${key.name}/publish`, undefined, token),
+              (r) => [(r.json as { nodeId: string }).nodeId],
+              ['any'],
+            );
           } else if (kind < 0.97) {
             const key = pick(free(groups).length ? free(groups) : groups);
             if (key.busy) return;
             const v = ++version;
             // A group still being deleted refuses its name (409) until it is gone.
-            if (key.value === 'absent' || key.value === 'deleting') await write(key, () => call('POST', '/as/v1/nodegroups', groupSpec(key.name, v), token), () => [`v${v}`], [`v${v}`]);
-            else if (random() < 0.4) await write(key, () => call('DELETE', `/as/v1/nodegroups/${key.name}`, undefined, token), () => ['deleting', 'absent'], ['deleting', 'absent']);
-            else await write(key, () => call('PUT', `/as/v1/nodegroups/${key.name}`, groupSpec(key.name, v), token), () => [`v${v}`], [`v${v}`]);
+            if (key.value === 'absent' || key.value === 'deleting')
+              await write(
+                key,
+                () => call('POST', '/as/v1/nodegroups', groupSpec(key.name, v), token),
+                () => [`v${v}`],
+                [`v${v}`],
+              );
+            else if (random() < 0.4)
+              await write(
+                key,
+                () => call('DELETE', `/as/v1/nodegroups/${key.name}`, undefined, token),
+                () => ['deleting', 'absent'],
+                ['deleting', 'absent'],
+              );
+            else
+              await write(
+                key,
+                () => call('PUT', `/as/v1/nodegroups/${key.name}`, groupSpec(key.name, v), token),
+                () => [`v${v}`],
+                [`v${v}`],
+              );
           } else if (!password.busy) {
             const next = `torture-password-${++version}`;
             const before = password.value;
-            await write(password, () => call('POST', '/as/v1/auth/password', { currentPassword: before, newPassword: next }, token), () => [next], [next]);
+            await write(
+              password,
+              () => call('POST', '/as/v1/auth/password', { currentPassword: before, newPassword: next }, token),
+              () => [next],
+              [next],
+            );
             if (password.value === next) await refreshToken();
           }
         };
@@ -417,7 +471,9 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
         if (failure) throw failure;
         report.cycles.push(stats);
         await checkRun(cycle);
-        log(`cycle ${cycle}: killed after ${stats.killAfterMs} ms of load; ${stats.acknowledged} acknowledged, ${stats.revealed} revealed, ${stats.cutOff} cut off, ${stats.refused} refused; ${stats.checked} keys checked`);
+        log(
+          `cycle ${cycle}: killed after ${stats.killAfterMs} ms of load; ${stats.acknowledged} acknowledged, ${stats.revealed} revealed, ${stats.cutOff} cut off, ${stats.refused} refused; ${stats.checked} keys checked`,
+        );
       } catch (err) {
         await kill(run);
         throw new Error(`${(err as Error).message}\n--- service output ---\n${run.output.slice(-30).join('\n')}`);

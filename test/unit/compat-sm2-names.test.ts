@@ -11,7 +11,7 @@ const segment = fc.stringMatching(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,20}$/);
 const guid: fc.Arbitrary<Guid> = fc.record({ scope: fc.constant('live'), room: fc.option(segment, { nil: undefined }), name: segment }, { requiredKeys: ['scope', 'name'] });
 const text = (g: Guid) => [g.scope, ...(g.room !== undefined ? [g.room] : []), g.name].join('/');
 
-test('a guid of the group\'s scope is a stream name of ours, and the name gives the guid back', (t) => {
+test("a guid of the group's scope is a stream name of ours, and the name gives the guid back", (t) => {
   fc.assert(
     fc.property(guid, (g) => {
       const parsed = streamOf(g, 'live');
@@ -33,7 +33,7 @@ test('two guids never share a stream name', (t) => {
   t.deepEqual(streamOf({ scope: 'live', room: 'room1', name: 'cam1' }, 'live'), { ok: true, stream: 'room1~cam1' });
 });
 
-test('a scope not the group\'s, a ~, a hidden segment or too long a name is refused, naming the part', (t) => {
+test("a scope not the group's, a ~, a hidden segment or too long a name is refused, naming the part", (t) => {
   const paths = (g: Guid) => {
     const r = streamOf(g, 'live');
     return r.ok ? [] : r.errors.map((e) => e.path);

@@ -34,7 +34,7 @@ test('provisions: the guid in provisionGuid (HTML5) or streamGuid (Android, iOS)
   t.false(JSON.stringify(r.provisions).includes('"p"'));
 });
 
-test('provisions: every problem is named where SM2\'s body has it', (t) => {
+test("provisions: every problem is named where SM2's body has it", (t) => {
   const paths = (requests: unknown[]) => {
     const r = provisionsToOurs(requests as ProvisionRequest[], 'live', 'r1');
     return r.ok ? [] : r.errors.map((e) => e.path);
@@ -43,9 +43,19 @@ test('provisions: every problem is named where SM2\'s body has it', (t) => {
   t.deepEqual(paths([{ provisionGuid: 'vod/a', streams: [variant('live/a', 1)] }]), ['body[0].provisionGuid']);
   t.deepEqual(paths([{ provisionGuid: 'live/a', streamGuid: 'live/b', streams: [variant('live/a', 1)] }]), ['body[0].streamGuid']);
   t.deepEqual(paths([{ provisionGuid: 'live/a', capabilities: ['PUBLISH'], streams: [variant('live/a', 1)] }]), ['body[0].capabilities']);
-  t.deepEqual(paths([{ provisionGuid: 'live/a', streams: [{ streamGuid: 'other/a_1', abrLevel: 1, videoParams: { videoWidth: 640, videoHeight: 360, videoBitRate: 1e6 } }] }]), ['body[0].streams[0].streamGuid']);
-  t.deepEqual(paths([{ provisionGuid: 'live/a', streams: [{ streamGuid: 'live/a_1', abrLevel: 1, videoParams: { videoWidth: 640, videoHeight: 360 } }] }]), ['body[0].streams[0].videoParams.videoBitRate']);
-  t.deepEqual(paths([{ provisionGuid: 'live/a', streams: [variant('live/a', 1)] }, { streamGuid: 'live/a', streams: [variant('live/a', 2)] }]), ['body[1].provisionGuid']);
+  t.deepEqual(paths([{ provisionGuid: 'live/a', streams: [{ streamGuid: 'other/a_1', abrLevel: 1, videoParams: { videoWidth: 640, videoHeight: 360, videoBitRate: 1e6 } }] }]), [
+    'body[0].streams[0].streamGuid',
+  ]);
+  t.deepEqual(paths([{ provisionGuid: 'live/a', streams: [{ streamGuid: 'live/a_1', abrLevel: 1, videoParams: { videoWidth: 640, videoHeight: 360 } }] }]), [
+    'body[0].streams[0].videoParams.videoBitRate',
+  ]);
+  t.deepEqual(
+    paths([
+      { provisionGuid: 'live/a', streams: [variant('live/a', 1)] },
+      { streamGuid: 'live/a', streams: [variant('live/a', 2)] },
+    ]),
+    ['body[1].provisionGuid'],
+  );
 });
 
 test('provisions: what SM2 posts reads back the same', (t) => {
@@ -90,7 +100,14 @@ const installerConfig = (name: string): NodeGroupConfig => {
     roles: {
       origin: { name: 'origin', imageName: 'origin_image', capabilities: ['PUBLISH'], propertyOverrides: [] },
       relay: { name: 'relay', imageName: 'origin_image', parentRoleName: 'origin', parentCardinality: 'GLOBAL', capabilities: [], propertyOverrides: [] },
-      edge: { name: 'edge', imageName: 'origin_image', parentRoleName: 'relay', parentCardinality: 'AUTOGROUP', capabilities: ['SUBSCRIBE'], propertyOverrides: [{ fileName: 'webapps/live/WEB-INF/red5-web.properties', properties: { 'webhooks.endpoint': 'https://hooks.example' } }] },
+      edge: {
+        name: 'edge',
+        imageName: 'origin_image',
+        parentRoleName: 'relay',
+        parentCardinality: 'AUTOGROUP',
+        capabilities: ['SUBSCRIBE'],
+        propertyOverrides: [{ fileName: 'webapps/live/WEB-INF/red5-web.properties', properties: { 'webhooks.endpoint': 'https://hooks.example' } }],
+      },
     },
     groups: {
       'us-east-1': {
@@ -104,7 +121,7 @@ const installerConfig = (name: string): NodeGroupConfig => {
   };
 };
 
-test('node groups: the Terraform installer\'s NodeGroupConfig is a valid group of ours, on the configured platform', (t) => {
+test("node groups: the Terraform installer's NodeGroupConfig is a valid group of ours, on the configured platform", (t) => {
   const r = groupToOurs(installerConfig('ng-oer'), { type: 'local', local: { firstAddress: '127.0.9.2' } });
   if (!r.ok) return t.fail(JSON.stringify(r.errors));
   const normalized = normalizeNodeGroup(r.translation.spec);
@@ -112,7 +129,10 @@ test('node groups: the Terraform installer\'s NodeGroupConfig is a valid group o
   const g = normalized.group;
   t.is(g.platform.type, 'local');
   t.is(g.platform.local.firstAddress, '127.0.9.2');
-  t.deepEqual(g.regions.map((x) => x.name), ['us-east-1']);
+  t.deepEqual(
+    g.regions.map((x) => x.name),
+    ['us-east-1'],
+  );
   t.deepEqual(g.roles.edge, { parentRole: 'relay' });
   const edge = g.rules.find((x) => x.role === 'edge')!;
   t.like(edge, { min: 1, max: 40, increment: 1, scaleOut: 'avg(cpu.usage) > 55.0', scaleIn: 'avg(cpu.usage) < 20.0', rank: 'cpu.usage', limit: 90 });
@@ -122,12 +142,18 @@ test('node groups: the Terraform installer\'s NodeGroupConfig is a valid group o
   const sm2 = groupToSm2(g);
   t.is(sm2.name, 'ng-oer');
   t.deepEqual(Object.keys(sm2.groups), ['us-east-1']);
-  t.like((sm2.groups['us-east-1'] as { rulesByRole: Record<string, object> }).rulesByRole.edge!, { nodeRoleName: 'edge', min: 1, max: 40, outExpression: 'avg(cpu.usage) > 55.0', capacityLimitExpression: '90' });
+  t.like((sm2.groups['us-east-1'] as { rulesByRole: Record<string, object> }).rulesByRole.edge!, {
+    nodeRoleName: 'edge',
+    min: 1,
+    max: 40,
+    outExpression: 'avg(cpu.usage) > 55.0',
+    capacityLimitExpression: '90',
+  });
 });
 
-test('node groups: our complaints about a translated group are told with SM2\'s paths', (t) => {
+test("node groups: our complaints about a translated group are told with SM2's paths", (t) => {
   const config = installerConfig('ng');
-  const rules = (config.groups!['us-east-1']!.rulesByRole as Record<string, Record<string, unknown>>);
+  const rules = config.groups!['us-east-1']!.rulesByRole as Record<string, Record<string, unknown>>;
   rules.edge!.inExpression = 'avg(cpu.usage) <';
   rules.origin!.min = '30';
   delete config.roles.relay!.parentRoleName;
@@ -145,10 +171,15 @@ test('node groups: our complaints about a translated group are told with SM2\'s 
   const { groups, ...noGroups } = installerConfig('ng');
   t.deepEqual(refused(noGroups), ['body.groups']);
   t.deepEqual(refused({ ...noGroups, groups, subGroups: groups }), ['body.subGroups']);
-  t.deepEqual(refused({ ...noGroups, subGroups: { other: { ...groups!['us-east-1'], subGroupName: 'us-east-1' } } }), ['body.subGroups.other.subGroupName', 'body.subGroups.other.rulesByRole.origin.subGroupName', 'body.subGroups.other.rulesByRole.edge.subGroupName', 'body.subGroups.other.rulesByRole.relay.subGroupName']);
+  t.deepEqual(refused({ ...noGroups, subGroups: { other: { ...groups!['us-east-1'], subGroupName: 'us-east-1' } } }), [
+    'body.subGroups.other.subGroupName',
+    'body.subGroups.other.rulesByRole.origin.subGroupName',
+    'body.subGroups.other.rulesByRole.edge.subGroupName',
+    'body.subGroups.other.rulesByRole.relay.subGroupName',
+  ]);
 });
 
-test('node groups: a group of ours read as SM2\'s NodeGroupConfig and posted back is the same group', (t) => {
+test("node groups: a group of ours read as SM2's NodeGroupConfig and posted back is the same group", (t) => {
   const original = loadConfig({}).nodeGroups.find((g) => g.name === 'default')!;
   const r = groupToOurs(groupToSm2(original) as NodeGroupConfig, original.platform);
   if (!r.ok) return t.fail(JSON.stringify(r.errors));
@@ -157,6 +188,9 @@ test('node groups: a group of ours read as SM2\'s NodeGroupConfig and posted bac
   // Coordinates, listeners, timing (cooldowns among it) and the scope are not SM2's to say: the rest round-trips.
   const sayable = (rules: typeof original.rules) => rules.map(({ cooldown: _, ...rule }) => rule);
   t.deepEqual(sayable(again.group.rules), sayable(original.rules));
-  t.deepEqual(again.group.regions.map((x) => x.name), original.regions.map((x) => x.name));
+  t.deepEqual(
+    again.group.regions.map((x) => x.name),
+    original.regions.map((x) => x.name),
+  );
   t.deepEqual(Object.keys(again.group.roles), Object.keys(original.roles));
 });

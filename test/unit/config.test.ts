@@ -20,7 +20,11 @@ test('the shipped default config loads and is what a first start needs', (t) => 
   t.true(g!.regions.length >= 2);
   for (const role of ['origin', 'edge', 'transcoder'] as const) {
     t.truthy(g!.roles[role], role);
-    for (const r of g!.regions) t.truthy(g!.rules.find((rule) => rule.region === r.name && rule.role === role), `${role} in ${r.name}`);
+    for (const r of g!.regions)
+      t.truthy(
+        g!.rules.find((rule) => rule.region === r.name && rule.role === role),
+        `${role} in ${r.name}`,
+      );
   }
   const first = g!.regions[0]!.name;
   t.true(g!.rules.find((r) => r.region === first && r.role === 'origin')!.min >= 1);
@@ -89,10 +93,22 @@ test('cross-references are checked: regions, roles, min and max, parents', (t) =
     ],
   };
   const problems = problemsOf({ nodeGroups: [bad] });
-  t.true(problems.some((p) => p.startsWith('nodeGroups[0].roles.edge.parentRole = "transcoder": must be origin or relay')), problems.join('\n'));
-  t.true(problems.some((p) => p.startsWith('nodeGroups[0].rules[0].region = "r9": must name one of the group\'s regions')), problems.join('\n'));
-  t.true(problems.some((p) => p.startsWith('nodeGroups[0].rules[1].min = 3: must not be above max (2)')), problems.join('\n'));
-  t.true(problems.some((p) => p.startsWith("nodeGroups[0].rules[2].role = \"relay\": role 'relay' is not configured")), problems.join('\n'));
+  t.true(
+    problems.some((p) => p.startsWith('nodeGroups[0].roles.edge.parentRole = "transcoder": must be origin or relay')),
+    problems.join('\n'),
+  );
+  t.true(
+    problems.some((p) => p.startsWith('nodeGroups[0].rules[0].region = "r9": must name one of the group\'s regions')),
+    problems.join('\n'),
+  );
+  t.true(
+    problems.some((p) => p.startsWith('nodeGroups[0].rules[1].min = 3: must not be above max (2)')),
+    problems.join('\n'),
+  );
+  t.true(
+    problems.some((p) => p.startsWith('nodeGroups[0].rules[2].role = "relay": role \'relay\' is not configured')),
+    problems.join('\n'),
+  );
   // Region names become Terraform module and provider names on that platform.
   const tf = (name: string) => problemsOf({ nodeGroups: [{ ...staticGroup({ regions: [name] }), platform: { type: 'terraform' } }] });
   t.deepEqual(tf('eu.west'), ['nodeGroups[0].regions[0].name = "eu.west": on the terraform platform, must be a Terraform identifier: letters, digits, _ and -, starting with a letter or _']);
@@ -108,7 +124,17 @@ test('secrets from the environment are checked without being shown', (t) => {
 
 test('any mangled config either loads or fails with ConfigError, never anything else', (t) => {
   const base = { server: { host: '127.0.0.1', port: 5080 }, defaultNodeGroup: 'g', ...minimal() } as Record<string, unknown>;
-  const paths = ['server.port', 'server.host', 'nodeGroups.0.name', 'nodeGroups.0.regions.0.lat', 'nodeGroups.0.rules.0.min', 'nodeGroups.0.timing.heartbeatMs', 'nodeGroups.0.platform.type', 'defaultNodeGroup', 'nodeGroups'];
+  const paths = [
+    'server.port',
+    'server.host',
+    'nodeGroups.0.name',
+    'nodeGroups.0.regions.0.lat',
+    'nodeGroups.0.rules.0.min',
+    'nodeGroups.0.timing.heartbeatMs',
+    'nodeGroups.0.platform.type',
+    'defaultNodeGroup',
+    'nodeGroups',
+  ];
   fc.assert(
     fc.property(fc.constantFrom(...paths), fc.anything(), (path, value) => {
       const raw = structuredClone(base);
@@ -144,13 +170,17 @@ test('bad scaling expressions are refused at load with the rule, the field and t
   const g = staticGroup({ rules: [{ region: 'r1', role: 'edge', min: 0, max: 2, scaleOut: 'avg(connections.subscriber) >', rank: 'avg(cpu.load)' }] });
   const problems = problemsOf({ nodeGroups: [g] });
   t.true(problems.includes('nodeGroups[0].rules[0].scaleOut = "avg(connections.subscriber) >": Expected expression after > (at column 30)'), problems.join('\n'));
-  t.true(problems.some((p) => p.startsWith('nodeGroups[0].rules[0].rank = "avg(cpu.load)": aggregates such as avg() are not allowed')), problems.join('\n'));
+  t.true(
+    problems.some((p) => p.startsWith('nodeGroups[0].rules[0].rank = "avg(cpu.load)": aggregates such as avg() are not allowed')),
+    problems.join('\n'),
+  );
 });
 
 test('local nodes run the simulated backend unless the group chooses nginx-rtmp; the shipped media config loads', (t) => {
   const local = (local: object, roles?: object) => ({ nodeGroups: [{ ...staticGroup(roles ? { roles } : {}), platform: { type: 'local', local } }] });
   t.is(parseConfig(local({}), 'test').nodeGroups[0]!.platform.local.backend, 'simulated');
-  const media = parseConfig(local({ backend: 'nginx-rtmp', port: 1935 }, { origin: {}, edge: { parentRole: 'origin', subscribe: { protocol: 'rtmp', port: 1935 } }, transcoder: {} }), 'test').nodeGroups[0]!;
+  const media = parseConfig(local({ backend: 'nginx-rtmp', port: 1935 }, { origin: {}, edge: { parentRole: 'origin', subscribe: { protocol: 'rtmp', port: 1935 } }, transcoder: {} }), 'test')
+    .nodeGroups[0]!;
   t.like(media.platform.local, { backend: 'nginx-rtmp', port: 1935, statPort: 18080 });
   const shipped = loadConfig({ SWITCHYARD_CONFIG: DEFAULT_CONFIG_FILE.replace(/default\.json$/, 'media.json') });
   t.like(shipped.nodeGroups[0]!.platform.local, { backend: 'nginx-rtmp', port: 1935 });
@@ -158,12 +188,23 @@ test('local nodes run the simulated backend unless the group chooses nginx-rtmp;
 
 test('a backend that does not exist, and listeners nginx-rtmp nodes cannot serve, are refused with the field named', (t) => {
   const group = (local: object, roles?: object) => ({ nodeGroups: [{ ...staticGroup(roles ? { roles } : {}), platform: { type: 'local', local } }] });
-  t.deepEqual(problemsOf(group({ backend: 'gstreamer' })), ['nodeGroups[0].platform.local.backend = "gstreamer": must be simulated (needs nothing beyond npm) or nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg)']);
+  t.deepEqual(problemsOf(group({ backend: 'gstreamer' })), [
+    'nodeGroups[0].platform.local.backend = "gstreamer": must be simulated (needs nothing beyond npm) or nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg)',
+  ]);
   const problems = problemsOf(group({ backend: 'nginx-rtmp', port: 0, statPort: 0 }));
-  t.true(problems.some((p) => p.startsWith('nodeGroups[0].platform.local.statPort = 0: must be >= 1')), problems.join('\n'));
+  t.true(
+    problems.some((p) => p.startsWith('nodeGroups[0].platform.local.statPort = 0: must be >= 1')),
+    problems.join('\n'),
+  );
   const more = problemsOf(group({ backend: 'nginx-rtmp', port: 0 }));
-  t.true(more.some((p) => p.startsWith('nodeGroups[0].platform.local.port = 0: nginx-rtmp nodes listen on a fixed port')), more.join('\n'));
-  t.true(more.some((p) => p === 'nodeGroups[0].roles.edge.subscribe.protocol = "wss": nginx-rtmp nodes take rtmp only'), more.join('\n'));
+  t.true(
+    more.some((p) => p.startsWith('nodeGroups[0].platform.local.port = 0: nginx-rtmp nodes listen on a fixed port')),
+    more.join('\n'),
+  );
+  t.true(
+    more.some((p) => p === 'nodeGroups[0].roles.edge.subscribe.protocol = "wss": nginx-rtmp nodes take rtmp only'),
+    more.join('\n'),
+  );
   const same = problemsOf(group({ backend: 'nginx-rtmp', port: 1935, statPort: 1935 }, { origin: {}, edge: { parentRole: 'origin' }, transcoder: {} }));
   t.deepEqual(same, ['nodeGroups[0].platform.local.statPort = 1935: must differ from platform.local.port (1935)']);
 });

@@ -12,7 +12,11 @@ const LIMIT = 3;
 test('the answer is in the nearest region with room, falls back by distance, and strict fails instead', (t) => {
   fc.assert(
     fc.property(
-      fc.uniqueArray(fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd'), lat: fc.double({ min: -80, max: 80, noNaN: true }), lon: fc.double({ min: -179, max: 179, noNaN: true }) }), { minLength: 1, maxLength: 4, selector: (r) => r.name }),
+      fc.uniqueArray(fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd'), lat: fc.double({ min: -80, max: 80, noNaN: true }), lon: fc.double({ min: -179, max: 179, noNaN: true }) }), {
+        minLength: 1,
+        maxLength: 4,
+        selector: (r) => r.name,
+      }),
       fc.array(fc.record({ region: fc.nat(3), load: fc.integer({ min: 0, max: LIMIT }) }), { maxLength: 10 }),
       fc.double({ min: -90, max: 90, noNaN: true }),
       fc.double({ min: -180, max: 180, noNaN: true }),
@@ -20,7 +24,13 @@ test('the answer is in the nearest region with room, falls back by distance, and
       (regions, origins, lat, lon, strict) => {
         const g = parseConfig(
           {
-            nodeGroups: [{ ...staticGroup({ regions: regions.map((r) => r.name), rules: regions.map((r) => ({ region: r.name, role: 'origin', min: 0, max: 20, limit: LIMIT })) }), regions, platform: { type: 'local' } }],
+            nodeGroups: [
+              {
+                ...staticGroup({ regions: regions.map((r) => r.name), rules: regions.map((r) => ({ region: r.name, role: 'origin', min: 0, max: 20, limit: LIMIT })) }),
+                regions,
+                platform: { type: 'local' },
+              },
+            ],
           },
           'test',
         ).nodeGroups[0]!;

@@ -19,7 +19,7 @@ test('the bundled database (flat layout) places known addresses; private and res
   }
 });
 
-test('a database in MaxMind\'s own layout (location.latitude) works too', async (t) => {
+test("a database in MaxMind's own layout (location.latitude) works too", async (t) => {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'city.mmdb');

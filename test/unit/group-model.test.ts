@@ -42,7 +42,10 @@ function addNodes(model: GroupModel, nodes: Array<{ id: string; role: 'origin' |
 
 /** `count` equally idle origins in r1, then `lookups` publishes before any heartbeat: the publishes each origin got, or null if one failed. */
 function burst(model: GroupModel, count: number, lookups: number): number[] | null {
-  addNodes(model, Array.from({ length: count }, (_, i) => ({ id: `o${i}`, role: 'origin' as const, region: 'r1' })));
+  addNodes(
+    model,
+    Array.from({ length: count }, (_, i) => ({ id: `o${i}`, role: 'origin' as const, region: 'r1' })),
+  );
   const hits = new Map<string, number>();
   for (let i = 0; i < lookups; i++) {
     const r = model.publish(`s${i}`, ['r1'], 1);
@@ -52,10 +55,7 @@ function burst(model: GroupModel, count: number, lookups: number): number[] | nu
   return Array.from({ length: count }, (_, i) => hits.get(`o${i}`) ?? 0);
 }
 
-type Op =
-  | { op: 'beat'; node: number; load: number }
-  | { op: 'fault'; node: number }
-  | { op: 'publish'; stream: number; order: number };
+type Op = { op: 'beat'; node: number; load: number } | { op: 'fault'; node: number } | { op: 'publish'; stream: number; order: number };
 
 const originSet = fc.array(fc.record({ region: fc.constantFrom(...REGIONS), load: fc.integer({ min: 0, max: LIMIT + 1 }) }), { minLength: 1, maxLength: 8 });
 const opList = (n: number) =>
@@ -144,26 +144,25 @@ test('a burst between two heartbeats spreads evenly over equally loaded nodes', 
   t.pass();
 });
 
-test('a subscriber gets an edge under the stream\'s origin, in the nearest region with room, least loaded', (t) => {
+test("a subscriber gets an edge under the stream's origin, in the nearest region with room, least loaded", (t) => {
   fc.assert(
-    fc.property(
-      fc.array(fc.record({ region: fc.constantFrom(...REGIONS), load: fc.integer({ min: 0, max: LIMIT }) }), { minLength: 1, maxLength: 8 }),
-      fc.constantFrom(...ORDERS),
-      (edges, order) => {
-        const model = new GroupModel(group());
-        addNodes(model, [{ id: 'oA', role: 'origin', region: 'r1' }]);
-        addNodes(model, edges.map((e, i) => ({ id: `e${i}`, role: 'edge' as const, region: e.region, load: e.load })));
-        const pub = model.publish('cam', ['r1'], 1);
-        if (!pub.ok || pub.node.nodeId !== 'oA') return false;
-        const sub = model.subscribe('cam', order, 2);
-        const region = order.find((r) => edges.some((e) => e.region === r && e.load < LIMIT));
-        if (region === undefined) return !sub.ok && sub.code === 'NO_CAPACITY';
-        if (!sub.ok) return false;
-        const chosen = Number(sub.node.nodeId.slice(1));
-        const best = Math.min(...edges.map((e) => (e.region === region ? e.load : Infinity)));
-        return sub.node.role === 'edge' && edges[chosen]!.region === region && edges[chosen]!.load === best;
-      },
-    ),
+    fc.property(fc.array(fc.record({ region: fc.constantFrom(...REGIONS), load: fc.integer({ min: 0, max: LIMIT }) }), { minLength: 1, maxLength: 8 }), fc.constantFrom(...ORDERS), (edges, order) => {
+      const model = new GroupModel(group());
+      addNodes(model, [{ id: 'oA', role: 'origin', region: 'r1' }]);
+      addNodes(
+        model,
+        edges.map((e, i) => ({ id: `e${i}`, role: 'edge' as const, region: e.region, load: e.load })),
+      );
+      const pub = model.publish('cam', ['r1'], 1);
+      if (!pub.ok || pub.node.nodeId !== 'oA') return false;
+      const sub = model.subscribe('cam', order, 2);
+      const region = order.find((r) => edges.some((e) => e.region === r && e.load < LIMIT));
+      if (region === undefined) return !sub.ok && sub.code === 'NO_CAPACITY';
+      if (!sub.ok) return false;
+      const chosen = Number(sub.node.nodeId.slice(1));
+      const best = Math.min(...edges.map((e) => (e.region === region ? e.load : Infinity)));
+      return sub.node.role === 'edge' && edges[chosen]!.region === region && edges[chosen]!.load === best;
+    }),
   );
   t.pass();
 });
@@ -179,7 +178,20 @@ test('subscribe needs a binding; a rendition resolves to its provisioned stream'
   t.like(missing, { ok: false, status: 404, code: 'STREAM_NOT_FOUND' });
   t.like(model.transcode('show', ['r1'], 1), { ok: false, status: 404, code: 'PROVISION_NOT_FOUND' });
   const rendition = { level: 1, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 };
-  t.true(model.putProvision({ streamName: 'show', region: 'r1', streams: [{ ...rendition, name: 'show_hi' }, { ...rendition, name: 'show_lo', level: 2 }] }, 'create', 1).ok);
+  t.true(
+    model.putProvision(
+      {
+        streamName: 'show',
+        region: 'r1',
+        streams: [
+          { ...rendition, name: 'show_hi' },
+          { ...rendition, name: 'show_lo', level: 2 },
+        ],
+      },
+      'create',
+      1,
+    ).ok,
+  );
   const tr = model.transcode('show', ['r1'], 2);
   t.like(tr, { ok: true, node: { nodeId: 't1', role: 'transcoder' } });
   t.like(model.subscribe('show_lo', ['r1'], 3), { ok: true, node: { nodeId: 'e1', role: 'edge' } });
@@ -187,7 +199,10 @@ test('subscribe needs a binding; a rendition resolves to its provisioned stream'
   // The transcoder is told what to make and where to push it.
   const reply = model.heartbeat('t1', { ready: true, metrics: {} }, 4);
   t.like(reply?.transcode?.[0], { stream: 'show', origin: { nodeId: 'o1' } });
-  t.deepEqual(reply?.transcode?.[0]?.renditions.map((r) => r.name), ['show_hi', 'show_lo']);
+  t.deepEqual(
+    reply?.transcode?.[0]?.renditions.map((r) => r.name),
+    ['show_hi', 'show_lo'],
+  );
   // The origin reporting a rendition makes the stream LIVE.
   model.heartbeat('o1', { ready: true, metrics: {}, streams: [{ name: 'show_hi', publishing: true }] }, 5);
   t.like(model.binding('show'), { state: 'LIVE' });
@@ -209,7 +224,10 @@ test('bindings turn LIVE when the origin lists them and go when it stops, or whe
   model.tick(22_000);
   t.is(model.binding('never'), undefined, 'publishTimeout');
   const events = model.takeEffects().events.filter((e): e is Extract<EventBody, { type: 'stream.unbound' }> => e.type === 'stream.unbound');
-  t.deepEqual(events.map((e) => e.stream), ['live', 'never']);
+  t.deepEqual(
+    events.map((e) => e.stream),
+    ['live', 'never'],
+  );
 });
 
 test('a stream whose origin failed moves on its next publish lookup, and an event says so', (t) => {
@@ -245,7 +263,7 @@ test('edges get a parent in their own region, and a new one when theirs fails', 
   t.is(model.nodeRecord(parent('e1')!)?.region, 'r1');
 });
 
-test('every write is reported; a removed origin leaves its streams bound until their own timeouts, and they move on the publisher\'s next lookup', (t) => {
+test("every write is reported; a removed origin leaves its streams bound until their own timeouts, and they move on the publisher's next lookup", (t) => {
   const model = new GroupModel(group({ timing: { streamTimeout: '30s', publishTimeout: '60s' } }));
   addNodes(model, [
     { id: 'o1', role: 'origin', region: 'r1' },
@@ -253,7 +271,10 @@ test('every write is reported; a removed origin leaves its streams bound until t
     { id: 'e1', role: 'edge', region: 'r1' },
   ]);
   model.publish('cam', ['r1'], 1_000);
-  t.deepEqual(model.takeEffects().writes.map((w) => `${w.kind}:${w.key}`), ['binding:cam']);
+  t.deepEqual(
+    model.takeEffects().writes.map((w) => `${w.kind}:${w.key}`),
+    ['binding:cam'],
+  );
   model.heartbeat('o1', { ready: true, metrics: {}, streams: [{ name: 'cam', publishing: true }] }, 2_000);
   model.applyNodeEvent('o1', { type: 'fault', reason: 'silent' }, 3_000);
   // faultTimeout later, the supervisor destroys it.
@@ -283,7 +304,10 @@ test('every write is reported; a removed origin leaves its streams bound until t
   model.tick(41_000);
   t.is(model.binding('other'), undefined);
   t.deepEqual(
-    model.takeEffects().events.filter((e) => e.type === 'stream.unbound').map((e) => [e.stream, (e as { reason: string }).reason]),
+    model
+      .takeEffects()
+      .events.filter((e) => e.type === 'stream.unbound')
+      .map((e) => [e.stream, (e as { reason: string }).reason]),
     [['other', 'not published for 30000 ms']],
   );
 });
@@ -336,7 +360,10 @@ test('two choices: the pick is in the first region with room and within the near
       (origins, order, seed) => {
         const limit = 40;
         const model = new GroupModel(group({ rules: REGIONS.map((region) => ({ region, role: 'origin', min: 0, max: 20, limit })) }, { strategy: 'two-choices', nearEqual: 0.1 }), seeded(seed));
-        addNodes(model, origins.map((o, i) => ({ id: `o${i}`, role: 'origin' as const, region: o.region, load: o.load })));
+        addNodes(
+          model,
+          origins.map((o, i) => ({ id: `o${i}`, role: 'origin' as const, region: o.region, load: o.load })),
+        );
         const r = model.publish('s', order, 1);
         const region = order.find((reg) => origins.some((o) => o.region === reg && o.load < limit));
         if (region === undefined) return !r.ok;
@@ -363,7 +390,19 @@ test('two choices: a burst between heartbeats spreads within the band', (t) => {
 });
 
 test('viewers go to an edge that already serves their stream, until it is full', (t) => {
-  const model = new GroupModel(group({ rules: [{ region: 'r1', role: 'origin', min: 0, max: 10, limit: 100 }, { region: 'r1', role: 'edge', min: 0, max: 10, limit: 3 }, { region: 'r2', role: 'edge', min: 0, max: 10, limit: 3 }] }, { strategy: 'two-choices', nearEqual: 0.05 }), seeded(7));
+  const model = new GroupModel(
+    group(
+      {
+        rules: [
+          { region: 'r1', role: 'origin', min: 0, max: 10, limit: 100 },
+          { region: 'r1', role: 'edge', min: 0, max: 10, limit: 3 },
+          { region: 'r2', role: 'edge', min: 0, max: 10, limit: 3 },
+        ],
+      },
+      { strategy: 'two-choices', nearEqual: 0.05 },
+    ),
+    seeded(7),
+  );
   addNodes(model, [
     { id: 'o1', role: 'origin', region: 'r1' },
     { id: 'e1', role: 'edge', region: 'r1' },
@@ -400,7 +439,7 @@ test('deleting the provision of a live ABR stream keeps its renditions resolving
   t.like(model.subscribe('show_lo', ['r1'], 5_100), { ok: false, code: 'STREAM_NOT_FOUND' }, 'once it ended, the rendition is gone');
 });
 
-test('a node that says why it is not ready leaves rotation with that reason, and an edge learns its parent\'s pull listener', (t) => {
+test("a node that says why it is not ready leaves rotation with that reason, and an edge learns its parent's pull listener", (t) => {
   const model = new GroupModel(group());
   addNodes(model, [
     { id: 'o1', role: 'origin', region: 'r1' },
@@ -413,7 +452,10 @@ test('a node that says why it is not ready leaves rotation with that reason, and
 
   model.heartbeat('e1', { ready: false, metrics: {}, problem: 'nginx killed by SIGKILL; restarting (attempt 1)' }, 2);
   const { events } = model.takeEffects();
-  t.like(events.find((e) => e.type === 'node.state'), { nodeId: 'e1', from: 'INSERVICE', to: 'STARTED', reason: 'not ready: nginx killed by SIGKILL; restarting (attempt 1)' });
+  t.like(
+    events.find((e) => e.type === 'node.state'),
+    { nodeId: 'e1', from: 'INSERVICE', to: 'STARTED', reason: 'not ready: nginx killed by SIGKILL; restarting (attempt 1)' },
+  );
   t.is(model.nodeViews(undefined, 10).find((v) => v.id === 'e1')?.problem, 'nginx killed by SIGKILL; restarting (attempt 1)');
   t.like(model.subscribe('cam', ['r1'], 3), { ok: false });
   model.heartbeat('e1', { ready: true, metrics: {} }, 4);
@@ -422,7 +464,11 @@ test('a node that says why it is not ready leaves rotation with that reason, and
 });
 
 test('a group without edges serves viewers from the origin, with its player listener, only while it is in service', (t) => {
-  const g = group({ roles: { origin: { publish: { protocol: 'rtmp', port: 1935 }, subscribe: { protocol: 'rtmp', port: 1936 } } }, nodes: [{ id: 'o1', role: 'origin', region: 'r1' }], rules: [{ region: 'r1', role: 'origin', min: 0, max: 10, limit: LIMIT }] });
+  const g = group({
+    roles: { origin: { publish: { protocol: 'rtmp', port: 1935 }, subscribe: { protocol: 'rtmp', port: 1936 } } },
+    nodes: [{ id: 'o1', role: 'origin', region: 'r1' }],
+    rules: [{ region: 'r1', role: 'origin', min: 0, max: 10, limit: LIMIT }],
+  });
   const model = new GroupModel(g);
   addNodes(model, [{ id: 'o1', role: 'origin', region: 'r1' }]);
   t.like(model.publish('cam', ['r1'], 1), { ok: true, node: { nodeId: 'o1', listener: { port: 1935 } } });
@@ -436,12 +482,15 @@ test('a first heartbeat that is ready moves the node CREATED → STARTED → INS
   model.addNode({ id: 'o1', role: 'origin', region: 'r1', platform: { type: 'static', address: '10.0.0.1' }, state: 'CREATED' }, 0);
   model.takeEffects();
   model.heartbeat('o1', { ready: true, metrics: {} }, 1);
-  const moves = model.takeEffects().events.filter((e) => e.type === 'node.state').map((e) => `${(e as { from: string }).from}→${(e as { to: string }).to}`);
+  const moves = model
+    .takeEffects()
+    .events.filter((e) => e.type === 'node.state')
+    .map((e) => `${(e as { from: string }).from}→${(e as { to: string }).to}`);
   t.deepEqual(moves, ['CREATED→STARTED', 'STARTED→INSERVICE']);
   t.is(model.nodeRecord('o1')?.state, 'INSERVICE');
 });
 
-test('every answer names a listener: the node\'s own, else its role\'s, else RTMP on 1935', (t) => {
+test("every answer names a listener: the node's own, else its role's, else RTMP on 1935", (t) => {
   const model = new GroupModel(group({ roles: { origin: {}, edge: { parentRole: 'origin', subscribe: { protocol: 'wss', port: 443 } }, transcoder: {} } }));
   addNodes(model, [
     { id: 'o1', role: 'origin', region: 'r1' },
@@ -519,7 +568,7 @@ test('a drained node that went silent drains on when it comes back: no new viewe
   t.is(model.nodeRecord('2')?.state, 'FAULT');
   const reply = model.heartbeat('2', { ready: true, metrics: { 'connections.subscriber': 1 } }, 3);
   t.is(model.nodeRecord('2')?.state, 'SOFT_SUNSET');
-  t.is(model.nodeRecord('2')?.stateSince, 1, 'on the drain\'s own clock: a node that blips still reaches drainTimeout');
+  t.is(model.nodeRecord('2')?.stateSince, 1, "on the drain's own clock: a node that blips still reaches drainTimeout");
   t.true(reply?.drain);
   t.true(model.publish('s', ['r1'], 4).ok);
   for (let i = 0; i < LIMIT; i++) {
@@ -533,7 +582,7 @@ test('a drained node that went silent drains on when it comes back: no new viewe
   t.is(model.nodeRecord('3')?.faultedFrom, undefined);
 });
 
-test('by default the platform\'s addresses win over what a heartbeat says: a node token cannot send clients or peers elsewhere', (t) => {
+test("by default the platform's addresses win over what a heartbeat says: a node token cannot send clients or peers elsewhere", (t) => {
   const model = new GroupModel(group());
   addNodes(model, [
     { id: '1', role: 'origin', region: 'r1' },
@@ -565,7 +614,7 @@ test('with platform.trustNodeAddress, clients are sent to the public address a n
   };
   t.is(served(), '10.0.0.1');
   model.heartbeat('1', { ready: true, metrics: {}, address: { private: '192.168.7.1' } }, 2);
-  t.is(served(), '10.0.0.1', 'the platform\'s address, not the agent\'s bind address');
+  t.is(served(), '10.0.0.1', "the platform's address, not the agent's bind address");
   model.heartbeat('1', { ready: true, metrics: {}, address: { public: '203.0.113.7', private: '192.168.7.1' } }, 3);
   t.is(served(), '203.0.113.7');
   // An edge beside it pulls over the private network; one in another region over the public one.
@@ -578,7 +627,7 @@ test('with platform.trustNodeAddress, clients are sent to the public address a n
   t.like(parentOf('3'), { nodeId: '1', address: '203.0.113.7' });
   // The node's report is its whole view: a public address it stops declaring is forgotten.
   model.heartbeat('1', { ready: true, metrics: {}, address: { private: '192.168.7.2' } }, 5);
-  t.is(served(), '10.0.0.1', 'back to the platform\'s address');
+  t.is(served(), '10.0.0.1', "back to the platform's address");
   t.deepEqual(model.nodeRecord('1')?.address, { private: '192.168.7.2' });
 });
 
@@ -629,7 +678,10 @@ test('PENDING caps: per token and per group, freed when a stream goes LIVE or it
   model.heartbeat('o', { ready: true, metrics: {}, streams: [{ name: 'a1', publishing: true }] }, 2);
   const records = model.takeEffects().writes.filter((w) => w.kind === 'binding');
   t.like(records.find((w) => w.key === 'a1')?.value, { state: 'LIVE' });
-  t.false(records.some((w) => w.key === 'a1' && w.value !== null && 'by' in w.value), 'a LIVE binding names nobody');
+  t.false(
+    records.some((w) => w.key === 'a1' && w.value !== null && 'by' in w.value),
+    'a LIVE binding names nobody',
+  );
   t.true(model.publish('a3', ['r1'], 3, 'alice').ok);
   // After a restart, the stored PENDING bindings are counted against the same subjects.
   const restored = new GroupModel(g);

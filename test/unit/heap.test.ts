@@ -8,10 +8,9 @@ interface Item extends HeapItem {
 
 type Op = { op: 'push' | 'update' | 'remove'; id: number; key: number };
 
-const ops = fc.array(
-  fc.record({ op: fc.constantFrom<'push' | 'update' | 'remove'>('push', 'update', 'remove'), id: fc.integer({ min: 0, max: 30 }), key: fc.integer({ min: 0, max: 20 }) }),
-  { maxLength: 300 },
-);
+const ops = fc.array(fc.record({ op: fc.constantFrom<'push' | 'update' | 'remove'>('push', 'update', 'remove'), id: fc.integer({ min: 0, max: 30 }), key: fc.integer({ min: 0, max: 20 }) }), {
+  maxLength: 300,
+});
 
 test('the heap agrees with a sorted list under random pushes, updates and removals', (t) => {
   fc.assert(

@@ -11,18 +11,18 @@ test('a thread that goes away fails exactly the unanswered calls, and every late
       const inFlight = new InFlight();
       const answers: Array<(v: number) => void> = [];
       const calls = answeredFirst.map((_, i) => inFlight.run(() => new Promise<number>((resolve) => answers.push(() => resolve(i)))));
-      answeredFirst.forEach((answered, i) => answered && answers[i]!(i));
+      for (const [i, answered] of answeredFirst.entries()) if (answered) answers[i]!(i);
       await Promise.resolve();
       const end = new Error('the thread exited');
       inFlight.fail(end);
       const settled = await Promise.allSettled(calls);
-      settled.forEach((s, i) => {
+      for (const [i, s] of settled.entries()) {
         if (answeredFirst[i]) t.deepEqual(s, { status: 'fulfilled', value: i });
         else t.deepEqual(s, { status: 'rejected', reason: end });
-      });
+      }
       await t.throwsAsync(() => inFlight.run(async () => 1), { is: end });
       // An answer that arrives after the end changes nothing.
-      answers.forEach((answer) => answer(-1));
+      for (const answer of answers) answer(-1);
     }),
   );
 });

@@ -25,7 +25,7 @@ const { json } = fc.letrec<{ json: Json }>((tie) => ({
 /** Every path in a value, in the service's notation (a.b[0].c), with the value there. */
 function paths(v: Json, at = ''): Array<[string, Json]> {
   const out: Array<[string, Json]> = [[at, v]];
-  if (Array.isArray(v)) v.forEach((x, i) => out.push(...paths(x, `${at}[${i}]`)));
+  if (Array.isArray(v)) for (const [i, x] of v.entries()) out.push(...paths(x, `${at}[${i}]`));
   else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) out.push(...paths(x, at === '' ? k : `${at}.${k}`));
   return out;
 }

@@ -33,7 +33,11 @@ const node: fc.Arbitrary<NginxNode> = fc
     ...(r.user === null ? {} : { user: r.user }),
   }));
 
-const lines = (text: string, re: RegExp) => text.split('\n').map((l) => l.trim()).filter((l) => re.test(l));
+const lines = (text: string, re: RegExp) =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => re.test(l));
 
 test('every rendered config loads the module, stays in the foreground with one worker, and keeps its files in the node directory', (t) => {
   fc.assert(
@@ -80,7 +84,17 @@ test('only an edge or a relay with a parent pulls, from that parent, saying who 
 });
 
 test('an IPv6 address is bracketed in listen and pull', (t) => {
-  const conf = renderNginxConfig({ nodeId: 'e1', role: 'edge', scope: 'live', address: '::1', rtmpPort: 1935, statPort: 8080, dir: '/n', modulePath: '/m.so', parent: { address: 'fd00::2', port: 1935 } });
+  const conf = renderNginxConfig({
+    nodeId: 'e1',
+    role: 'edge',
+    scope: 'live',
+    address: '::1',
+    rtmpPort: 1935,
+    statPort: 8080,
+    dir: '/n',
+    modulePath: '/m.so',
+    parent: { address: 'fd00::2', port: 1935 },
+  });
   t.true(conf.includes('listen [::1]:1935;'));
   t.true(conf.includes('pull rtmp://[fd00::2]:1935/live flashVer=switchyard/pull/e1;'));
 });

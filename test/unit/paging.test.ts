@@ -5,7 +5,10 @@ import fc from 'fast-check';
 import { pageKeys } from '../../src/domain/paging.js';
 
 const sortedPage = (keys: string[], after: string | undefined, limit: number) =>
-  [...new Set(keys)].filter((k) => after === undefined || k > after).sort().slice(0, Math.max(0, limit));
+  [...new Set(keys)]
+    .filter((k) => after === undefined || k > after)
+    .sort()
+    .slice(0, Math.max(0, limit));
 
 test('a page is the limit smallest keys after the cursor, in order', (t) => {
   fc.assert(

@@ -6,11 +6,14 @@ import { distanceKm } from '../../src/policy/selection/regions.js';
 
 const group = (regions: Array<{ name: string; lat: number; lon: number }>) => ({ regions }) as unknown as NodeGroup;
 
-const regions = fc.uniqueArray(fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), lat: fc.double({ min: -90, max: 90, noNaN: true }), lon: fc.double({ min: -180, max: 180, noNaN: true }) }), {
-  minLength: 1,
-  maxLength: 6,
-  selector: (r) => r.name,
-});
+const regions = fc.uniqueArray(
+  fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), lat: fc.double({ min: -90, max: 90, noNaN: true }), lon: fc.double({ min: -180, max: 180, noNaN: true }) }),
+  {
+    minLength: 1,
+    maxLength: 6,
+    selector: (r) => r.name,
+  },
+);
 
 test('without strict, every region is tried once, the requested ones first in their order', (t) => {
   fc.assert(

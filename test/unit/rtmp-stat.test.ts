@@ -64,7 +64,7 @@ interface GenStream {
   clients: Array<{ kind: Kind; child: string }>;
 }
 
-const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const xmlEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function flashver(kind: Kind, child: string): string {
   switch (kind) {
@@ -85,12 +85,14 @@ function flashver(kind: Kind, child: string): string {
 function page(apps: Array<{ name: string; streams: GenStream[] }>): string {
   const out = ['<?xml version="1.0" encoding="utf-8" ?>', '<rtmp>', '<pid>77</pid>', '<bytes_in>10</bytes_in>', '<bytes_out>20</bytes_out>', '<server>'];
   for (const app of apps) {
-    out.push('<application>', `<name>${escape(app.name)}</name>`, '<live>');
+    out.push('<application>', `<name>${xmlEscape(app.name)}</name>`, '<live>');
     for (const s of app.streams) {
-      out.push('<stream>', `<name>${escape(s.name)}</name>`, '<time>10</time><bw_in>0</bw_in>');
+      out.push('<stream>', `<name>${xmlEscape(s.name)}</name>`, '<time>10</time><bw_in>0</bw_in>');
       s.clients.forEach((c, i) => {
         const publishing = c.kind === 'publisher' || c.kind === 'relay-in';
-        out.push(`<client><id>${i}</id><address>127.0.0.1</address><time>5</time><flashver>${escape(flashver(c.kind, c.child))}</flashver><dropped>0</dropped>${publishing ? '<publishing/>' : ''}<active/></client>`);
+        out.push(
+          `<client><id>${i}</id><address>127.0.0.1</address><time>5</time><flashver>${xmlEscape(flashver(c.kind, c.child))}</flashver><dropped>0</dropped>${publishing ? '<publishing/>' : ''}<active/></client>`,
+        );
       });
       out.push(`<nclients>${s.clients.length}</nclients>`, s.clients.some((c) => c.kind === 'publisher' || c.kind === 'relay-in') ? '<publishing/>' : '', '</stream>');
     }
@@ -102,15 +104,23 @@ function page(apps: Array<{ name: string; streams: GenStream[] }>): string {
 
 const goodName = fc.stringMatching(/^[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,19}$/);
 const client = fc.record({ kind: fc.constantFrom<Kind>('publisher', 'viewer', 'viewer', 'relay-in', 'child', 'internal'), child: fc.constantFrom('edge-a', 'edge-b', 'relay-1') });
-const streams = fc.uniqueArray(
-  fc.record({ name: fc.oneof(goodName, goodName, fc.constantFrom('bad name', 'a&b', '<x>', '007', '1e3')), clients: fc.array(client, { maxLength: 8 }) }),
-  { selector: (s) => s.name, maxLength: 6 },
-);
+const streams = fc.uniqueArray(fc.record({ name: fc.oneof(goodName, goodName, fc.constantFrom('bad name', 'a&b', '<x>', '007', '1e3')), clients: fc.array(client, { maxLength: 8 }) }), {
+  selector: (s) => s.name,
+  maxLength: 6,
+});
 
 test('publishers, subscribers and cluster children are counted client by client on generated pages', (t) => {
   fc.assert(
     fc.property(streams, streams, (mine, others) => {
-      const s = summarize(parseRtmpStat(page([{ name: 'live', streams: mine }, { name: 'other', streams: others }]), 'live'));
+      const s = summarize(
+        parseRtmpStat(
+          page([
+            { name: 'live', streams: mine },
+            { name: 'other', streams: others },
+          ]),
+          'live',
+        ),
+      );
       const valid = mine.filter((x) => /^[A-Za-z0-9._~-]{1,128}$/.test(x.name));
       const n = (xs: GenStream[], kinds: Kind[]) => xs.reduce((a, x) => a + x.clients.filter((c) => kinds.includes(c.kind)).length, 0);
       t.is(s.publishers, n(valid, ['publisher']));
@@ -125,7 +135,10 @@ test('publishers, subscribers and cluster children are counted client by client 
           subscribers: n([x], ['viewer', 'child']),
         })),
       );
-      t.deepEqual(s.ignored, mine.filter((x) => !valid.includes(x)).map((x) => x.name));
+      t.deepEqual(
+        s.ignored,
+        mine.filter((x) => !valid.includes(x)).map((x) => x.name),
+      );
     }),
     { numRuns: 300 },
   );
@@ -133,7 +146,10 @@ test('publishers, subscribers and cluster children are counted client by client 
 
 test('names that look like numbers stay names', (t) => {
   const s = summarize(parseRtmpStat(page([{ name: 'live', streams: [{ name: '007', clients: [{ kind: 'publisher', child: '' }] }] }]), 'live'));
-  t.deepEqual(s.streams.map((x) => x.name), ['007']);
+  t.deepEqual(
+    s.streams.map((x) => x.name),
+    ['007'],
+  );
 });
 
 test('a client is classified by its flash version first, then by whether it publishes', (t) => {
@@ -152,9 +168,44 @@ test('an empty page, and pages that are not stat pages', (t) => {
 });
 
 test('what an older generation of workers carries is added to the current figures', (t) => {
-  const a = summarize(parseRtmpStat(page([{ name: 'live', streams: [{ name: 'cam1', clients: [{ kind: 'relay-in', child: '' }, { kind: 'viewer', child: '' }] }] }]), 'live'));
+  const a = summarize(
+    parseRtmpStat(
+      page([
+        {
+          name: 'live',
+          streams: [
+            {
+              name: 'cam1',
+              clients: [
+                { kind: 'relay-in', child: '' },
+                { kind: 'viewer', child: '' },
+              ],
+            },
+          ],
+        },
+      ]),
+      'live',
+    ),
+  );
   const b = summarize(
-    parseRtmpStat(page([{ name: 'live', streams: [{ name: 'cam1', clients: [{ kind: 'viewer', child: '' }, { kind: 'child', child: 'e9' }] }, { name: 'cam2', clients: [{ kind: 'publisher', child: '' }] }] }]), 'live'),
+    parseRtmpStat(
+      page([
+        {
+          name: 'live',
+          streams: [
+            {
+              name: 'cam1',
+              clients: [
+                { kind: 'viewer', child: '' },
+                { kind: 'child', child: 'e9' },
+              ],
+            },
+            { name: 'cam2', clients: [{ kind: 'publisher', child: '' }] },
+          ],
+        },
+      ]),
+      'live',
+    ),
   );
   const m = mergeSummaries(a, b);
   t.is(m.subscribers, 3);

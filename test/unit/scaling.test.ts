@@ -53,7 +53,19 @@ const snapshot: fc.Arbitrary<Snapshot> = fc
         nodeGroups: [
           {
             ...staticGroup({
-              rules: [{ region: 'r1', role: 'edge', min: r.min, max: r.min + r.extra, increment: r.increment, limit: 200, cooldown: '60s', ...(r.scaleOut ? { scaleOut: r.scaleOut } : {}), ...(r.scaleIn ? { scaleIn: r.scaleIn } : {}) }],
+              rules: [
+                {
+                  region: 'r1',
+                  role: 'edge',
+                  min: r.min,
+                  max: r.min + r.extra,
+                  increment: r.increment,
+                  limit: 200,
+                  cooldown: '60s',
+                  ...(r.scaleOut ? { scaleOut: r.scaleOut } : {}),
+                  ...(r.scaleIn ? { scaleIn: r.scaleIn } : {}),
+                },
+              ],
               timing: { faultThreshold: r.faultThreshold, drainTimeout: '10m' },
             }),
             platform: { type: 'local' },

@@ -63,10 +63,14 @@ test('a value made to fit a type is accepted; the same value under a different t
   const kindOf = (v: unknown) => (Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v);
   const expected: Record<string, string> = { string: 'string', number: 'number', bool: 'boolean', list: 'array', set: 'array', tuple: 'array', map: 'object', object: 'object' };
   fc.assert(
-    fc.property(typeArb.filter((type) => type.kind !== 'any'), fc.jsonValue({ maxDepth: 2 }).filter((v) => v !== null), (type, value) => {
-      fc.pre(kindOf(value) !== expected[type.kind]);
-      return valueProblems(type, value).length > 0;
-    }),
+    fc.property(
+      typeArb.filter((type) => type.kind !== 'any'),
+      fc.jsonValue({ maxDepth: 2 }).filter((v) => v !== null),
+      (type, value) => {
+        fc.pre(kindOf(value) !== expected[type.kind]);
+        return valueProblems(type, value).length > 0;
+      },
+    ),
     { numRuns: 500 },
   );
   t.pass();

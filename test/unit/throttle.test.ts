@@ -72,7 +72,7 @@ test('failures from any number of addresses never refuse a user at an address th
 });
 
 test('an address is refused after maxFailures for one user, or maxAddressFailures over all users; a right password clears it', (t) => {
-  let now = 0;
+  const now = 0;
   const th = new LoginThrottle(login, () => now);
   for (let i = 0; i < 3; i++) th.failed('admin', 'a1');
   t.deepEqual(th.before('admin', 'a1'), { refuse: 1000 });

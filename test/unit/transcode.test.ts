@@ -32,21 +32,38 @@ test('one ffmpeg reads the stream back from the transcoder and pushes each rendi
       t.deepEqual(at('-rtmp_flashver'), [TRANSCODER_FLASHVER], 'the stat page can tell it from viewers');
       const outputs = args.filter((a) => a.startsWith('rtmp://') && !a.startsWith('rtmp://127.0.0.4'));
       const ladder = [...j.renditions].sort((a, b) => a.level - b.level || a.name.localeCompare(b.name));
-      t.deepEqual(outputs, ladder.map((r) => `rtmp://${j.origin.address}:${j.origin.port}/live/${r.name}`));
-      t.deepEqual(at('-b:v'), ladder.map((r) => String(r.videoBR)));
-      t.deepEqual(at('-b:a'), ladder.map((r) => String(r.audioBR)));
+      t.deepEqual(
+        outputs,
+        ladder.map((r) => `rtmp://${j.origin.address}:${j.origin.port}/live/${r.name}`),
+      );
+      t.deepEqual(
+        at('-b:v'),
+        ladder.map((r) => String(r.videoBR)),
+      );
+      t.deepEqual(
+        at('-b:a'),
+        ladder.map((r) => String(r.audioBR)),
+      );
       for (const vf of at('-vf')) {
         const [w, h] = vf.replace('scale=', '').split(':').map(Number);
         t.true(w! % 2 === 0 && h! % 2 === 0, `x264 needs even sizes: ${vf}`);
       }
-      t.deepEqual(at('-g'), ladder.map((r) => String(r.videoFPS)), 'a keyframe every second');
+      t.deepEqual(
+        at('-g'),
+        ladder.map((r) => String(r.videoFPS)),
+        'a keyframe every second',
+      );
       t.is(at('-f').length, ladder.length);
     }),
   );
 });
 
 test('a job that cannot run here says why', (t) => {
-  const base: TranscodeJob = { stream: 's', origin: { nodeId: 'o1', address: '127.0.0.2', port: 1935, protocol: 'rtmp' }, renditions: [{ name: 's_1', level: 1, videoBR: 1, videoWidth: 2, videoHeight: 2, videoFPS: 1, audioBR: 1 }] };
+  const base: TranscodeJob = {
+    stream: 's',
+    origin: { nodeId: 'o1', address: '127.0.0.2', port: 1935, protocol: 'rtmp' },
+    renditions: [{ name: 's_1', level: 1, videoBR: 1, videoWidth: 2, videoHeight: 2, videoFPS: 1, audioBR: 1 }],
+  };
   t.is(jobProblem(base), null);
   t.regex(jobProblem({ ...base, origin: { ...base.origin, protocol: 'http' } }) ?? '', /not rtmp/);
   t.regex(jobProblem({ ...base, renditions: [] }) ?? '', /no renditions/);
@@ -54,16 +71,23 @@ test('a job that cannot run here says why', (t) => {
 
 test('shell quoting gives the shell back exactly the string', (t) => {
   fc.assert(
-    fc.property(fc.string({ maxLength: 40 }).filter((s) => !s.includes('\0')), (s) => {
-      const r = spawnSync('/bin/sh', ['-c', `printf %s ${shellQuote(s)}`], { encoding: 'utf8' });
-      t.is(r.stdout, s);
-    }),
+    fc.property(
+      fc.string({ maxLength: 40 }).filter((s) => !s.includes('\0')),
+      (s) => {
+        const r = spawnSync('/bin/sh', ['-c', `printf %s ${shellQuote(s)}`], { encoding: 'utf8' });
+        t.is(r.stdout, s);
+      },
+    ),
     { numRuns: 60 },
   );
 });
 
 test('the job script execs ffmpeg with the ladder and appends its errors to the log', (t) => {
-  const j: TranscodeJob = { stream: "it's", origin: { nodeId: 'o1', address: '127.0.0.2', port: 1935, protocol: 'rtmp' }, renditions: [{ name: 'a', level: 1, videoBR: 1000, videoWidth: 64, videoHeight: 64, videoFPS: 10, audioBR: 1000 }] };
+  const j: TranscodeJob = {
+    stream: "it's",
+    origin: { nodeId: 'o1', address: '127.0.0.2', port: 1935, protocol: 'rtmp' },
+    renditions: [{ name: 'a', level: 1, videoBR: 1000, videoWidth: 64, videoHeight: 64, videoFPS: 10, audioBR: 1000 }],
+  };
   const dir = mkdtempSync(join(tmpdir(), 'sy-job-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   // A stand-in ffmpeg that prints its arguments one per line.

@@ -44,7 +44,7 @@ test('the tree stays a tree: right parent roles, serving parents, no cycles, no 
   fc.assert(
     fc.property(fc.array(op, { maxLength: 80 }), fc.integer(), (ops, seed) => {
       let x = seed >>> 0 || 1;
-      const model = new GroupModel(group, () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32));
+      const model = new GroupModel(group, () => (x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32);
       const ids: string[] = [];
       let now = 0;
       for (const o of ops) {
@@ -57,7 +57,8 @@ test('the tree stays a tree: right parent roles, serving parents, no cycles, no 
           model.heartbeat(nodeId, { ready: true, metrics: {} }, now);
         } else if (o.op === 'load') {
           const target = id(o.node);
-          if (target && model.hasNode(target)) model.heartbeat(target, { ready: true, metrics: { 'connections.subscriber': o.viewers }, streams: o.viewers ? [{ name: `s${o.stream}`, subscribers: o.viewers }] : [] }, now);
+          if (target && model.hasNode(target))
+            model.heartbeat(target, { ready: true, metrics: { 'connections.subscriber': o.viewers }, streams: o.viewers ? [{ name: `s${o.stream}`, subscribers: o.viewers }] : [] }, now);
         } else if (o.op === 'publish' || o.op === 'subscribe') {
           const order = o.order ? ['r2', 'r1'] : ['r1', 'r2'];
           const r = o.op === 'publish' ? model.publish(`s${o.stream}`, order, now) : model.subscribe(`s${o.stream}`, order, now);
@@ -95,7 +96,7 @@ test('the tree stays a tree: right parent roles, serving parents, no cycles, no 
           if (n.state === 'INSERVICE' && !SERVING_STATES.has(p.state)) return false;
           // No cycles: parents lead to an origin in at most two steps.
           let steps = 0;
-          for (let c: typeof n | undefined = n; c && c.parent; c = byId.get(c.parent)) if (++steps > 2) return false;
+          for (let c: typeof n | undefined = n; c?.parent; c = byId.get(c.parent)) if (++steps > 2) return false;
         }
         // A child in service without a parent only while no parent could take it.
         for (const n of nodes) {

@@ -9,7 +9,9 @@ import * as api from '../../src/schemas/api.js';
 import * as heartbeat from '../../src/schemas/heartbeat.js';
 import { compile, declaresDefaults } from '../../src/schemas/validate.js';
 
-const schemas = (Object.entries({ ...api, ...heartbeat }) as Array<[string, unknown]>).filter((e): e is [string, TSchema] => typeof e[1] === 'object' && e[1] !== null && ('type' in e[1] || 'anyOf' in e[1]));
+const schemas = (Object.entries({ ...api, ...heartbeat }) as Array<[string, unknown]>).filter(
+  (e): e is [string, TSchema] => typeof e[1] === 'object' && e[1] !== null && ('type' in e[1] || 'anyOf' in e[1]),
+);
 
 test('a default anywhere is found; a property named "default" is not one', (t) => {
   t.true(declaresDefaults(Type.Object({ a: Type.Integer({ default: 1 }) })));

@@ -32,24 +32,58 @@ export function jobProblem(job: TranscodeJob): string | null {
 /** ffmpeg's arguments (after the program name) for one job. */
 export function ladderArgs({ job, scope, self }: LadderInput): string[] {
   const args = [
-    '-nostdin', '-hide_banner', '-loglevel', 'warning',
+    '-nostdin',
+    '-hide_banner',
+    '-loglevel',
+    'warning',
     // A stalled input ends ffmpeg (after about 4× this) instead of hanging on a dead publisher.
-    '-rw_timeout', '5000000',
-    '-rtmp_flashver', TRANSCODER_FLASHVER,
-    '-i', `rtmp://${urlHost(self.address)}:${self.port}/${scope}/${job.stream}`,
+    '-rw_timeout',
+    '5000000',
+    '-rtmp_flashver',
+    TRANSCODER_FLASHVER,
+    '-i',
+    `rtmp://${urlHost(self.address)}:${self.port}/${scope}/${job.stream}`,
   ];
   const ladder = [...job.renditions].sort((a, b) => a.level - b.level || a.name.localeCompare(b.name));
   for (const r of ladder) {
     const fps = Math.max(1, Math.round(r.videoFPS));
     args.push(
-      '-map', '0:v:0', '-map', '0:a:0?',
-      '-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-pix_fmt', 'yuv420p',
-      '-vf', `scale=${even(r.videoWidth)}:${even(r.videoHeight)}`,
+      '-map',
+      '0:v:0',
+      '-map',
+      '0:a:0?',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-tune',
+      'zerolatency',
+      '-pix_fmt',
+      'yuv420p',
+      '-vf',
+      `scale=${even(r.videoWidth)}:${even(r.videoHeight)}`,
       // A keyframe every second: a viewer joining a rendition waits at most that long.
-      '-r', String(fps), '-g', String(fps), '-keyint_min', String(fps), '-sc_threshold', '0',
-      '-b:v', String(r.videoBR), '-maxrate', String(r.videoBR), '-bufsize', String(2 * r.videoBR),
-      '-c:a', 'aac', '-b:a', String(r.audioBR),
-      '-f', 'flv', `rtmp://${urlHost(job.origin.address)}:${job.origin.port}/${scope}/${r.name}`,
+      '-r',
+      String(fps),
+      '-g',
+      String(fps),
+      '-keyint_min',
+      String(fps),
+      '-sc_threshold',
+      '0',
+      '-b:v',
+      String(r.videoBR),
+      '-maxrate',
+      String(r.videoBR),
+      '-bufsize',
+      String(2 * r.videoBR),
+      '-c:a',
+      'aac',
+      '-b:a',
+      String(r.audioBR),
+      '-f',
+      'flv',
+      `rtmp://${urlHost(job.origin.address)}:${job.origin.port}/${scope}/${r.name}`,
     );
   }
   return args;

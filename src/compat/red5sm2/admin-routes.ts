@@ -23,27 +23,62 @@ const exampleConfig = {
       subGroupName: 'us-east-1',
       groupType: 'main',
       rulesByRole: {
-        origin: { nodeRoleName: 'origin', min: '0', max: '4', increment: 1, outExpression: 'avg(connections.publisher) > 12', inExpression: 'avg(connections.publisher) < 2', capacityRankingExpression: 'connections.publisher', capacityLimitExpression: '20' },
-        edge: { nodeRoleName: 'edge', min: '0', max: '8', increment: 1, outExpression: 'avg(connections.subscriber) > 120', inExpression: 'avg(connections.subscriber) < 20', capacityRankingExpression: 'connections.subscriber', capacityLimitExpression: '200' },
+        origin: {
+          nodeRoleName: 'origin',
+          min: '0',
+          max: '4',
+          increment: 1,
+          outExpression: 'avg(connections.publisher) > 12',
+          inExpression: 'avg(connections.publisher) < 2',
+          capacityRankingExpression: 'connections.publisher',
+          capacityLimitExpression: '20',
+        },
+        edge: {
+          nodeRoleName: 'edge',
+          min: '0',
+          max: '8',
+          increment: 1,
+          outExpression: 'avg(connections.subscriber) > 120',
+          inExpression: 'avg(connections.subscriber) < 20',
+          capacityRankingExpression: 'connections.subscriber',
+          capacityLimitExpression: '200',
+        },
       },
     },
   },
 };
 
-const GroupView = Type.Object({ name: Type.String(), cloudPlatform: Type.String(), isScalingPaused: Type.Boolean(), roles: Type.Record(Type.String(), Type.Unknown()), groups: Type.Record(Type.String(), Type.Unknown()) });
+const GroupView = Type.Object({
+  name: Type.String(),
+  cloudPlatform: Type.String(),
+  isScalingPaused: Type.Boolean(),
+  roles: Type.Record(Type.String(), Type.Unknown()),
+  groups: Type.Record(Type.String(), Type.Unknown()),
+});
 const NodeStatus = Type.Object({
-  nodeEvent: Type.Object({ nodeId: Type.String(), nodeGroupName: Type.String(), subGroupName: Type.String(), nodeRoleName: Type.String(), publicIp: Type.Union([Type.String(), Type.Null()]), privateIp: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: true, description: 'with metrics=true: connections.publisher, connections.subscriber, load, lastHeartbeat' }),
+  nodeEvent: Type.Object(
+    {
+      nodeId: Type.String(),
+      nodeGroupName: Type.String(),
+      subGroupName: Type.String(),
+      nodeRoleName: Type.String(),
+      publicIp: Type.Union([Type.String(), Type.Null()]),
+      privateIp: Type.Union([Type.String(), Type.Null()]),
+    },
+    { additionalProperties: true, description: 'with metrics=true: connections.publisher, connections.subscriber, load, lastHeartbeat' },
+  ),
   scalingEvent: Type.Object({ nodeId: Type.String(), nodeGroupName: Type.String(), subGroupName: Type.String(), nodeRoleName: Type.String(), state: Type.String() }),
 });
 
 export function adminRoutes(s: Services): RouteDef[] {
   const admit = async (username: string, address: string) => {
     const verdict = s.throttle.before(username, address);
-    if ('refuse' in verdict) throw new Problem(429, 'RATE_LIMITED', 'too many failed logins from this address; wait before trying again', { retryAfter: Math.max(1, Math.ceil(verdict.refuse / 1000)) });
+    if ('refuse' in verdict)
+      throw new Problem(429, 'RATE_LIMITED', 'too many failed logins from this address; wait before trying again', { retryAfter: Math.max(1, Math.ceil(verdict.refuse / 1000)) });
     if (verdict.delay > 0) await sleep(verdict.delay);
   };
   const GroupParams = Type.Object({ nodeGroupName: GroupName });
-  const StatusQuery = Type.Object({ metrics: Type.Optional(Type.Boolean({ description: 'true: with each node\'s connections and load' })) }, { additionalProperties: false });
+  const StatusQuery = Type.Object({ metrics: Type.Optional(Type.Boolean({ description: "true: with each node's connections and load" })) }, { additionalProperties: false });
   const statusRoute = (path: string, operationId: string) =>
     route({
       method: 'GET',
@@ -55,7 +90,11 @@ export function adminRoutes(s: Services): RouteDef[] {
       access: 'admin',
       params: GroupParams,
       query: StatusQuery,
-      responses: { 200: { description: 'one element per node', schema: Type.Array(NodeStatus) }, 404: problemResponse('NODE_GROUP_NOT_FOUND'), 503: problemResponse("NOT_READY (with Retry-After): the group's actor is restarting") },
+      responses: {
+        200: { description: 'one element per node', schema: Type.Array(NodeStatus) },
+        404: problemResponse('NODE_GROUP_NOT_FOUND'),
+        503: problemResponse("NOT_READY (with Retry-After): the group's actor is restarting"),
+      },
       async handle(ctx, { params, query }) {
         const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
         ctx.body = (await allNodes(handle)).map((n) => {
@@ -122,7 +161,10 @@ export function adminRoutes(s: Services): RouteDef[] {
       access: 'admin',
       responses: { 200: { description: 'names', schema: Type.Array(Type.String()) } },
       handle(ctx) {
-        ctx.body = [...s.actors.groups.values()].filter((h) => !h.deleting).map((h) => h.name).sort();
+        ctx.body = [...s.actors.groups.values()]
+          .filter((h) => !h.deleting)
+          .map((h) => h.name)
+          .sort();
       },
     }),
     route({
@@ -132,7 +174,7 @@ export function adminRoutes(s: Services): RouteDef[] {
       example: { body: exampleConfig },
       summary: "SM2: create a node group from SM2's NodeGroupConfig; 200, as its installer expects",
       description:
-        "Roles, sub-groups (regions, with coordinates 0,0: the configured order) and their rules become ours; min and max may be strings; outExpression, inExpression, capacityRankingExpression and capacityLimitExpression are scaleOut, scaleIn, rank and limit, checked as ours. The cloud fields are set aside: the group runs on compat.red5sm2.platform.",
+        'Roles, sub-groups (regions, with coordinates 0,0: the configured order) and their rules become ours; min and max may be strings; outExpression, inExpression, capacityRankingExpression and capacityLimitExpression are scaleOut, scaleIn, rank and limit, checked as ours. The cloud fields are set aside: the group runs on compat.red5sm2.platform.',
       tag: TAG,
       access: 'admin',
       body: NodeGroupConfig,

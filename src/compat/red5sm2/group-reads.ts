@@ -19,9 +19,21 @@ async function all<T>(fetch: (after: string | undefined, limit: number) => Promi
   }
 }
 
-export const allStreams = (h: GroupHandle): Promise<StreamView[]> => all((after, limit) => h.call('listStreams', after, limit), (v) => v.name);
-export const allNodes = (h: GroupHandle): Promise<NodeView[]> => all(async (after, limit) => (await h.call('detail', after, limit)).nodes, (n) => n.id);
-export const allProvisions = (h: GroupHandle): Promise<Provision[]> => all((after, limit) => h.call('listProvisions', after, limit), (p) => p.streamName);
+export const allStreams = (h: GroupHandle): Promise<StreamView[]> =>
+  all(
+    (after, limit) => h.call('listStreams', after, limit),
+    (v) => v.name,
+  );
+export const allNodes = (h: GroupHandle): Promise<NodeView[]> =>
+  all(
+    async (after, limit) => (await h.call('detail', after, limit)).nodes,
+    (n) => n.id,
+  );
+export const allProvisions = (h: GroupHandle): Promise<Provision[]> =>
+  all(
+    (after, limit) => h.call('listProvisions', after, limit),
+    (p) => p.streamName,
+  );
 
 /** One stream's binding (PENDING or LIVE), or null: the first of a list that starts just before it. */
 export async function oneStream(h: GroupHandle, name: string): Promise<StreamView | null> {

@@ -98,7 +98,17 @@ export interface Translation {
   pathOf(ours: string): string;
 }
 
-const RULE_FIELDS: Record<string, string> = { min: 'min', max: 'max', increment: 'increment', scaleOut: 'outExpression', scaleIn: 'inExpression', rank: 'capacityRankingExpression', limit: 'capacityLimitExpression', role: 'nodeRoleName', region: 'subGroupName' };
+const RULE_FIELDS: Record<string, string> = {
+  min: 'min',
+  max: 'max',
+  increment: 'increment',
+  scaleOut: 'outExpression',
+  scaleIn: 'inExpression',
+  rank: 'capacityRankingExpression',
+  limit: 'capacityLimitExpression',
+  role: 'nodeRoleName',
+  region: 'subGroupName',
+};
 
 const count = (v: number | string | undefined) => (v === undefined ? undefined : Number(v));
 
@@ -176,7 +186,10 @@ export function toOurs(config: NodeGroupConfig, platform: unknown): { ok: true; 
 /** Our node group as SM2's clients read a NodeGroupConfig. */
 export function toSm2(g: NodeGroup) {
   const roles = Object.fromEntries(
-    (Object.entries(g.roles) as Array<[Role, { parentRole?: Role } | undefined]>).map(([role, o]) => [role, { name: role, capabilities: [...CAPABILITIES[role]], ...(o?.parentRole ? { parentRoleName: o.parentRole } : {}) }]),
+    (Object.entries(g.roles) as Array<[Role, { parentRole?: Role } | undefined]>).map(([role, o]) => [
+      role,
+      { name: role, capabilities: [...CAPABILITIES[role]], ...(o?.parentRole ? { parentRoleName: o.parentRole } : {}) },
+    ]),
   );
   const groups = Object.fromEntries(
     g.regions.map((r) => [

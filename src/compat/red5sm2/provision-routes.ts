@@ -17,7 +17,7 @@ import { TAG } from './stream-routes.js';
 const Segment = Type.String({ pattern: SEGMENT_PATTERN, description: SEGMENT_DESCRIPTION });
 
 const errors = {
-  400: problemResponse('VALIDATION_FAILED: a bad field, a guid outside the group\'s scope, a region not in the group, a rendition name in use'),
+  400: problemResponse("VALIDATION_FAILED: a bad field, a guid outside the group's scope, a region not in the group, a rendition name in use"),
   404: problemResponse('NODE_GROUP_NOT_FOUND or PROVISION_NOT_FOUND'),
   503: problemResponse("NOT_READY (the group's actor is restarting) or STORE_UNAVAILABLE (nothing was changed), with Retry-After"),
 };
@@ -58,12 +58,17 @@ export function provisionRoutes(s: Services): RouteDef[] {
       operationId: 'sm2CreateProvisions',
       example: { params: { nodeGroup: 'default' }, body: example, response: { result: 'CREATED' } },
       summary: "SM2: register ABR ladders (an array of ProvisionRequests); each is a provision of its guid's stream",
-      description: 'No region is sent: the renditions go to an origin nearest the group\'s first region unless a request names one. Frame rate 30 and audio 128 kbit/s where SM2 says nothing. All or none: when one is refused, those this call created before it are deleted again.',
+      description:
+        "No region is sent: the renditions go to an origin nearest the group's first region unless a request names one. Frame rate 30 and audio 128 kbit/s where SM2 says nothing. All or none: when one is refused, those this call created before it are deleted again.",
       tag: TAG,
       access: 'admin',
       params: Type.Object({ nodeGroup: GroupName }),
       body: ProvisionRequests,
-      responses: { 201: { description: 'created', schema: Type.Object({ result: Type.Literal('CREATED') }) }, ...errors, 409: problemResponse('PROVISION_EXISTS: "Provision already exists" for one of the guids') },
+      responses: {
+        201: { description: 'created', schema: Type.Object({ result: Type.Literal('CREATED') }) },
+        ...errors,
+        409: problemResponse('PROVISION_EXISTS: "Provision already exists" for one of the guids'),
+      },
       async handle(ctx, { params, body }) {
         const handle = groupOr404(s, params.nodeGroup);
         const translated = toOurs(body, handle.group.scope, handle.group.regions[0]!.name);
@@ -73,7 +78,8 @@ export function provisionRoutes(s: Services): RouteDef[] {
         if (invalid.length > 0) throw problems.validation(invalid);
         // Checked first, so that a duplicate changes nothing (the actor checks again as it writes).
         for (const p of translated.provisions) {
-          if (await handle.call('getProvision', p.streamName)) throw new Problem(409, 'PROVISION_EXISTS', `Provision already exists: '${guidOf(handle.group.scope, p.streamName)}' in node group '${handle.name}'`);
+          if (await handle.call('getProvision', p.streamName))
+            throw new Problem(409, 'PROVISION_EXISTS', `Provision already exists: '${guidOf(handle.group.scope, p.streamName)}' in node group '${handle.name}'`);
         }
         const created: string[] = [];
         for (const [i, p] of translated.provisions.entries()) {
@@ -86,7 +92,12 @@ export function provisionRoutes(s: Services): RouteDef[] {
           for (const name of created) await handle.call('deleteProvision', name).catch(() => undefined);
           const fields = result.errors?.map((e) => ({ path: sm2Path(e.path, i), message: e.message }));
           if (fields) throw problems.validation(fields);
-          throw new Problem(result.status, result.code, result.code === 'PROVISION_EXISTS' ? `Provision already exists: '${guidOf(handle.group.scope, p.streamName)}'` : result.detail, result.retryAfter !== undefined ? { retryAfter: result.retryAfter } : {});
+          throw new Problem(
+            result.status,
+            result.code,
+            result.code === 'PROVISION_EXISTS' ? `Provision already exists: '${guidOf(handle.group.scope, p.streamName)}'` : result.detail,
+            result.retryAfter !== undefined ? { retryAfter: result.retryAfter } : {},
+          );
         }
         ctx.status = 201;
         ctx.body = { result: 'CREATED' };
@@ -147,7 +158,10 @@ export function provisionRoutes(s: Services): RouteDef[] {
           const handle = groupOr404(s, p.nodeGroup);
           const stream = one(handle, p as { scope: string; room?: string; name: string });
           const result = await handle.call('deleteProvision', stream);
-          if (!result.ok) throw result.code === 'PROVISION_NOT_FOUND' ? missing(handle, stream) : new Problem(result.status, result.code, result.detail, result.retryAfter !== undefined ? { retryAfter: result.retryAfter } : {});
+          if (!result.ok)
+            throw result.code === 'PROVISION_NOT_FOUND'
+              ? missing(handle, stream)
+              : new Problem(result.status, result.code, result.detail, result.retryAfter !== undefined ? { retryAfter: result.retryAfter } : {});
           ctx.body = { result: 'DELETED' };
         },
       }),

@@ -58,7 +58,7 @@ const StatsQuery = Type.Object(
 );
 
 const lookupErrors = {
-  400: problemResponse('VALIDATION_FAILED: a bad guid or query value, a scope not the group\'s, endpoints above 1 with transcode'),
+  400: problemResponse("VALIDATION_FAILED: a bad guid or query value, a scope not the group's, endpoints above 1 with transcode"),
   401: problemResponse('UNAUTHORIZED: a token is required (compat.red5sm2.anonymousLookups is off), or the one sent does not verify'),
   403: problemResponse('FORBIDDEN: a node token, or PASSWORD_CHANGE_REQUIRED'),
   404: problemResponse('NODE_GROUP_NOT_FOUND, STREAM_NOT_FOUND (subscribe to a stream with no binding) or PROVISION_NOT_FOUND (transcode=true)'),
@@ -99,9 +99,18 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
       const stream = streamIn(handle, params);
       if (transcode && (query.endpoints ?? 1) > 1) throw problems.validation([{ path: 'query.endpoints', message: 'must be 1 with transcode=true' }]);
       const requested = query.subgroup ?? query.region;
-      const order = regionOrder(handle.group, { ...(requested ? { requested: requested.split(',') } : {}), location: s.locator.locate(clientAddress(ctx, s.config.server.trustProxy)), strict: query.strict === true });
+      const order = regionOrder(handle.group, {
+        ...(requested ? { requested: requested.split(',') } : {}),
+        location: s.locator.locate(clientAddress(ctx, s.config.server.trustProxy)),
+        strict: query.strict === true,
+      });
       if (!order.ok) {
-        throw problems.validation([{ path: `query.${query.subgroup ? 'subgroup' : 'region'}`, message: `names unknown region(s) ${order.unknown.join(', ')}; node group '${handle.name}' has ${handle.group.regions.map((r) => r.name).join(', ')}` }]);
+        throw problems.validation([
+          {
+            path: `query.${query.subgroup ? 'subgroup' : 'region'}`,
+            message: `names unknown region(s) ${order.unknown.join(', ')}; node group '${handle.name}' has ${handle.group.regions.map((r) => r.name).join(', ')}`,
+          },
+        ]);
       }
       // A transcoder is asked for by the provision's guid, or (iOS testbed, SM2's docs) by a
       // variant's: either way the publisher sends the provision's stream, which the answer names.
@@ -111,7 +120,10 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
       const guid = guidOf(handle.group.scope, name);
       if (!transcode) return [located(outcome.node, guidOf(handle.group.scope, stream))];
       const origin = (await oneStream(handle, name))?.origin;
-      return [located(outcome.node, guid), ...(origin?.serverAddress ? [{ streamGuid: guid, serverAddress: origin.serverAddress, nodeRole: 'origin', subGroup: origin.region ?? '', nodeState: origin.state ?? 'INSERVICE' }] : [])];
+      return [
+        located(outcome.node, guid),
+        ...(origin?.serverAddress ? [{ streamGuid: guid, serverAddress: origin.serverAddress, nodeRole: 'origin', subGroup: origin.region ?? '', nodeState: origin.state ?? 'INSERVICE' }] : []),
+      ];
     } catch (err) {
       result = toProblem(err).code;
       throw err;
@@ -124,7 +136,8 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
   function locations(v: StreamView, streamGuid: string, q: Static<typeof StatsQuery>, addresses: Map<string, string | null> | null, now: number): Location[] {
     const stats = (subscribers: number) => (q.stats ? { subscribers, durationMs: v.state === 'LIVE' ? Math.max(0, now - v.since) : 0 } : {});
     const out: Location[] = [];
-    if (v.origin.serverAddress) out.push({ streamGuid, serverAddress: v.origin.serverAddress, nodeRole: 'origin', subGroup: v.origin.region ?? '', nodeState: v.origin.state ?? 'INSERVICE', ...stats(v.subscribers) });
+    if (v.origin.serverAddress)
+      out.push({ streamGuid, serverAddress: v.origin.serverAddress, nodeRole: 'origin', subGroup: v.origin.region ?? '', nodeState: v.origin.state ?? 'INSERVICE', ...stats(v.subscribers) });
     const t = v.transcoder;
     const address = t && addresses?.get(t.nodeId);
     if (t && address) out.push({ streamGuid, serverAddress: address, nodeRole: 'transcoder', subGroup: t.region ?? '', nodeState: t.state ?? 'INSERVICE', ...stats(0) });
@@ -147,7 +160,10 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
       responses: { 200: { description: 'names', schema: Type.Array(Type.String()) }, 401: lookupErrors[401], 403: lookupErrors[403], 429: lookupErrors[429] },
       async handle(ctx) {
         rateLimit(s, await askerOf(ctx, s, app));
-        ctx.body = [...s.actors.groups.values()].filter((h) => !h.deleting).map((h) => h.name).sort();
+        ctx.body = [...s.actors.groups.values()]
+          .filter((h) => !h.deleting)
+          .map((h) => h.name)
+          .sort();
       },
     }),
     route({
@@ -160,7 +176,14 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
       access,
       params: ListParams,
       query: StatsQuery,
-      responses: { 200: { description: 'stream locations', schema: Type.Array(StreamLocation) }, 401: lookupErrors[401], 403: lookupErrors[403], 404: problemResponse('NODE_GROUP_NOT_FOUND'), 429: lookupErrors[429], 503: problemResponse("NOT_READY (with Retry-After): the group's actor is restarting") },
+      responses: {
+        200: { description: 'stream locations', schema: Type.Array(StreamLocation) },
+        401: lookupErrors[401],
+        403: lookupErrors[403],
+        404: problemResponse('NODE_GROUP_NOT_FOUND'),
+        429: lookupErrors[429],
+        503: problemResponse("NOT_READY (with Retry-After): the group's actor is restarting"),
+      },
       async handle(ctx, { params, query }) {
         const asker = await askerOf(ctx, s, app);
         rateLimit(s, asker);
@@ -206,7 +229,11 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
         access,
         params: Type.Object({ nodeGroup: GroupName, scope: Segment, ...params, name: Segment }),
         query: StatsQuery,
-        responses: { 200: { description: 'stream locations, the origin first', schema: Type.Array(StreamLocation) }, ...lookupErrors, 404: problemResponse('NODE_GROUP_NOT_FOUND or STREAM_NOT_FOUND (not live)') },
+        responses: {
+          200: { description: 'stream locations, the origin first', schema: Type.Array(StreamLocation) },
+          ...lookupErrors,
+          404: problemResponse('NODE_GROUP_NOT_FOUND or STREAM_NOT_FOUND (not live)'),
+        },
         async handle(ctx, { params: p, query }) {
           rateLimit(s, await askerOf(ctx, s, app));
           const handle = groupOr404(s, p.nodeGroup);
@@ -218,7 +245,7 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
             const owner = await provisionOwning(handle, stream);
             if (owner && owner.streamName !== stream) v = await oneStream(handle, owner.streamName);
           }
-          if (!v || v.state !== 'LIVE') throw problems.notFound('STREAM_NOT_FOUND', `stream '${guidOf(handle.group.scope, stream)}' is not live in node group '${handle.name}'`);
+          if (v?.state !== 'LIVE') throw problems.notFound('STREAM_NOT_FOUND', `stream '${guidOf(handle.group.scope, stream)}' is not live in node group '${handle.name}'`);
           ctx.body = locations(v, guidOf(handle.group.scope, stream), query, await addressesOf(handle, query), Date.now());
         },
       }),

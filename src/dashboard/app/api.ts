@@ -87,7 +87,13 @@ async function problemOf(res: Response): Promise<ApiError> {
   } catch {
     /* not JSON: a proxy's page, say */
   }
-  return new ApiError(res.status, body.code ?? `HTTP_${res.status}`, body.detail ?? res.statusText, Array.isArray(body.errors) ? body.errors : [], Number.isFinite(retry) && retry > 0 ? retry : undefined);
+  return new ApiError(
+    res.status,
+    body.code ?? `HTTP_${res.status}`,
+    body.detail ?? res.statusText,
+    Array.isArray(body.errors) ? body.errors : [],
+    Number.isFinite(retry) && retry > 0 ? retry : undefined,
+  );
 }
 
 /** Reacts to a refused token the same way wherever it happens (API calls, the event stream). */
@@ -144,8 +150,7 @@ export const listGroups = () => api<GroupSummary[]>('GET', `/as/v1/nodegroups?li
 export const getGroup = (name: string) => paged<GroupDetail>(`/as/v1/nodegroups/${seg(name)}?limit=${MAX}`);
 export const listStreams = (group: string) => paged<Stream[]>(`/as/v1/streams?nodeGroup=${seg(group)}&limit=${MAX}`);
 export const listProvisions = (group: string) => paged<Provision[]>(`/as/v1/provision/${seg(group)}?limit=${MAX}`);
-export const nodeAction = (group: string, nodeId: string, action: 'drain' | 'doom') =>
-  api<{ nodeId: string; state: string }>('POST', `/as/v1/nodegroups/${seg(group)}/nodes/${seg(nodeId)}/${action}`);
+export const nodeAction = (group: string, nodeId: string, action: 'drain' | 'doom') => api<{ nodeId: string; state: string }>('POST', `/as/v1/nodegroups/${seg(group)}/nodes/${seg(nodeId)}/${action}`);
 export const createProvision = (group: string, json: string) => api<Provision>('POST', `/as/v1/provision/${seg(group)}`, json);
 export const deleteProvision = (group: string, stream: string) => api<void>('DELETE', `/as/v1/provision/${seg(group)}/${seg(stream)}`);
 export const createGroup = (json: string) => api<{ name: string }>('POST', '/as/v1/nodegroups', json);

@@ -14,8 +14,8 @@ function create() {
     title: 'New node group',
     intro: (
       <p>
-        Regions, roles, scaling rules and a platform (<code>local</code>, <code>static</code> or <code>terraform</code>). The example is a fixed fleet of four nodes (static
-        platform): their agents need a node token each. Its <code>min</code> nodes are created at once.
+        Regions, roles, scaling rules and a platform (<code>local</code>, <code>static</code> or <code>terraform</code>). The example is a fixed fleet of four nodes (static platform): their agents
+        need a node token each. Its <code>min</code> nodes are created at once.
       </p>
     ),
     initial: JSON.stringify(exampleNodeGroup, null, 2),
@@ -59,8 +59,8 @@ function remove(g: GroupSummary) {
     confirm: 'Delete node group',
     body: (
       <p>
-        Its {num(g.nodes.total)} nodes are drained and destroyed in the background, then the group, its {num(g.streams.live + g.streams.pending)} stream bindings and{' '}
-        {num(g.provisions)} provisions are gone. This cannot be undone.
+        Its {num(g.nodes.total)} nodes are drained and destroyed in the background, then the group, its {num(g.streams.live + g.streams.pending)} stream bindings and {num(g.provisions)} provisions are
+        gone. This cannot be undone.
       </p>
     ),
     run: async () => {

@@ -96,7 +96,14 @@ export function follow(options: FollowOptions): () => void {
       options.onStatus({ state: 'retrying', inMs: delay, why });
       await new Promise((resolve) => {
         const timer = setTimeout(resolve, delay);
-        stop.signal.addEventListener('abort', () => (clearTimeout(timer), resolve(undefined)), { once: true });
+        stop.signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve(undefined);
+          },
+          { once: true },
+        );
       });
       delay = Math.min(delay * 2, MAX_RETRY_MS);
     }

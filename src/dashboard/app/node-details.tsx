@@ -72,7 +72,12 @@ export function openNode(group: string, n: Node, now: number) {
   const listener = (l?: { protocol: string; port: number }) => (l ? `${l.protocol} ${l.port}` : '—');
   const p = n.platform as { type: string; address?: string; privateAddress?: string; pid?: number };
   const rows: Array<[string, ComponentChildren]> = [
-    ['State', <><StateBadge state={n.state} /> for {ago(n.stateSince, now).replace(' ago', '')}</>],
+    [
+      'State',
+      <>
+        <StateBadge state={n.state} /> for {ago(n.stateSince, now).replace(' ago', '')}
+      </>,
+    ],
     ['Role, region', `${n.role}, ${n.region}`],
     ['Address', n.address ?? '—'],
     ['Publish listener', listener(n.listeners.publish)],

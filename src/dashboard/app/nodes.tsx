@@ -26,8 +26,8 @@ function act(group: string, n: Node, action: 'drain' | 'doom') {
     confirm: drain ? 'Drain' : 'Doom node',
     body: drain ? (
       <p>
-        No new clients are sent to this {n.role}. It is retired when its last connection ends, or after the group's <code>drainTimeout</code>. It has{' '}
-        {num(n.connections.publisher)} publishers and {num(n.connections.subscriber)} viewers now. This cannot be undone.
+        No new clients are sent to this {n.role}. It is retired when its last connection ends, or after the group's <code>drainTimeout</code>. It has {num(n.connections.publisher)} publishers and{' '}
+        {num(n.connections.subscriber)} viewers now. This cannot be undone.
       </p>
     ) : (
       <p>
@@ -170,7 +170,10 @@ function Tree({ nodes }: { nodes: Node[] }) {
   const item = (n: Node, depth: number) => (
     <li key={n.id}>
       <span class="tree-node">
-        <span class="mono">{n.id}</span> <StateBadge state={n.state} /> <span class="muted">{n.role}, {n.region}</span>
+        <span class="mono">{n.id}</span> <StateBadge state={n.state} />{' '}
+        <span class="muted">
+          {n.role}, {n.region}
+        </span>
       </span>
       {(children.get(n.id)?.length ?? 0) > 0 && depth < 8 && <ul>{children.get(n.id)!.map((c) => item(c, depth + 1))}</ul>}
     </li>

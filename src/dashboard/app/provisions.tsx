@@ -23,8 +23,8 @@ function template(detail: GroupDetail): string {
 
 const intro = (
   <p>
-    A ladder of 1–16 renditions, names and levels unique (level 1 is the best quality); bitrates in bits per second; <code>region</code> is where its renditions go. Publish the
-    stream with <code>transcode=true</code> to use it.
+    A ladder of 1–16 renditions, names and levels unique (level 1 is the best quality); bitrates in bits per second; <code>region</code> is where its renditions go. Publish the stream with{' '}
+    <code>transcode=true</code> to use it.
   </p>
 );
 

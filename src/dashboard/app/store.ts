@@ -2,7 +2,7 @@
 // while the tab is visible, since load figures come with heartbeats, not events) patched at once
 // by the event stream, so that a node's new state shows the moment the service announces it.
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, getGroup, listGroups, listProvisions, listStreams, type EventRecord, type GroupDetail, type GroupSummary, type Provision, type Stream } from './api.js';
+import { type ApiError, getGroup, listGroups, listProvisions, listStreams, type EventRecord, type GroupDetail, type GroupSummary, type Provision, type Stream } from './api.js';
 import { follow, type LiveStatus } from './live.js';
 
 export interface Toast {

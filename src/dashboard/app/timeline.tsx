@@ -22,7 +22,10 @@ function Row({ e }: { e: EventRecord }) {
 
 /** The last few events of one group, for its overview. */
 export function RecentEvents({ events, group, onMore }: { events: EventRecord[]; group: string; onMore: () => void }) {
-  const mine = events.filter((e) => e.group === group).slice(-8).reverse();
+  const mine = events
+    .filter((e) => e.group === group)
+    .slice(-8)
+    .reverse();
   return (
     <section aria-labelledby="recent-h">
       <div class="section-head">
@@ -31,7 +34,15 @@ export function RecentEvents({ events, group, onMore }: { events: EventRecord[];
           Whole timeline
         </button>
       </div>
-      {mine.length === 0 ? <p class="muted">Nothing yet.</p> : <ol class="timeline">{mine.map((e) => <Row key={e.seq} e={e} />)}</ol>}
+      {mine.length === 0 ? (
+        <p class="muted">Nothing yet.</p>
+      ) : (
+        <ol class="timeline">
+          {mine.map((e) => (
+            <Row key={e.seq} e={e} />
+          ))}
+        </ol>
+      )}
     </section>
   );
 }
@@ -57,6 +68,7 @@ export function Timeline({ events, group }: { events: EventRecord[]; group: stri
   return (
     <section aria-labelledby="timeline-h">
       <h2 id="timeline-h">Timeline</h2>
+      {/* biome-ignore lint/a11y/useSemanticElements: a toolbar of toggle buttons, not a form: a fieldset would need a legend and its own styling for nothing */}
       <div class="toolbar" role="group" aria-label="Which events">
         {KINDS.map((k) => (
           <button type="button" key={k} class="chip" aria-pressed={!off.has(k)} onClick={() => toggle(k)}>

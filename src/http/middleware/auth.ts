@@ -77,7 +77,7 @@ export function createGuard(options: GuardOptions): (access: Access) => (ctx: Ct
   const explain = (err: Error | undefined): Problem => {
     if (err?.name === 'TokenExpiredError') return problems.badToken('the token has expired; log in again', 'TOKEN_EXPIRED');
     if (err?.name === 'NotBeforeError') return problems.badToken('the token is not valid yet');
-    if (err?.message === 'Token revoked') return problems.badToken('the token is no longer valid (its user or password changed, or its node\'s tokens were revoked); log in again');
+    if (err?.message === 'Token revoked') return problems.badToken("the token is no longer valid (its user or password changed, or its node's tokens were revoked); log in again");
     return problems.badToken('the token is not valid');
   };
 

@@ -36,7 +36,11 @@ export async function readJsonBody(ctx: Ctx, limit: number): Promise<unknown> {
   if (!type || !JSON_TYPE.test(type)) {
     throw new Problem(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be application/json${header ? `, not ${header.slice(0, 100)}` : ''}`);
   }
-  const charset = params.find((p) => /^charset=/i.test(p))?.slice(8).replace(/"/g, '').toLowerCase();
+  const charset = params
+    .find((p) => /^charset=/i.test(p))
+    ?.slice(8)
+    .replace(/"/g, '')
+    .toLowerCase();
   if (charset && charset !== 'utf-8' && charset !== 'utf8') {
     throw new Problem(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be UTF-8, not ${charset.slice(0, 40)}`);
   }

@@ -11,9 +11,7 @@ import { answerProblem } from './errors.js';
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export interface RequestObserver {
-  (route: string, method: string, status: number, seconds: number): void;
-}
+export type RequestObserver = (route: string, method: string, status: number, seconds: number) => void;
 
 /** Request ids: this process's random prefix and a counter; unique in the logs, and cheap. */
 function requestIds(): () => string {
@@ -66,9 +64,8 @@ export function requestFrame(log: Logger, observe: RequestObserver, headers: Rec
 }
 
 function answerBareStatus(ctx: Ctx): void {
-  if (ctx.status === 404) return answerProblem(ctx, { status: 404, code: 'NOT_FOUND', detail: `no route for ${ctx.method} ${ctx.path.slice(0, 200)}` });
+  if (ctx.status === 404) answerProblem(ctx, { status: 404, code: 'NOT_FOUND', detail: `no route for ${ctx.method} ${ctx.path.slice(0, 200)}` });
   // An unknown method is the client's doing: 405 (not the router's 501), so no 5xx is client-made.
-  if (ctx.status === 405 || ctx.status === 501) {
-    return answerProblem(ctx, { status: 405, code: 'METHOD_NOT_ALLOWED', detail: `${ctx.method.slice(0, 20)} is not allowed here; allowed: ${ctx.response.get('Allow')}` });
-  }
+  else if (ctx.status === 405 || ctx.status === 501)
+    answerProblem(ctx, { status: 405, code: 'METHOD_NOT_ALLOWED', detail: `${ctx.method.slice(0, 20)} is not allowed here; allowed: ${ctx.response.get('Allow')}` });
 }

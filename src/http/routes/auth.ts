@@ -21,8 +21,7 @@ function userTagger(): (name: string) => string {
 }
 
 export function authRoutes(s: Services): RouteDef[] {
-  const throttled = (waitMs: number) =>
-    new Problem(429, 'RATE_LIMITED', 'too many failed logins from this address; wait before trying again', { retryAfter: Math.max(1, Math.ceil(waitMs / 1000)) });
+  const throttled = (waitMs: number) => new Problem(429, 'RATE_LIMITED', 'too many failed logins from this address; wait before trying again', { retryAfter: Math.max(1, Math.ceil(waitMs / 1000)) });
   const tag = userTagger();
   /** Refused (429) for an address or (user, address) that failed too often; held a little for a user failing everywhere. */
   const admit = async (username: string, address: string) => {
@@ -70,7 +69,8 @@ export function authRoutes(s: Services): RouteDef[] {
       operationId: 'changePassword',
       example: { body: { currentPassword: 'the-generated-password', newPassword: 'a-long-new-password' } },
       summary: "Change the admin's password; every earlier token of the admin stops working",
-      description: 'The only call a token may make while the generated admin password is unchanged and the server listens beyond loopback. `app` passwords are the operator\'s (config hashes), not changed here.',
+      description:
+        "The only call a token may make while the generated admin password is unchanged and the server listens beyond loopback. `app` passwords are the operator's (config hashes), not changed here.",
       tag: 'auth',
       access: 'admin',
       body: PasswordBody,
@@ -91,7 +91,9 @@ export function authRoutes(s: Services): RouteDef[] {
           throw problems.badCredentials('the current password is wrong');
         }
         if (body.newPassword === body.currentPassword) {
-          throw new Problem(400, 'VALIDATION_FAILED', 'body.newPassword must differ from the current password', { errors: [{ path: 'body.newPassword', message: 'must differ from the current password' }] });
+          throw new Problem(400, 'VALIDATION_FAILED', 'body.newPassword must differ from the current password', {
+            errors: [{ path: 'body.newPassword', message: 'must differ from the current password' }],
+          });
         }
         await s.users.changePassword(user, body.newPassword);
         ctx.log.info({ user: username }, 'password changed');
@@ -103,8 +105,8 @@ export function authRoutes(s: Services): RouteDef[] {
       path: '/as/v1/auth/jwks',
       operationId: 'jwks',
       example: { response: { keys: [] } },
-      summary: 'The public key that verifies tokens (ES256), for services that check Switchyard\'s tokens themselves',
-      description: 'Under auth.jwtAlgorithm ES256 the signing key\'s public half, with the kid that tokens name in their header; under HS256 an empty set.',
+      summary: "The public key that verifies tokens (ES256), for services that check Switchyard's tokens themselves",
+      description: "Under auth.jwtAlgorithm ES256 the signing key's public half, with the kid that tokens name in their header; under HS256 an empty set.",
       tag: 'auth',
       access: 'public',
       responses: { 200: { description: 'a JSON Web Key Set', schema: Jwks, contentType: 'application/jwk-set+json' } },
@@ -115,4 +117,3 @@ export function authRoutes(s: Services): RouteDef[] {
     }),
   ];
 }
-

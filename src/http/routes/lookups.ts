@@ -26,7 +26,9 @@ const errors = {
   401: problemResponse('UNAUTHORIZED or TOKEN_EXPIRED'),
   403: problemResponse('FORBIDDEN: a node token'),
   404: problemResponse('NODE_GROUP_NOT_FOUND, STREAM_NOT_FOUND (subscribe to a stream with no binding) or PROVISION_NOT_FOUND (transcode=true)'),
-  429: problemResponse("RATE_LIMITED (with Retry-After): the token's lookups per second (limits.lookups), or, for a new stream, the group's PENDING caps (limits.pendingBindings, limits.pendingPerToken)"),
+  429: problemResponse(
+    "RATE_LIMITED (with Retry-After): the token's lookups per second (limits.lookups), or, for a new stream, the group's PENDING caps (limits.pendingBindings, limits.pendingPerToken)",
+  ),
   503: problemResponse('NO_CAPACITY (with Retry-After; a scale-out is requested), NOT_READY or STORE_UNAVAILABLE'),
 };
 
@@ -51,7 +53,9 @@ export function lookupRoutes(s: Services): RouteDef[] {
       }
       const order = regionOrder(handle.group, { ...(q.region ? { requested: q.region.split(',') } : {}), location, strict: q.strict === true });
       if (!order.ok) {
-        throw problems.validation([{ path: 'query.region', message: `names unknown region(s) ${order.unknown.join(', ')}; node group '${group}' has ${handle.group.regions.map((r) => r.name).join(', ')}` }]);
+        throw problems.validation([
+          { path: 'query.region', message: `names unknown region(s) ${order.unknown.join(', ')}; node group '${group}' has ${handle.group.regions.map((r) => r.name).join(', ')}` },
+        ]);
       }
       const outcome = await handle.lookup(kind, stream, order.regions, claims.sub);
       if (!outcome.ok) fail(outcome);
@@ -75,7 +79,7 @@ export function lookupRoutes(s: Services): RouteDef[] {
       example: { params: { nodeGroup: EXAMPLE_GROUP, streamName: 'cam1' }, query: { transcode: 'false' }, response: exampleAssignment },
       summary: 'Endpoint 2: an origin (transcode=false), a transcoder (transcode=true) or an edge (transcode omitted) for a stream',
       description:
-        'transcode=false binds the stream to the least-loaded origin (or returns the origin it is bound to); transcode=true needs a provision and binds a transcoder and the origin that receives its renditions; without transcode, an edge under the stream\'s origin for a subscriber.',
+        "transcode=false binds the stream to the least-loaded origin (or returns the origin it is bound to); transcode=true needs a provision and binds a transcoder and the origin that receives its renditions; without transcode, an edge under the stream's origin for a subscriber.",
       tag: 'streams',
       access: 'app',
       params: Type.Object({ nodeGroup: GroupName, streamName: StreamName }),
@@ -95,9 +99,15 @@ export function lookupRoutes(s: Services): RouteDef[] {
         example: {
           params: { streamName: 'cam1' },
           query: kind === 'publish' ? { nodeGroup: EXAMPLE_GROUP } : { nodeGroup: EXAMPLE_GROUP, region: 'us-east' },
-          response: kind === 'publish' ? { ...exampleAssignment, port: 1935, protocol: 'rtmp' } : { ...exampleAssignment, serverAddress: '127.0.0.3', nodeId: EXAMPLE_EDGE, role: 'edge', port: 443, protocol: 'wss' },
+          response:
+            kind === 'publish'
+              ? { ...exampleAssignment, port: 1935, protocol: 'rtmp' }
+              : { ...exampleAssignment, serverAddress: '127.0.0.3', nodeId: EXAMPLE_EDGE, role: 'edge', port: 443, protocol: 'wss' },
         },
-        summary: kind === 'publish' ? 'Endpoint 4: the origin a publisher connects to, with its publish port and protocol' : "Endpoint 5: the edge a subscriber connects to, with its playback port and protocol",
+        summary:
+          kind === 'publish'
+            ? 'Endpoint 4: the origin a publisher connects to, with its publish port and protocol'
+            : 'Endpoint 5: the edge a subscriber connects to, with its playback port and protocol',
         description: 'The node group is ?nodeGroup=, else the configured default group.',
         tag: 'streams',
         access: 'app',

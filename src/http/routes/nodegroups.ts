@@ -75,7 +75,13 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       access: 'admin',
       params: Type.Object({ nodeGroupName: GroupName }),
       query: PageQuery,
-      responses: { 200: { description: 'the node group', schema: NodeGroupDetail }, 401: problemResponse('UNAUTHORIZED'), 403: problemResponse('FORBIDDEN'), 404: problemResponse('NODE_GROUP_NOT_FOUND'), 503: problemResponse("NOT_READY (with Retry-After): the group's actor is restarting") },
+      responses: {
+        200: { description: 'the node group', schema: NodeGroupDetail },
+        401: problemResponse('UNAUTHORIZED'),
+        403: problemResponse('FORBIDDEN'),
+        404: problemResponse('NODE_GROUP_NOT_FOUND'),
+        503: problemResponse("NOT_READY (with Retry-After): the group's actor is restarting"),
+      },
       async handle(ctx, { params, query }) {
         const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
         const limit = query.limit ?? 100;
@@ -177,14 +183,14 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         description:
           action === 'drain'
             ? 'The node goes SOFT_SUNSET and its agent is told to drain; allowed from INSERVICE and STARTED (a draining node answers with its state). After drainTimeout it goes HARD_SUNSET, then it is destroyed.'
-            : 'Refused while the node is already being destroyed. A static node stays DOOMED until it is removed from the group\'s config.',
+            : "Refused while the node is already being destroyed. A static node stays DOOMED until it is removed from the group's config.",
         tag: 'nodegroups',
         access: 'admin',
         params: Type.Object({ nodeGroupName: GroupName, nodeId: NodeIdParam }),
         responses: {
           202: { description: 'the node and its new state', schema: Type.Object({ nodeId: Type.String(), state: Type.String() }) },
           404: problemResponse('NODE_GROUP_NOT_FOUND or NODE_NOT_FOUND'),
-          409: problemResponse('NODE_STATE_CONFLICT: not possible in the node\'s state'),
+          409: problemResponse("NODE_STATE_CONFLICT: not possible in the node's state"),
           503: problemResponse("NOT_READY (the group's actor is restarting) or STORE_UNAVAILABLE, with Retry-After"),
         },
         async handle(ctx, { params }) {
@@ -203,7 +209,8 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       operationId: 'issueNodeToken',
       example: { params: { nodeGroupName: EXAMPLE_GROUP, nodeId: EXAMPLE_ORIGIN } },
       summary: "A node token for a node's agent (static fleets; the local platform hands its agents their own)",
-      description: "Give it to the node's agent as SWITCHYARD_NODE_TOKEN. It lasts auth.nodeTokenTtl (24 h by default) and the agent renews it through its heartbeat replies; POST …/token/revoke ends it.",
+      description:
+        "Give it to the node's agent as SWITCHYARD_NODE_TOKEN. It lasts auth.nodeTokenTtl (24 h by default) and the agent renews it through its heartbeat replies; POST …/token/revoke ends it.",
       tag: 'nodegroups',
       access: 'admin',
       params: Type.Object({ nodeGroupName: GroupName, nodeId: NodeIdParam }),
@@ -227,7 +234,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       path: '/as/v1/nodegroups/{nodeGroupName}/nodes/{nodeId}/token/revoke',
       operationId: 'revokeNodeTokens',
       example: { params: { nodeGroupName: EXAMPLE_GROUP, nodeId: EXAMPLE_ORIGIN }, response: { nodeId: EXAMPLE_ORIGIN, generation: 1 } },
-      summary: "Revoke every token issued so far to a node: its heartbeats are refused (401) and its node channel closes (1008 REVOKED)",
+      summary: 'Revoke every token issued so far to a node: its heartbeats are refused (401) and its node channel closes (1008 REVOKED)',
       description:
         "For a node whose token leaked. Tokens issued after this call work (POST …/token). A node that cannot heartbeat goes FAULT after nodeTimeout and, on a managed platform, is replaced. A destroyed node's tokens are revoked by themselves.",
       tag: 'nodegroups',

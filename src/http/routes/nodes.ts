@@ -23,7 +23,7 @@ export function nodeRoutes(s: Services): RouteDef[] {
 
   async function beat(claims: Claims, body: Heartbeat): Promise<Beat> {
     // A channel's claims were checked when it opened: a revocation since must stop it too.
-    if (s.nodeTokens.revoked(claims)) throw problems.badToken('this node\'s tokens were revoked');
+    if (s.nodeTokens.revoked(claims)) throw problems.badToken("this node's tokens were revoked");
     const handle = s.actors.group(claims.nodeGroup!);
     if (!handle) throw notFound(claims);
     let reply = await handle.heartbeat(claims.nodeId!, body);
@@ -51,7 +51,10 @@ export function nodeRoutes(s: Services): RouteDef[] {
     now: s.now,
     observe: (result) => s.metrics.channelMessage({ result }).inc(),
   });
-  s.metrics.trackChannels(() => channels.size, () => channels.backlogHighWater);
+  s.metrics.trackChannels(
+    () => channels.size,
+    () => channels.backlogHighWater,
+  );
   s.nodeTokens.onRevoke((group, nodeId) => channels.close(group, nodeId, 'REVOKED'));
 
   const nodeParams = Type.Object({ nodeId: NodeIdParam });
@@ -93,7 +96,7 @@ export function nodeRoutes(s: Services): RouteDef[] {
       summary: "A node agent's heartbeats over one WebSocket",
       description:
         'With `Upgrade: websocket`, the connection becomes a node channel: each text message is one event (the body of `postNodeEvent`), ' +
-        'each answer one message, in order: the node\'s orders (`HeartbeatReply`), or a problem (with `status` and `code`) when that event was refused. ' +
+        "each answer one message, in order: the node's orders (`HeartbeatReply`), or a problem (with `status` and `code`) when that event was refused. " +
         'A token renewed in an answer renews the channel too. The channel closes with 1008 and the problem code as reason when the token expires or the node is unknown, ' +
         'with 1001 when the service stops, with 1000 `IDLE` after five minutes without a message, and with 1009 for a message over the body limit.',
       tag: 'nodes',

@@ -55,7 +55,10 @@ const isDir = (p: string) => {
   }
 };
 
-const moduleFiles = (dir: string) => readdirSync(dir).filter((f) => /\.tf(\.json)?$/.test(f) && !isDir(join(dir, f))).sort();
+const moduleFiles = (dir: string) =>
+  readdirSync(dir)
+    .filter((f) => /\.tf(\.json)?$/.test(f) && !isDir(join(dir, f)))
+    .sort();
 
 /** Module directories under `root`, by name. */
 function listModules(root: string, warnings: string[]): Array<{ name: string; dir: string }> {

@@ -28,9 +28,7 @@ export interface TerraformPlatformOptions {
  */
 export function pinnedInputs(module: ModuleInfo, dataDir: string): Record<string, unknown> {
   const service: Record<string, unknown> =
-    module.shipped && module.name === 'local'
-      ? { agent: projectPath('dist', 'src', 'agent', 'main.js'), node_binary: process.execPath, state_dir: join(dataDir, 'terraform-nodes') }
-      : {};
+    module.shipped && module.name === 'local' ? { agent: projectPath('dist', 'src', 'agent', 'main.js'), node_binary: process.execPath, state_dir: join(dataDir, 'terraform-nodes') } : {};
   return { ...service, ...module.pinned };
 }
 
@@ -60,7 +58,7 @@ export class TerraformPlatform implements Platform {
   async create(_group: NodeGroup, node: NodeRef): Promise<PlatformData> {
     try {
       const a = await this.runner.ensure(node);
-      return { type: 'terraform', ...(a.public ?? a.private ? { address: a.public ?? a.private } : {}), ...(a.private ? { privateAddress: a.private } : {}) };
+      return { type: 'terraform', ...((a.public ?? a.private) ? { address: a.public ?? a.private } : {}), ...(a.private ? { privateAddress: a.private } : {}) };
     } catch (err) {
       throw new PlatformError((err as Error).message);
     }

@@ -78,7 +78,9 @@ export const moduleNamed = (catalog: TerraformModules, name: string): ModuleInfo
 export function lockedInputs(module: ModuleInfo): Map<string, string> {
   const locked = new Map<string, string>();
   for (const name of RESERVED_INPUTS) locked.set(name, 'is set by Switchyard (the module contract)');
-  if (module.shipped) for (const name of SERVICE_PINNED[module.name] ?? []) locked.set(name, 'is a path or program on the control plane\'s machine: Switchyard sets it, or the operator pins it (terraform.modules.' + module.name + '.variables)');
+  if (module.shipped)
+    for (const name of SERVICE_PINNED[module.name] ?? [])
+      locked.set(name, `is a path or program on the control plane's machine: Switchyard sets it, or the operator pins it (terraform.modules.${module.name}.variables)`);
   for (const name of Object.keys(module.pinned)) locked.set(name, `is pinned by the operator (terraform.modules.${module.name}.variables)`);
   return locked;
 }
@@ -95,7 +97,7 @@ const PROVIDER_STRING = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 function providerValueProblem(value: unknown): string | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return undefined;
   if (typeof value === 'boolean') return undefined;
-  if (typeof value === 'string') return PROVIDER_STRING.test(value) ? undefined : 'must be 1 to 128 letters, digits, \'.\', \'_\' or \'-\' (a provider builds host names from it)';
+  if (typeof value === 'string') return PROVIDER_STRING.test(value) ? undefined : "must be 1 to 128 letters, digits, '.', '_' or '-' (a provider builds host names from it)";
   return 'must be a string, a number or a boolean';
 }
 
@@ -122,7 +124,10 @@ export function terraformProblems(tf: GroupTerraform, regions: readonly string[]
   }
   const declared = new Map(module.variables.map((v) => [v.name, v]));
   const locked = lockedInputs(module);
-  const settable = module.variables.map((v) => v.name).filter((n) => !locked.has(n)).sort();
+  const settable = module.variables
+    .map((v) => v.name)
+    .filter((n) => !locked.has(n))
+    .sort();
   const checkVariables = (values: Record<string, unknown>, where: ReadonlyArray<string>) => {
     for (const [name, value] of Object.entries(values)) {
       const v = declared.get(name);
@@ -148,11 +153,14 @@ export function terraformProblems(tf: GroupTerraform, regions: readonly string[]
   const allowed = new Set(catalog.providerSettings);
   for (const [region, settings] of Object.entries(tf.providerSettings)) {
     if (!module.provider) {
-      at(['providerSettings', region], `module '${module.name}' has no provider configured per region${module.providers.length > 1 ? ` (it requires ${module.providers.map((p) => p.name).join(', ')}; the operator chooses one in terraform.modules.${module.name}.provider)` : ''}`);
+      at(
+        ['providerSettings', region],
+        `module '${module.name}' has no provider configured per region${module.providers.length > 1 ? ` (it requires ${module.providers.map((p) => p.name).join(', ')}; the operator chooses one in terraform.modules.${module.name}.provider)` : ''}`,
+      );
       continue;
     }
     for (const [key, value] of Object.entries(settings)) {
-      if (PROVIDER_META.includes(key)) at(['providerSettings', region, key], 'is set by Switchyard (the provider\'s alias is the region)');
+      if (PROVIDER_META.includes(key)) at(['providerSettings', region, key], "is set by Switchyard (the provider's alias is the region)");
       else if (!allowed.has(key)) at(['providerSettings', region, key], `is not a provider setting a node group may set; the operator allows: ${list([...allowed])} (terraform.providerSettings)`);
       else {
         const problem = providerValueProblem(value);

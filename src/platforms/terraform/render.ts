@@ -80,10 +80,10 @@ export function renderRoot(group: NodeGroup, root: RootModule, inputs: Record<st
     },
     variable: {
       nodes: { type: 'map(object({ role = string, region = string }))', description: 'The nodes to run, by node id.' },
-      tokens: { type: 'map(string)', sensitive: true, description: 'Each node\'s bootstrap token, by node id.' },
+      tokens: { type: 'map(string)', sensitive: true, description: "Each node's bootstrap token, by node id." },
       service_url: { type: 'string', description: 'The URL node agents post their events to.' },
       group: { type: 'string', description: 'The node group.' },
-      inputs: { type: 'any', description: 'The module\'s other inputs, by region: the node group\'s variables and the pinned ones.' },
+      inputs: { type: 'any', description: "The module's other inputs, by region: the node group's variables and the pinned ones." },
       provider_settings: { type: 'any', description: 'Provider arguments, by region.' },
     },
     ...(provider
@@ -91,7 +91,11 @@ export function renderRoot(group: NodeGroup, root: RootModule, inputs: Record<st
           provider: {
             [provider.name]: regions.map((region) => ({
               alias: region,
-              ...Object.fromEntries(Object.keys(tf.providerSettings[region] ?? {}).sort().map((key) => [key, ref('provider_settings', region, key)])),
+              ...Object.fromEntries(
+                Object.keys(tf.providerSettings[region] ?? {})
+                  .sort()
+                  .map((key) => [key, ref('provider_settings', region, key)]),
+              ),
             })),
           },
         }

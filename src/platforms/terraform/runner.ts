@@ -194,7 +194,7 @@ export class TerraformRunner {
         stdout += chunk;
         if (!onLine) return;
         partial += chunk;
-        let nl;
+        let nl: number;
         while ((nl = partial.indexOf('\n')) >= 0) {
           onLine(partial.slice(0, nl));
           partial = partial.slice(nl + 1);
@@ -222,7 +222,11 @@ export class TerraformRunner {
   private async prepare(): Promise<void> {
     const tf = this.settings;
     const module = moduleNamed(this.o.modules, tf.module);
-    const problems = terraformProblems(tf, this.group.regions.map((r) => r.name), this.o.modules);
+    const problems = terraformProblems(
+      tf,
+      this.group.regions.map((r) => r.name),
+      this.o.modules,
+    );
     if (!module || problems.length > 0) {
       throw new TerraformError(`refused to run: ${problems.map((p) => `${p.pointer.slice(1).replace(/\//g, '.')} ${p.message}`).join('; ')}`);
     }
@@ -230,7 +234,10 @@ export class TerraformRunner {
     const inputs = renderInputs(this.group, this.o.pinned(module));
     const root = renderRoot(this.group, { source: `./modules/${module.name}`, ...(module.provider ? { provider: module.provider } : {}) }, inputs);
     const marker = join(this.o.dir, '.switchyard-init');
-    const fingerprint = createHash('sha256').update(module.hash).update(JSON.stringify({ terraform: root.terraform, provider: root.provider ?? null, module: root.module })).digest('hex');
+    const fingerprint = createHash('sha256')
+      .update(module.hash)
+      .update(JSON.stringify({ terraform: root.terraform, provider: root.provider ?? null, module: root.module }))
+      .digest('hex');
     const write = (file: string, content: unknown) => {
       const tmp = join(this.o.dir, `.${file}.tmp`);
       writeFileSync(tmp, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
@@ -339,7 +346,10 @@ export class TerraformRunner {
 }
 
 function tail(text: string | undefined): string {
-  const lines = (text ?? '').trim().split('\n').filter((l) => l.trim() !== '');
+  const lines = (text ?? '')
+    .trim()
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   return lines.slice(-3).join(' | ').slice(0, 500);
 }
 

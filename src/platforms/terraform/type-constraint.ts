@@ -274,15 +274,17 @@ export function valueProblems(type: TypeExpr, value: unknown, at: Array<string |
     case 'list':
     case 'set':
       if (!Array.isArray(value)) problem(what);
-      else value.forEach((v, i) => (v === null ? out.push({ at: [...at, i], message: 'must not be null (an element of a collection)' }) : valueProblems(type.element, v, [...at, i], out)));
+      else for (const [i, v] of value.entries()) v === null ? out.push({ at: [...at, i], message: 'must not be null (an element of a collection)' }) : valueProblems(type.element, v, [...at, i], out);
       return out;
     case 'map':
       if (!isPlainObject(value)) problem(what);
-      else for (const [k, v] of Object.entries(value)) v === null ? out.push({ at: [...at, k], message: 'must not be null (an element of a collection)' }) : valueProblems(type.element, v, [...at, k], out);
+      else
+        for (const [k, v] of Object.entries(value))
+          v === null ? out.push({ at: [...at, k], message: 'must not be null (an element of a collection)' }) : valueProblems(type.element, v, [...at, k], out);
       return out;
     case 'tuple':
       if (!Array.isArray(value) || value.length !== type.elements.length) problem(what);
-      else value.forEach((v, i) => v !== null && valueProblems(type.elements[i]!, v, [...at, i], out));
+      else for (const [i, v] of value.entries()) if (v !== null) valueProblems(type.elements[i]!, v, [...at, i], out);
       return out;
     case 'object': {
       if (!isPlainObject(value)) {

@@ -170,10 +170,13 @@ export function compileExpression(source: string, kind: Kind, options: CompileOp
           case '/':
             both('number', 'numbers');
             // A ratio over no nodes is 0, not NaN: an empty region neither scales out nor in on it.
-            return ['number', (s) => {
-              const d = rf(s) as number;
-              return d === 0 ? 0 : (lf(s) as number) / d;
-            }];
+            return [
+              'number',
+              (s) => {
+                const d = rf(s) as number;
+                return d === 0 ? 0 : (lf(s) as number) / d;
+              },
+            ];
           case '<':
           case '<=':
           case '>':

@@ -14,7 +14,6 @@ export type Action =
   | { type: 'destroy'; nodeId: string }
   | { type: 'blocked'; role: Role; region: string; cause: BlockedCause; reason: string };
 
-
 /** A scale-out that failed lookups asked for, as the supervisor carried it out. */
 export interface Requested {
   at: number;
@@ -42,4 +41,3 @@ export interface PlanInput {
   /** Scale-outs failed lookups have had, per rule (`region|role`): their budget is per cooldown. */
   requested?: ReadonlyMap<string, readonly Requested[]>;
 }
-

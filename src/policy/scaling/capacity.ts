@@ -127,4 +127,3 @@ export function planCapacity({ group, nodes, now, requests, lastScaled = new Map
   }
   return actions;
 }
-

@@ -58,4 +58,3 @@ export function planHealth({ group, nodes, now, busy }: PlanInput): Action[] {
   }
   return actions;
 }
-

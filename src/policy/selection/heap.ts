@@ -10,8 +10,7 @@ export interface HeapItem {
   heapIndex: number;
 }
 
-const before = (a: HeapItem, b: HeapItem): boolean =>
-  a.heapKey < b.heapKey || (a.heapKey === b.heapKey && a.heapTie < b.heapTie);
+const before = (a: HeapItem, b: HeapItem): boolean => a.heapKey < b.heapKey || (a.heapKey === b.heapKey && a.heapTie < b.heapTie);
 
 export class IndexedMinHeap<T extends HeapItem> {
   private readonly items: T[] = [];

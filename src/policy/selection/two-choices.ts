@@ -33,7 +33,10 @@ export function pickTwo<T extends Candidate>(candidates: readonly T[], random: (
 }
 
 /** How close to the lightest a node must be to count as near-equal: a fraction of the limit, at least one connection. */
-export const nearEqualBand = (fraction: number) => (limit: number): number => Math.max(1, Number.isFinite(limit) ? fraction * limit : 1);
+export const nearEqualBand =
+  (fraction: number) =>
+  (limit: number): number =>
+    Math.max(1, Number.isFinite(limit) ? fraction * limit : 1);
 
 export function twoChoices({ random, nearEqual: fraction }: SelectorOptions): Selector {
   const band = nearEqualBand(fraction);
@@ -51,7 +54,10 @@ export function twoChoices({ random, nearEqual: fraction }: SelectorOptions): Se
     choose<T extends Candidate>(candidates: readonly T[]): T | undefined {
       if (candidates.length === 0) return undefined;
       const lightest = Math.min(...candidates.map((c) => c.heapKey));
-      return pickTwo(candidates.filter((c) => c.heapKey <= lightest + band(c.limit)), random);
+      return pickTwo(
+        candidates.filter((c) => c.heapKey <= lightest + band(c.limit)),
+        random,
+      );
     },
   };
 }
