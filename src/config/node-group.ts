@@ -3,7 +3,7 @@
 // own rules, moved Terraform settings), and its durations in milliseconds. The config file's
 // groups (load.ts) and the admin API's (src/nodegroups/registry.ts) go through it alike.
 import ms from 'ms';
-import { NodeGroupConfig, type NodeGroupConfigInput } from './schema.js';
+import { NodeGroupConfig, type NodeGroupConfigInput } from './node-group-schema.js';
 import type { NodeGroup, RuleConfig } from './types.js';
 import { compile, type FieldError } from '../schemas/validate.js';
 import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC, STATES_WITH_TIMEOUT, type Role, type TimedState } from '../domain/vocabulary.js';

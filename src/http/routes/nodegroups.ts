@@ -6,7 +6,7 @@ import type { NodeView } from '../../model/views.js';
 import { countsTowardCapacity } from '../../policy/states.js';
 import { GroupName, LoginResponse, NodeGroupDetail, NodeGroupSummary, NodeIdParam, PageQuery } from '../../schemas/api.js';
 import { Problem, problems } from '../problem.js';
-import { NodeGroupConfig } from '../../config/schema.js';
+import { NodeGroupConfig } from '../../config/node-group-schema.js';
 import type { Change } from '../../nodegroups/registry.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { fail, groupOr404, iso, page, type Services } from '../services.js';
