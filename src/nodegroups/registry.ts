@@ -5,7 +5,8 @@
 // only then removes the group and its records.
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ActorHost, GroupHandle } from '../../actors/host.js';
+import type { ActorHost } from '../../actors/host.js';
+import type { GroupHandle } from '../../actors/group-handle.js';
 import type { NodeGroup } from '../config/types.js';
 import type { Failure } from '../domain/failure.js';
 import { CLUSTER_TERRAFORM } from '../config/load.js';

@@ -1,7 +1,7 @@
 // Endpoints 7 and 8: node groups with their nodes, load and streams (docs/api.md).
 import Type from 'typebox';
 import type { GroupCounts } from '../../../actors/group/actor.js';
-import type { GroupHandle } from '../../../actors/host.js';
+import type { GroupHandle } from '../../../actors/group-handle.js';
 import type { NodeView } from '../../model/views.js';
 import { countsTowardCapacity } from '../../policy/states.js';
 import { GroupName, LoginResponse, NodeGroupDetail, NodeGroupSummary, NodeIdParam, PageQuery } from '../../schemas/api.js';
