@@ -1,8 +1,8 @@
-// Worker-thread entry of a node-group actor. It owns one GroupModel, loads it from LMDB
-// (loading.ts), and commits the writes each call causes before answering a call that acknowledges
-// them, or that reveals what another call is still writing (commits.ts). The front end reaches it
-// through comlink on the parent port; the supervisor through comlink on a port of its own; events
-// leave on a third port.
+// Worker-thread entry of a node-group actor: the calls it answers. It owns one GroupModel, loads it
+// from LMDB (loading.ts), and commits the writes each call causes before answering a call that
+// acknowledges them, or that reveals what another call is still writing (the write path:
+// durable.ts, commits.ts). The front end reaches it through comlink on the parent port; the
+// supervisor through comlink on a port of its own; events leave on a third port.
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { getHeapStatistics } from 'node:v8';
 import * as Comlink from 'comlink';
@@ -11,21 +11,18 @@ import type { EventBody } from '../../src/domain/events.js';
 import type { NodeAddress, PlatformData, Provision, Rendition } from '../../src/domain/records.js';
 import type { NodeEvent } from '../../src/policy/states.js';
 import type { NodeState, Role } from '../../src/domain/vocabulary.js';
-import { openStore, type Store } from '../../src/store/store.js';
+import { openStore } from '../../src/store/store.js';
 import { surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
 import { planGroup, type GroupPlan, type PlanInput } from '../../src/policy/scaling/plan.js';
-import { Commits, LANDED, type Settled } from './commits.js';
-import { FENCED_EVENT } from './signals.js';
-import type { GroupLog } from '../../src/cluster/wal.js';
+import { Commits, LANDED } from './commits.js';
 import type { Failure } from '../../src/domain/failure.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
-import type { GroupModel } from '../../src/model/group-model.js';
-import type { Effects } from '../../src/model/effects.js';
 import type { HeartbeatInput, HeartbeatReply } from '../../src/model/heartbeats.js';
 import type { LookupOutcome } from '../../src/model/lookups.js';
 import type { NodeLoad, NodeView, StreamView } from '../../src/model/views.js';
 import { BindingLoader, loadModel } from './loading.js';
+import { DurableGroup } from './durable.js';
 
 export type LookupKind = 'publish' | 'transcode' | 'subscribe';
 
@@ -67,26 +64,8 @@ export interface GroupCounts {
   load: Array<{ role: Role; connections: number; capacity: number }>;
 }
 
-class GroupActor {
-  private model!: GroupModel;
-  private store!: Store;
-  /** Cluster mode: the group's replicated log (src/cluster/wal.ts). */
-  private log: GroupLog | null = null;
-  /** Cluster mode: another instance took the group over; nothing more is written. */
-  private fenced = false;
-  private commits!: Commits;
-  private events!: MessagePort;
+class GroupActor extends DurableGroup {
   private supervisorPort: MessagePort | null = null;
-  /** Commits are failing (disk full, read-only): refused until one succeeds again. */
-  private failing = false;
-  /** Why the last commit was refused, for the answer to the request that asked for it. */
-  private refusal = 'the data store refused the write';
-  /** After a refused or failed commit: settles once memory is what the store holds again. */
-  private reloading: Promise<void> | null = null;
-  /** Answers decided and held until what they reveal (or write) is durable. */
-  private waiting = 0;
-  /** The model's bindings, loading in the background (loading.ts). */
-  private loader!: BindingLoader;
 
   async init(init: GroupInit): Promise<void> {
     this.store = openStore(init.dataDir, init.durability, init.minFreeBytes);
@@ -122,156 +101,6 @@ class GroupActor {
     this.busy.lookups += lookups;
     this.busy.heartbeats += heartbeats;
     this.busy.batches += 1;
-  }
-
-  /**
-   * Hands the effects' writes to the store as one commit (commits.ts) and says how it ended: the
-   * promises never reject, and a failure is handled here. The effects' events go out once their
-   * writes are durable, in order, and not at all if they are refused.
-   */
-  private submit(effects: Effects, names?: readonly string[]): Settled {
-    if (effects.writes.length === 0) {
-      this.post(effects.events, LANDED);
-      return { committed: LANDED, durable: LANDED };
-    }
-    this.loader.written(effects.writes);
-    let settled: Settled;
-    try {
-      settled = this.commits.submit(effects.writes, names);
-    } catch (err) {
-      // The guard refused: nothing was handed over, but memory already holds these effects.
-      this.failed(err);
-      const refused = Promise.resolve(false);
-      return { committed: refused, durable: refused };
-    }
-    this.post(effects.events, settled.durable);
-    return settled;
-  }
-
-  /** Submits; resolves once committed (with `acknowledge`, once durable as configured): whether it landed. */
-  private commit(effects: Effects, acknowledge: boolean, names?: readonly string[]): Promise<boolean> {
-    const settled = this.submit(effects, names);
-    return acknowledge ? settled.durable : settled.committed;
-  }
-
-  /** Settles when the events of the last commit are out: later ones wait, so the log keeps their order. */
-  private posted: Promise<void> = Promise.resolve();
-
-  private post(events: EventBody[], durable: Promise<boolean>): void {
-    if (events.length === 0) return;
-    this.posted = this.posted
-      .then(() => durable)
-      .then((ok) => {
-        if (ok) this.events.postMessage(events);
-      })
-      .catch(() => {});
-  }
-
-  private landed(): void {
-    if (this.failing) {
-      this.failing = false;
-      this.emit([{ type: 'store.recovered', group: this.model.name }]);
-    }
-  }
-
-  /**
-   * A commit was refused or failed (`err`), or its fence stopped it (null: it followed one that
-   * failed, or a predecessor's late commit overtook it). Memory must not claim what the disk does
-   * not hold: once every commit handed over has settled, the model starts again from the store.
-   * Calls wait for that; calls that decided before it are answered 503 by their own commit.
-   */
-  private failed(err: unknown): void {
-    const group = this.model.name;
-    if (err) {
-      this.refusal = (err as Error).message;
-      // The answer and the event say why in general terms; the log keeps the store's own words
-      // (once per outage, as the event).
-      if (!this.failing) console.error(`node group '${group}': a data store write failed:`, (err as { cause?: unknown }).cause ?? err);
-      if (!this.failing) this.emit([{ type: 'store.unavailable', group, message: (err as Error).message }]);
-      this.failing = true;
-    } else if (!this.failing) {
-      this.refusal = 'an earlier write of this node group did not land';
-    }
-    this.reloading ??= this.commits.settled().then(() => {
-      // Cluster mode: memory reloads from the local store (a prefix of the log) at once; what the
-      // log holds beyond it is looked into in the background (syncLog).
-      if (this.log) this.syncLog();
-      this.loader.stop();
-      this.model = loadModel(this.store, this.model.group);
-      this.commits.reset();
-      this.loader = new BindingLoader(this.store, this.model);
-      this.reloading = null;
-    });
-  }
-
-  private syncing = false;
-
-  /**
-   * Cluster mode, after a failed or refused append: brings the local store level with the log, in
-   * the background (reads go on from the store meanwhile, and appends are refused until it is
-   * done). Our own entries whose answers were lost are applied, and reload the model; a later
-   * owner's entries mean the group was taken over: the host is told, and stops this actor.
-   */
-  private syncLog(): void {
-    if (this.syncing || this.fenced || this.closing) return;
-    this.syncing = true;
-    const attempt = async (): Promise<void> => {
-      if (this.closing || this.fenced) return void (this.syncing = false);
-      try {
-        const applied = await this.log!.resync(this.store);
-        this.syncing = false;
-        if (applied > 0) this.failed(null);
-      } catch (err) {
-        if ((err as Error).name !== 'Fenced') return void setTimeout(() => void attempt(), 250).unref();
-        this.fenced = true;
-        this.syncing = false;
-        this.emit([{ type: FENCED_EVENT, group: this.model.name, reason: (err as Error).message } as unknown as EventBody]);
-      }
-    };
-    void attempt();
-  }
-
-  /** Resolves when no reload is under way: what every call that decides waits for first (`if (this.reloading)`, to cost nothing otherwise). */
-  private async settle(): Promise<void> {
-    while (this.reloading) await this.reloading;
-  }
-
-  /**
-   * Reads now, and answers once what it read is durable: `pending` names the commit in flight
-   * that wrote it, if any. If that commit fails, reads again once memory is the store's again.
-   */
-  private async reveal<T>(read: () => T, pending: () => Promise<boolean> | undefined): Promise<T> {
-    for (;;) {
-      if (this.reloading) await this.settle();
-      const value = read();
-      const writer = pending();
-      if (!writer) return value;
-      this.waiting += 1;
-      try {
-        if (await writer) return value;
-      } finally {
-        this.waiting -= 1;
-      }
-    }
-  }
-
-  /** What a lookup of `name` reads: the binding and provision of its stream, and its own name's (a rendition). */
-  private readOf(name: string): Promise<boolean> | undefined {
-    const stream = this.model.streamOf(name);
-    const own = this.commits.pending(name);
-    const its = stream === name ? undefined : this.commits.pending(stream);
-    return own && its ? Promise.all([own, its]).then(([a, b]) => a && b) : (own ?? its);
-  }
-
-  private refused(): Failure {
-    // Cluster mode: an append the log did not confirm may still have landed (a leader elected
-    // meanwhile); a retried lookup or read shows whether it did.
-    if (this.log && /replicated log/.test(this.refusal)) return { ok: false, status: 503, code: 'STORE_UNAVAILABLE', detail: `${this.refusal}; it may yet land: retry (reads go on)`, retryAfter: 2 };
-    return { ok: false, status: 503, code: 'STORE_UNAVAILABLE', detail: `${this.refusal}; nothing was changed, reads go on`, retryAfter: 5 };
-  }
-
-  private emit(events: EventBody[]): void {
-    this.events.postMessage(events);
   }
 
   /** The supervisor's events about this group: out on this actor's port, after those of earlier commits. */
@@ -473,9 +302,6 @@ class GroupActor {
     this.model.reconfigure(group, Date.now());
     await this.commit(this.model.takeEffects(), true);
   }
-
-  /** Closing: no more background work on the store. */
-  private closing = false;
 
   async close(): Promise<void> {
     this.closing = true;

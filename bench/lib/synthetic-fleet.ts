@@ -1,7 +1,7 @@
 // The synthetic fleet of the selection and restart benches: one group over four regions, a tenth
 // of the nodes origins (at least four) and the rest edges, and stream bindings spread over the
 // origins. Records are made as a running fleet leaves them in LMDB: in service.
-import { normalizeNodeGroup } from '../../src/config/load.js';
+import { normalizeNodeGroup } from '../../src/config/node-group.js';
 import type { NodeGroup } from '../../src/config/types.js';
 import type { BindingRecord, NodeRecord } from '../../src/domain/records.js';
 

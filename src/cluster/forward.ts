@@ -1,6 +1,6 @@
 // Calls to a node group's actor from an instance that does not own it (docs/cluster.md): one NATS
 // request per call, to the group's subject, which only its owner subscribes to. The host's
-// batchers (actors/host.ts) have already gathered the lookups and heartbeats of one event-loop
+// batchers (actors/group-handle.ts) have already gathered the lookups and heartbeats of one event-loop
 // turn, so a round trip is paid per batch, not per request. While no owner answers (a handover,
 // an owner killed and not yet replaced), the call is retried with backoff, then fails as the actor
 // being unavailable: 503 NOT_READY with Retry-After, the contract of an actor restarting.

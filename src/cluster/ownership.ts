@@ -2,8 +2,8 @@
 // src/policy/cluster/lease.ts and hrw.ts. A lease is a key of the `sy_leases` bucket (max_age =
 // the lease's TTL); its acquiring revision is the owner's epoch. Every 100 ms this looks at every
 // group: an owner renews (every TTL/3) and hands a group over when a live instance ranks first for
-// it (one group per period); a non-owner contends when the rules say so. Presence is a key per
-// instance in `sy_instances`, put every second: the live instances are those seen within 3 s.
+// it (one group per period); a non-owner contends when the rules say so. Which instances are
+// live is presence.ts's: a key per instance in `sy_instances`, put every second.
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import {
@@ -27,6 +27,7 @@ import {
 } from '../policy/cluster/lease.js';
 import { handover, placeOf } from '../policy/cluster/hrw.js';
 import { isConflict, JS_TIMEOUT_MS } from './nats.js';
+import { Presence } from './presence.js';
 
 export interface InstanceInfo {
   id: string;
@@ -70,10 +71,8 @@ export class Ownership {
   private readonly watched = new Map<string, Watching>();
   /** Owners as the lease watch last showed them. */
   private readonly owners = new Map<string, { owner: string; epoch: number }>();
-  private readonly seen = new Map<string, { info: InstanceInfo; at: number; since: number }>();
   private timer: NodeJS.Timeout | null = null;
   private lastProbe = 0;
-  private lastPresence = 0;
   private lastHandover = 0;
   private available = false;
   /** The connection to every NATS server is down. */
@@ -81,22 +80,25 @@ export class Ownership {
   private stopping = false;
   private watches: Array<{ stop(): void }> = [];
   readonly counters = { renewals: 0, losses: 0, acquisitions: 0, handovers: 0 };
+  private readonly presence: Presence;
 
   constructor(
     private readonly leases: KV,
-    private readonly instances: KV,
+    instances: KV,
     private readonly me: InstanceInfo,
     private readonly t: LeaseTiming,
     private readonly hooks: OwnershipHooks,
     private readonly log: Logger,
     private readonly clock: () => number = () => performance.timeOrigin + performance.now(),
-  ) {}
+  ) {
+    this.presence = new Presence(instances, me, log, clock);
+  }
 
   async start(): Promise<void> {
     this.lastHandover = this.clock();
-    await this.presence();
+    await this.presence.put(this.owned.size);
     await this.watchLeases();
-    await this.watchInstances();
+    await this.presence.watch();
     this.timer = setInterval(() => {
       this.renewals();
       void this.tick();
@@ -141,10 +143,7 @@ export class Ownership {
 
   /** The live instances (this one included), by id. */
   live(): InstanceInfo[] {
-    const now = this.clock();
-    const out = [this.me];
-    for (const [id, s] of this.seen) if (id !== this.me.id && now - s.at < 3000) out.push(s.info);
-    return out;
+    return this.presence.live();
   }
 
   private async watchLeases(): Promise<void> {
@@ -170,25 +169,6 @@ export class Ownership {
     })().catch((err: Error) => this.log.warn({ err }, 'the lease watch ended'));
   }
 
-  private async watchInstances(): Promise<void> {
-    const w = await this.instances.watch({ key: '>' });
-    this.watches.push(w);
-    void (async () => {
-      for await (const e of w) {
-        const now = this.clock();
-        const before = this.seen.get(e.key);
-        // `since`: live without a break (a presence that lapsed starts again).
-        if (e.operation === 'PUT') this.seen.set(e.key, { info: e.json<InstanceInfo>(), at: now, since: before && now - before.at < 3000 ? before.since : now });
-        else this.seen.delete(e.key);
-      }
-    })().catch((err: Error) => this.log.warn({ err }, 'the instance watch ended'));
-  }
-
-  private async presence(): Promise<void> {
-    this.lastPresence = this.clock();
-    await this.instances.put(this.me.id, encode({ ...this.me, groups: this.owned.size }));
-  }
-
   private ticking = false;
 
   private async tick(): Promise<void> {
@@ -196,7 +176,7 @@ export class Ownership {
     this.ticking = true;
     try {
       const now = this.clock();
-      if (now - this.lastPresence >= 1000) void this.presence().catch(() => {});
+      if (this.presence.due(now)) void this.presence.put(this.owned.size).catch(() => {});
       if (now - this.lastProbe >= PROBE_MS) await this.probe(now);
       const ids = this.live().map((i) => i.id);
       for (const group of this.hooks.groups()) {
@@ -209,7 +189,7 @@ export class Ownership {
         if (this.available && shouldContend(w, placeOf(group, ids, this.me.id), now, this.t)) await this.contend(group);
       }
       const held = [...this.owned].filter(([g, o]) => this.serving(g) && now - o.acquiredAt >= this.t.holdMs).map(([g]) => g);
-      const settled = ids.filter((id) => id === this.me.id || now - (this.seen.get(id)?.since ?? now) >= this.t.settledMs);
+      const settled = ids.filter((id) => id === this.me.id || now - (this.presence.since(id) ?? now) >= this.t.settledMs);
       const h = handover(held, settled, this.me.id, this.lastHandover, now, this.t.handoverEveryMs);
       if (h) {
         this.lastHandover = now;
@@ -404,8 +384,9 @@ export class Ownership {
     while (this.ticking) await new Promise((r) => setTimeout(r, 10));
     // Gone from the list first: the others rank the groups without this instance, so the one that
     // now ranks first takes each group as soon as its lease is handed back.
-    await this.instances.delete(this.me.id).catch(() => {});
+    await this.presence.leave().catch(() => {});
     for (const group of [...this.owned.keys()]) await this.giveBack(group, 'this instance is stopping');
     for (const w of this.watches) w.stop();
+    this.presence.stop();
   }
 }

@@ -3,7 +3,8 @@
 // override it. `npm run docs:config` writes it; a unit test fails when the file is stale.
 import type { TSchema } from 'typebox';
 import { ENV_FIELDS } from './load.js';
-import { ConfigSchema, NodeGroupConfig } from './schema.js';
+import { ConfigSchema } from './schema.js';
+import { NodeGroupConfig } from './node-group-schema.js';
 
 type S = TSchema & {
   type?: string;

@@ -1,7 +1,8 @@
 // What route handlers may use. The front end holds configuration, credentials and the event
 // log; node-group state is only ever reached through the actors.
 import type { Logger } from 'pino';
-import type { ActorHost, GroupHandle } from '../../actors/host.js';
+import type { ActorHost } from '../../actors/host.js';
+import type { GroupHandle } from '../../actors/group-handle.js';
 import type { Config } from '../config/types.js';
 import type { Failure } from '../domain/failure.js';
 import type { TokenSigner } from '../auth/tokens.js';

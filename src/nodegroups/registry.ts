@@ -5,10 +5,12 @@
 // only then removes the group and its records.
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ActorHost, GroupHandle } from '../../actors/host.js';
+import type { ActorHost } from '../../actors/host.js';
+import type { GroupHandle } from '../../actors/group-handle.js';
 import type { NodeGroup } from '../config/types.js';
 import type { Failure } from '../domain/failure.js';
-import { CLUSTER_TERRAFORM, normalizeNodeGroup } from '../config/load.js';
+import { CLUSTER_TERRAFORM } from '../config/load.js';
+import { normalizeNodeGroup } from '../config/node-group.js';
 import type { EventBody } from '../domain/events.js';
 import type { FieldError } from '../schemas/validate.js';
 import type { StoredGroup, Store } from '../store/store.js';

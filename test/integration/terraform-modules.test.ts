@@ -7,7 +7,8 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } fr
 import { join } from 'node:path';
 import test from 'ava';
 import fc from 'fast-check';
-import { normalizeNodeGroup, parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/config/load.js';
+import { normalizeNodeGroup } from '../../src/config/node-group.js';
 import { findProgram } from '../../src/os/programs.js';
 import { loadTerraformModules, SHIPPED_MODULES_DIR } from '../../src/platforms/terraform/modules.js';
 import { pinnedInputs } from '../../src/platforms/terraform/platform.js';

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TokenSigner } from '../../src/auth/tokens.js';
-import { normalizeNodeGroup } from '../../src/config/load.js';
+import { normalizeNodeGroup } from '../../src/config/node-group.js';
 import { NODE_STATES } from '../../src/domain/vocabulary.js';
 import type { BindingRecord, NodeRecord } from '../../src/domain/records.js';
 import { ProvisionBody } from '../../src/schemas/api.js';

@@ -2,7 +2,8 @@
 // configs as SM2's clients write them, checked by our own rules, and read back as they were.
 import test from 'ava';
 import fc from 'fast-check';
-import { loadConfig, normalizeNodeGroup } from '../../src/config/load.js';
+import { loadConfig } from '../../src/config/load.js';
+import { normalizeNodeGroup } from '../../src/config/node-group.js';
 import { toOurs as groupToOurs, toSm2 as groupToSm2, type NodeGroupConfig } from '../../src/compat/red5sm2/nodegroup-config.js';
 import { DEFAULT_AUDIO_BR, DEFAULT_FPS, toOurs as provisionsToOurs, toSm2 as provisionToSm2, type ProvisionRequest } from '../../src/compat/red5sm2/provisions.js';
 

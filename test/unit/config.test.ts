@@ -1,6 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, normalizeNodeGroup, parseConfig } from '../../src/config/load.js';
+import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, parseConfig } from '../../src/config/load.js';
+import { normalizeNodeGroup } from '../../src/config/node-group.js';
 import { readFileSync } from 'node:fs';
 import { configurationReference } from '../../src/config/reference.js';
 import { projectPath } from '../../src/paths.js';

@@ -1,7 +1,7 @@
 // Reads SM2's answers need from a group's actor, through the calls our own routes use: SM2 lists
 // whole collections where we page, and looks one stream up where we list. Nothing here is a copy
 // of state: each read asks the actor.
-import type { GroupHandle } from '../../../actors/host.js';
+import type { GroupHandle } from '../../../actors/group-handle.js';
 import type { NodeView, StreamView } from '../../model/views.js';
 import type { Provision } from '../../domain/records.js';
 import { cursorBefore } from './names.js';

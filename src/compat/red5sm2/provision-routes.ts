@@ -3,7 +3,7 @@
 // through the group actor's own calls, checked as ours are (unique rendition names and levels,
 // names not in use, the region).
 import Type from 'typebox';
-import type { GroupHandle } from '../../../actors/host.js';
+import type { GroupHandle } from '../../../actors/group-handle.js';
 import { GroupName } from '../../schemas/api.js';
 import { Problem, problems, type FieldProblem } from '../../http/problem.js';
 import { uniqueRenditions } from '../../http/routes/provisions.js';

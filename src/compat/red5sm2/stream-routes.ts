@@ -3,7 +3,7 @@
 // (docs/migrating-from-red5-sm2.md). Answers are SM2's arrays of stream locations; the choosing
 // is the group actor's, as for our own lookups (README, What it does).
 import Type, { type Static } from 'typebox';
-import type { GroupHandle } from '../../../actors/host.js';
+import type { GroupHandle } from '../../../actors/group-handle.js';
 import type { Assignment } from '../../model/addresses.js';
 import type { StreamView } from '../../model/views.js';
 import { GroupName } from '../../schemas/api.js';

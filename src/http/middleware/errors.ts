@@ -3,7 +3,7 @@
 // else is a bug: logged with the request id, answered 500 with the id and nothing internal.
 import type { Ctx } from '../context.js';
 import { Problem, problemBody } from '../problem.js';
-import { ActorUnavailable } from '../../../actors/host.js';
+import { ActorUnavailable } from '../../../actors/group-handle.js';
 import { StoreUnavailable } from '../../store/failures.js';
 import { PoolBusy } from '../../auth/passwords.js';
 

@@ -1,12 +1,12 @@
 // Endpoints 7 and 8: node groups with their nodes, load and streams (docs/api.md).
 import Type from 'typebox';
 import type { GroupCounts } from '../../../actors/group/actor.js';
-import type { GroupHandle } from '../../../actors/host.js';
+import type { GroupHandle } from '../../../actors/group-handle.js';
 import type { NodeView } from '../../model/views.js';
 import { countsTowardCapacity } from '../../policy/states.js';
 import { GroupName, LoginResponse, NodeGroupDetail, NodeGroupSummary, NodeIdParam, PageQuery } from '../../schemas/api.js';
 import { Problem, problems } from '../problem.js';
-import { NodeGroupConfig } from '../../config/schema.js';
+import { NodeGroupConfig } from '../../config/node-group-schema.js';
 import type { Change } from '../../nodegroups/registry.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { fail, groupOr404, iso, page, type Services } from '../services.js';

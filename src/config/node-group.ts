@@ -1,0 +1,206 @@
+// One node group's validation and normalisation: the node-group schema's check, then what a
+// schema cannot say (unique names, parent roles, rule expressions that compile, the platform's
+// own rules, moved Terraform settings), and its durations in milliseconds. The config file's
+// groups (load.ts) and the admin API's (src/nodegroups/registry.ts) go through it alike.
+import ms from 'ms';
+import { NodeGroupConfig, type NodeGroupConfigInput } from './node-group-schema.js';
+import type { NodeGroup, RuleConfig } from './types.js';
+import { compile, type FieldError } from '../schemas/validate.js';
+import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC, STATES_WITH_TIMEOUT, type Role, type TimedState } from '../domain/vocabulary.js';
+import { compileExpression, ExpressionError, type Kind } from '../policy/expressions/compile.js';
+import { ruleKey } from '../domain/scaling.js';
+import { MODULE_NAME, terraformProblems, type TerraformModules } from '../platforms/terraform/policy.js';
+
+const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
+
+export function durationMs(value: number | string): number {
+  return typeof value === 'number' ? value : ms(value as ms.StringValue);
+}
+
+/** Settings a node group once had and no longer may (README.md, "The Terraform platform"). */
+const MOVED: ReadonlyArray<[string, string]> = [
+  ['binary', "the Terraform CLI is the operator's: set terraform.binary at the config file's top level, or SWITCHYARD_TERRAFORM_BIN"],
+  ['provider', "the provider is the module's own (its required_providers), or the operator's choice in terraform.modules.<module>.provider"],
+  ['providerSource', "the provider's source is the module's own (its required_providers)"],
+];
+
+/**
+ * Validates one node group (from the config file or the admin API) and fills its defaults.
+ * Errors carry paths relative to the group. With the catalog of installed Terraform modules, a
+ * terraform group's module, variables and provider settings are checked against it (the admin
+ * API always passes it; the config file's groups are checked by terraformConfigProblems once the
+ * modules are read). `stored`: a group from LMDB, written by an older version, whose moved
+ * settings are dropped (never used) rather than refused.
+ */
+const TERRAFORM_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, options: { stored?: boolean; metrics?: ReadonlySet<string> } = {}): { group: NodeGroup } | { errors: FieldError[] } {
+  const input = structuredClone(raw);
+  groupChecker.withDefaults(input);
+  if (!groupChecker.check(input)) return { errors: groupChecker.explain(input) };
+  const errors: FieldError[] = [];
+  const err = (pointer: string, message: string) =>
+    errors.push({
+      pointer,
+      message,
+      path: pointer
+        .slice(1)
+        .replace(/\/([0-9]+)(?=\/|$)/g, '[$1]')
+        .replace(/\//g, '.'),
+    });
+
+  const tfRaw = input.platform.terraform as Record<string, unknown>;
+  for (const [field, where] of MOVED) {
+    if (!Object.hasOwn(tfRaw, field)) continue;
+    if (options.stored) delete tfRaw[field];
+    else err(`/platform/terraform/${field}`, `is not a node group's setting: ${where}`);
+  }
+  const module = input.platform.terraform.module;
+  if (module.includes('/') || module.startsWith('.')) {
+    err('/platform/terraform/module', "is a path: a node group names an installed module (aws, digitalocean, local, or one in the operator's terraform.modulesDir, SWITCHYARD_TERRAFORM_MODULES)");
+  } else if (!MODULE_NAME.test(module)) {
+    err('/platform/terraform/module', 'must be the name of an installed module: letters, digits, _ and -, starting with a letter or digit');
+  }
+
+  const regions = new Set<string>();
+  input.regions.forEach((r, i) => {
+    if (regions.has(r.name)) err(`/regions/${i}/name`, 'another region has this name');
+    regions.add(r.name);
+    // Each region becomes a Terraform module (nodes_<region>) and a provider alias (<region>).
+    if (input.platform.type === 'terraform' && !TERRAFORM_IDENTIFIER.test(r.name)) {
+      err(`/regions/${i}/name`, 'on the terraform platform, must be a Terraform identifier: letters, digits, _ and -, starting with a letter or _');
+    }
+  });
+
+  const roles = input.roles as Partial<Record<Role, { parentRole?: Role }>>;
+  const allowedParents: Record<Role, readonly Role[]> = { origin: [], transcoder: [], relay: ['origin'], edge: ['origin', 'relay'] };
+  for (const [role, options] of Object.entries(roles) as Array<[Role, { parentRole?: Role } | undefined]>) {
+    const parent = options?.parentRole;
+    if (parent === undefined) {
+      if (role === 'edge' || role === 'relay') err(`/roles/${role}`, `a ${role} needs a parentRole (${allowedParents[role].join(' or ')})`);
+      continue;
+    }
+    if (!allowedParents[role].includes(parent)) {
+      err(`/roles/${role}/parentRole`, allowedParents[role].length === 0 ? `a ${role} has no parent` : `must be ${allowedParents[role].join(' or ')}`);
+    } else if (roles[parent] === undefined) {
+      err(`/roles/${role}/parentRole`, `role '${parent}' is not configured in this node group`);
+    }
+  }
+
+  const seen = new Set<string>();
+  const rules: RuleConfig[] = [];
+  input.rules.forEach((r, i) => {
+    if (!regions.has(r.region)) err(`/rules/${i}/region`, `must name one of the group's regions (${[...regions].join(', ')})`);
+    if (roles[r.role] === undefined) err(`/rules/${i}/role`, `role '${r.role}' is not configured in this node group`);
+    const key = ruleKey(r);
+    if (seen.has(key)) err(`/rules/${i}`, `another rule is for region '${r.region}' and role '${r.role}'`);
+    seen.add(key);
+    if (r.min > r.max) err(`/rules/${i}/min`, `must not be above max (${r.max})`);
+    const rank = r.rank ?? LOAD_METRIC[r.role];
+    const expressions: Array<[string, string | undefined, Kind]> = [
+      ['rank', rank, 'rank'],
+      ['limit', typeof r.limit === 'string' ? r.limit : undefined, 'limit'],
+      ['scaleOut', r.scaleOut, 'condition'],
+      ['scaleIn', r.scaleIn, 'condition'],
+    ];
+    for (const [field, source, kind] of expressions) {
+      if (source === undefined) continue;
+      try {
+        compileExpression(source, kind, options.metrics ? { known: options.metrics } : {});
+      } catch (e) {
+        if (!(e instanceof ExpressionError)) throw e;
+        err(`/rules/${i}/${field}`, `${e.reason} (at column ${e.position + 1})`);
+      }
+    }
+    rules.push({
+      region: r.region,
+      role: r.role,
+      min: r.min,
+      max: r.max,
+      increment: r.increment,
+      rank,
+      limit: r.limit,
+      ...(r.scaleOut !== undefined ? { scaleOut: r.scaleOut } : {}),
+      ...(r.scaleIn !== undefined ? { scaleIn: r.scaleIn } : {}),
+      cooldown: durationMs(r.cooldown ?? input.timing.cooldown),
+      requestBudget: r.requestBudget ?? r.increment,
+    });
+  });
+
+  const ids = new Set<string>();
+  input.platform.static.nodes.forEach((n, i) => {
+    if (ids.has(n.id)) err(`/platform/static/nodes/${i}/id`, 'another static node has this id');
+    ids.add(n.id);
+    if (!regions.has(n.region)) err(`/platform/static/nodes/${i}/region`, `must name one of the group's regions (${[...regions].join(', ')})`);
+    if (roles[n.role] === undefined) err(`/platform/static/nodes/${i}/role`, `role '${n.role}' is not configured in this node group`);
+  });
+  if (input.platform.type === 'static' && input.platform.static.nodes.length === 0) {
+    err('/platform/static/nodes', 'a static node group lists its nodes');
+  }
+
+  const local = input.platform.local;
+  if (input.platform.type === 'local' && local.backend === 'nginx-rtmp') {
+    // Real nodes serve what nginx-rtmp serves; an answer naming another listener would send clients nowhere.
+    if (local.port === 0) err('/platform/local/port', 'nginx-rtmp nodes listen on a fixed port (each node has its own address): give one, e.g. 1935');
+    if (local.statPort === local.port) err('/platform/local/statPort', `must differ from platform.local.port (${local.port})`);
+    for (const [role, options] of Object.entries(roles) as Array<[Role, { publish?: { protocol: string }; subscribe?: { protocol: string } } | undefined]>) {
+      for (const kind of ['publish', 'subscribe'] as const) {
+        const protocol = options?.[kind]?.protocol;
+        if (protocol !== undefined && protocol !== 'rtmp') err(`/roles/${role}/${kind}/protocol`, 'nginx-rtmp nodes take rtmp only');
+      }
+    }
+  }
+
+  const tf = input.platform.terraform;
+  for (const [where, map] of [
+    ['providerSettings', tf.providerSettings],
+    ['regionVariables', tf.regionVariables],
+  ] as const) {
+    for (const region of Object.keys(map)) if (!regions.has(region)) err(`/platform/terraform/${where}/${region}`, `names no region of the group (${[...regions].join(', ')})`);
+  }
+  if (input.platform.type === 'terraform' && modules && errors.length === 0) {
+    for (const e of terraformProblems(tf, [...regions], modules)) err(e.pointer, e.message);
+  }
+
+  if (errors.length > 0) return { errors };
+  const t = input.timing;
+  const stateTimeouts = { ...DEFAULT_STATE_TIMEOUTS };
+  for (const state of STATES_WITH_TIMEOUT) {
+    const v = (t.stateTimeouts as Partial<Record<TimedState, number | string>>)[state];
+    if (v !== undefined) stateTimeouts[state] = durationMs(v);
+  }
+  return {
+    group: {
+      name: input.name,
+      scope: input.scope,
+      platform: {
+        ...input.platform,
+        terraform: {
+          ...tf,
+          applyTimeout: durationMs(tf.applyTimeout),
+          commandTimeout: durationMs(tf.commandTimeout),
+          retryBackoff: durationMs(tf.retryBackoff),
+          batchWindow: durationMs(tf.batchWindow),
+        },
+      },
+      regions: input.regions,
+      roles: input.roles as NodeGroup['roles'],
+      rules,
+      selection: input.selection,
+      limits: input.limits,
+      timing: {
+        heartbeatMs: t.heartbeatMs,
+        nodeTimeout: durationMs(t.nodeTimeout),
+        faultTimeout: durationMs(t.faultTimeout),
+        autoReinstate: t.autoReinstate,
+        streamTimeout: durationMs(t.streamTimeout),
+        publishTimeout: durationMs(t.publishTimeout),
+        evaluationInterval: durationMs(t.evaluationInterval),
+        cooldown: durationMs(t.cooldown),
+        drainTimeout: durationMs(t.drainTimeout),
+        faultThreshold: t.faultThreshold,
+        stateTimeouts,
+      },
+    },
+  };
+}
