@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { ActorHost, GroupHandle } from '../../actors/host.js';
 import type { NodeGroup } from '../config/types.js';
 import type { Failure } from '../domain/failure.js';
-import { CLUSTER_TERRAFORM, normalizeNodeGroup } from '../config/load.js';
+import { normalizeNodeGroup } from '../config/load.js';
 import type { EventBody } from '../domain/events.js';
 import type { FieldError } from '../schemas/validate.js';
 import type { StoredGroup, Store } from '../store/store.js';
@@ -153,7 +153,6 @@ export class NodeGroupRegistry {
     const result = normalizeNodeGroup(raw, this.terraform, this.metrics ? { metrics: this.metrics } : {});
     if ('errors' in result) return invalid(result.errors);
     const group = result.group;
-    if (this.sharing && group.platform.type === 'terraform') return invalid([CLUSTER_TERRAFORM]);
     // A create of the same name still under way counts as existing: its write is not visible yet.
     const exists = { ok: false, status: 409, code: 'NODE_GROUP_EXISTS', detail: `node group '${group.name}' exists` } as const;
     if (this.creating.has(group.name) || this.store.groups.get(group.name) || this.actors.group(group.name)) return exists;
@@ -185,7 +184,6 @@ export class NodeGroupRegistry {
     if ('errors' in result) return invalid(result.errors);
     const group = result.group;
     if (group.name !== name) return invalid([{ path: 'name', pointer: '/name', message: `must be the node group of the path ('${name}')` }]);
-    if (this.sharing && group.platform.type === 'terraform') return invalid([CLUSTER_TERRAFORM]);
     // Refused before anything is stored: a new spec the actor never saw would be half applied.
     if (!handle.ready) return { ok: false, status: 503, code: 'NOT_READY', detail: `node group '${name}' is restarting; nothing was changed, retry shortly`, retryAfter: 1 };
     if (group.platform.type !== handle.group.platform.type && (await handle.call('counts')).nodes.length > 0) {
