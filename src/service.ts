@@ -194,6 +194,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
   }
 
   const stopping = new AbortController();
+  // Cluster mode: Terraform's state is this instance's to serve to its own Terraform (docs/cluster.md),
+  // under credentials derived from this secret, which lives in memory only.
+  const terraformSecret = cluster ? randomBytes(32) : null;
   let ready = false;
   let openapi: unknown;
   const services: Services = {
@@ -212,6 +215,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     log,
     ready: () => ready && !stopping.signal.aborted && [...actors.groups.values()].every((g) => g.ready),
     ...(cluster ? { cluster: cluster.view() } : {}),
+    ...(cluster && terraformSecret ? { terraformState: { secret: terraformSecret, state: cluster.terraformState((bodies) => events.append(bodies)) } } : {}),
     openapi: () => openapi,
     stopping: stopping.signal,
     now: options.now ?? Date.now,
@@ -248,7 +252,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
     jwtKey: signingKey,
     nodeTokenTtl: config.auth.nodeTokenTtl,
     tickMs: config.supervisorTick,
-    terraform: { operator: { binary: config.terraform.binary, env: config.terraform.env }, modules: terraformModules },
+    terraform: {
+      operator: { binary: config.terraform.binary, env: config.terraform.env },
+      modules: terraformModules,
+      // Its own listening address: Terraform runs on this machine, and the route refuses anyone else.
+      ...(terraformSecret ? { backend: { url, secret: terraformSecret } } : {}),
+    },
     ...(options.orphanTimeoutMs !== undefined ? { orphanTimeoutMs: options.orphanTimeoutMs } : {}),
   });
   for (const g of groups) if (g.deleting) await registry.retire(actors.group(g.group.name)!);

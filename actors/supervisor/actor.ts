@@ -64,6 +64,8 @@ class Supervisor {
 
   detachGroup(name: string): void {
     this.groups.detach(name);
+    // Cluster mode: gone to another instance (or deleted): its Terraform runner goes too.
+    if (this.init.terraform.backend) this.platforms.release(name);
   }
 
   reconfigure(group: NodeGroup): void {

@@ -10,6 +10,7 @@ import { StaticPlatform } from '../../src/platforms/static.js';
 import { TerraformPlatform } from '../../src/platforms/terraform/platform.js';
 import type { TerraformModules } from '../../src/platforms/terraform/policy.js';
 import type { RunnerProgress } from '../../src/platforms/terraform/runner.js';
+import type { BackendSettings } from '../../src/platforms/terraform/backend.js';
 
 export interface PlatformSettings {
   dataDir: string;
@@ -21,7 +22,12 @@ export interface PlatformSettings {
   /** Agents of the local platform exit after this long without reaching the service. */
   orphanTimeoutMs?: number;
   /** The operator's Terraform CLI and environment, and the modules read at start: never a node group's. */
-  terraform: { operator: Pick<TerraformOperatorConfig, 'binary' | 'env'>; modules: TerraformModules };
+  terraform: {
+    operator: Pick<TerraformOperatorConfig, 'binary' | 'env'>;
+    modules: TerraformModules;
+    /** Cluster mode: the state lives behind this instance's own http backend (docs/cluster.md). */
+    backend?: BackendSettings;
+  };
 }
 
 export class GroupPlatforms {
@@ -59,6 +65,7 @@ export class GroupPlatforms {
             serviceUrl: s.publicUrl ?? s.serviceUrl,
             operator: s.terraform.operator,
             modules: s.terraform.modules,
+            ...(s.terraform.backend ? { backend: s.terraform.backend } : {}),
             nodeToken: (g, nodeId) => this.signer.nodeToken(g, nodeId, s.nodeTokenTtl),
             onProgress: (g, event) => this.emit([terraformEvent(g, event)]),
           });
@@ -72,6 +79,18 @@ export class GroupPlatforms {
   /** A group's definition changed: a platform already built for it follows. */
   reconfigure(group: NodeGroup): void {
     if (group.platform.type === 'terraform') this.terraform.get(group.name)?.reconfigure(group);
+  }
+
+  /**
+   * Cluster mode: the group is no longer this instance's. Its Terraform runs no further command
+   * (one under way finishes, and its state write is refused unless this instance serves the group
+   * again); a later acquisition starts from the shared state with a new runner.
+   */
+  release(name: string): void {
+    const tp = this.terraform.get(name);
+    if (!tp) return;
+    this.terraform.delete(name);
+    void tp.shutdown();
   }
 
   /** The service stops: unfinished Terraform applies are waited for (cloud nodes outlive it). */

@@ -19,6 +19,8 @@ export const BUCKETS = {
   instances: 'sy_instances',
   /** Shared state by compare-and-set: the signing key, users, node groups, node token generations, cooldowns. */
   meta: 'sy_meta',
+  /** Each Terraform node group's state (gzipped) and its lock, by compare-and-set (terraform-state.ts). */
+  tfstate: 'sy_tfstate',
 } as const;
 
 export const STREAMS = {
@@ -67,6 +69,7 @@ export interface Buckets {
   leases: KV;
   instances: KV;
   meta: KV;
+  tfstate: KV;
 }
 
 /**
@@ -78,9 +81,11 @@ export async function provision(j: Jet, replicas: number, leaseTtlMs: number): P
   const leases = await j.kvm.create(BUCKETS.leases, { history: 1, ttl: leaseTtlMs, replicas, allow_direct: false, timeout: JS_TIMEOUT_MS * 4 } as never);
   const instances = await j.kvm.create(BUCKETS.instances, { history: 1, ttl: 3000, replicas, timeout: JS_TIMEOUT_MS * 4 } as never);
   const meta = await j.kvm.create(BUCKETS.meta, { history: 5, replicas, allow_direct: false, timeout: JS_TIMEOUT_MS * 4 } as never);
+  // Read from the leader too: a new owner's Terraform must see its predecessor's last state write.
+  const tfstate = await j.kvm.create(BUCKETS.tfstate, { history: 1, replicas, allow_direct: false, timeout: JS_TIMEOUT_MS * 4 } as never);
   await ensureStream(j, { name: STREAMS.wal, subjects: ['sy.wal.>'], num_replicas: replicas, duplicate_window: 120_000_000_000 });
   await ensureStream(j, { name: STREAMS.events, subjects: ['sy.ev.>'], num_replicas: replicas, max_msgs: EVENTS_KEEP });
-  return { leases, instances, meta };
+  return { leases, instances, meta, tfstate };
 }
 
 async function ensureStream(j: Jet, config: { name: string; subjects: string[]; num_replicas: number; max_msgs?: number; duplicate_window?: number }): Promise<void> {

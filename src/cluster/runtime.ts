@@ -23,6 +23,8 @@ import { Forwarder } from './forward.js';
 import { connectNats, jet, provision, STREAMS, walSubject, type Buckets, type Jet } from './nats.js';
 import { Ownership, type InstanceInfo, type OwnershipHooks } from './ownership.js';
 import { keyOf, SharedState } from './shared-state.js';
+import { TerraformState } from './terraform-state.js';
+import type { EventBody } from '../domain/events.js';
 
 /** The calls another instance may make on a group's actor here (never the supervisor's wiring). */
 const FORWARDABLE = new Set(['lookups', 'heartbeats', 'putProvision', 'deleteProvision', 'getProvision', 'listProvisions', 'listStreams', 'detail', 'counts', 'hasNode', 'nodeEvent', 'reconfigure']);
@@ -47,6 +49,7 @@ export class ClusterRuntime {
   readonly events: ClusterEventLog;
   readonly forwarder: Forwarder;
   ownership: Ownership | null = null;
+  private tfstate: TerraformState | null = null;
   private host: ActorHost | null = null;
   private url = '';
 
@@ -110,6 +113,20 @@ export class ClusterRuntime {
         await this.purge(name);
       },
     };
+  }
+
+  /** The Terraform groups' state and locks (the http backend's store): accepted only from the group's owner. */
+  terraformState(emit: (events: EventBody[]) => void): TerraformState {
+    this.tfstate ??= new TerraformState({
+      kv: this.buckets.tfstate,
+      instance: this.instance,
+      servingEpoch: (group) => (this.ownership?.serving(group) ? (this.ownership.epoch(group) ?? null) : null),
+      // Room for the message's headers under the server's limit (1 MiB unless configured).
+      maxBytes: () => (this.j.nc.info?.max_payload ?? 1 << 20) - 8192,
+      emit,
+      log: this.log,
+    });
+    return this.tfstate;
   }
 
   /** What the front end shows of the cluster (readiness, heartbeat replies, metrics). */
@@ -211,6 +228,7 @@ export class ClusterRuntime {
   /** A deleted group's log goes with it. */
   async purge(group: string): Promise<void> {
     await this.ownership?.forget(group);
+    await this.tfstate?.purge(group).catch((err: Error) => this.log.warn({ err, group }, 'could not purge the Terraform state of a deleted node group'));
     await this.j.jsm.streams.purge(STREAMS.wal, { filter: walSubject(group) }).catch((err: Error) => this.log.warn({ err, group }, 'could not purge the log of a deleted node group'));
   }
 

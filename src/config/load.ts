@@ -41,16 +41,6 @@ export const ENV_FIELDS: ReadonlyArray<{ env: string; path: readonly string[]; i
 
 export const DEFAULT_CONFIG_FILE = projectPath('config', 'default.json');
 
-/**
- * Cluster mode does not run Terraform groups yet: their state files stay with the instance that
- * applied, so a new owner would not know the resources and would create them again (docs/cluster.md).
- */
-export const CLUSTER_TERRAFORM: FieldError = {
-  path: 'platform.type',
-  pointer: '/platform/type',
-  message: "terraform is not available in cluster mode yet: a group's Terraform state does not follow its owner (docs/cluster.md); use local or static, or run one instance",
-};
-
 function show(value: unknown): string {
   const text = value === undefined ? 'missing' : JSON.stringify(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
@@ -123,11 +113,6 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     if ('errors' in result) problems.push(...result.errors.map((e) => `nodeGroups[${i}].${e.path} = ${show(valueAt(g, e.pointer))}: ${e.message}`));
     else groups.push(result.group);
   });
-  if (input.cluster) {
-    groups.forEach((g, i) => {
-      if (g.platform.type === 'terraform') problems.push(`nodeGroups[${i}].platform.type = "terraform": ${CLUSTER_TERRAFORM.message}`);
-    });
-  }
   const names = new Set<string>();
   input.nodeGroups.forEach((g, i) => {
     if (names.has(g.name)) problems.push(`nodeGroups[${i}].name = ${show(g.name)}: another node group has this name`);

@@ -15,6 +15,7 @@ import { nodeRoutes } from './routes/nodes.js';
 import { provisionRoutes } from './routes/provisions.js';
 import { streamRoutes } from './routes/streams.js';
 import { systemRoutes } from './routes/system.js';
+import { mountTerraformState } from './routes/terraform-state.js';
 import { staticPages } from './static-pages.js';
 import { isLoopbackHost } from '../auth/users.js';
 import type { Services } from './services.js';
@@ -73,6 +74,8 @@ export function createApp(s: Services, routes: readonly RouteDef[]): Koa<AppStat
   app.silent = true;
   const router = new Router<AppState, AppContextExtras>();
   mount(router, routes, { bodyLimit: s.config.server.bodyLimit, guard: guardOf(s) });
+  // Internal, and so apart from `routes` (which the OpenAPI document lists): cluster mode only.
+  mountTerraformState(router, s);
   const observe = (route: string, method: string, status: number) => s.metrics.request({ method, route, status: String(status) }).inc();
   installRequestLogger(app, s.log);
   app.use(requestFrame(s.log, observe, securityHeaders(s.config.server.tls !== undefined), QUIET, s.stopping));

@@ -16,6 +16,7 @@ import type { NodeGroupRegistry } from '../nodegroups/registry.js';
 import type { Locator } from '../geo/locator.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Ctx } from './context.js';
+import type { TerraformStateBackend } from './routes/terraform-state.js';
 import { Problem, problems } from './problem.js';
 
 export interface Services {
@@ -41,6 +42,8 @@ export interface Services {
   now(): number;
   /** Cluster mode (docs/cluster.md): this instance among the others. */
   cluster?: ClusterView;
+  /** Cluster mode: the Terraform state of this instance's Terraform groups (an internal route). */
+  terraformState?: TerraformStateBackend;
 }
 
 export interface ClusterView {

@@ -9,7 +9,6 @@ import type { ActorHost } from '../../actors/host.js';
 import type { GroupHandle } from '../../actors/group-handle.js';
 import type { NodeGroup } from '../config/types.js';
 import type { Failure } from '../domain/failure.js';
-import { CLUSTER_TERRAFORM } from '../config/load.js';
 import { normalizeNodeGroup } from '../config/node-group.js';
 import type { EventBody } from '../domain/events.js';
 import type { FieldError } from '../schemas/validate.js';
@@ -155,7 +154,6 @@ export class NodeGroupRegistry {
     const result = normalizeNodeGroup(raw, this.terraform, this.metrics ? { metrics: this.metrics } : {});
     if ('errors' in result) return invalid(result.errors);
     const group = result.group;
-    if (this.sharing && group.platform.type === 'terraform') return invalid([CLUSTER_TERRAFORM]);
     // A create of the same name still under way counts as existing: its write is not visible yet.
     const exists = { ok: false, status: 409, code: 'NODE_GROUP_EXISTS', detail: `node group '${group.name}' exists` } as const;
     if (this.creating.has(group.name) || this.store.groups.get(group.name) || this.actors.group(group.name)) return exists;
@@ -187,7 +185,6 @@ export class NodeGroupRegistry {
     if ('errors' in result) return invalid(result.errors);
     const group = result.group;
     if (group.name !== name) return invalid([{ path: 'name', pointer: '/name', message: `must be the node group of the path ('${name}')` }]);
-    if (this.sharing && group.platform.type === 'terraform') return invalid([CLUSTER_TERRAFORM]);
     // Refused before anything is stored: a new spec the actor never saw would be half applied.
     if (!handle.ready) return { ok: false, status: 503, code: 'NOT_READY', detail: `node group '${name}' is restarting; nothing was changed, retry shortly`, retryAfter: 1 };
     if (group.platform.type !== handle.group.platform.type && (await handle.call('counts')).nodes.length > 0) {

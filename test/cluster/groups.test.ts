@@ -1,6 +1,6 @@
 // Node groups in cluster mode (docs/cluster.md): created through any instance and served by all;
 // the same name created on another instance is refused; deleted through any instance, the group
-// goes from all of them, its log too; a Terraform group is refused.
+// goes from all of them, its log too (Terraform groups: terraform.test.ts).
 import test from 'ava';
 import { request } from '../helpers/http.js';
 import { staticGroup } from '../helpers/fixtures.js';
@@ -31,10 +31,6 @@ test('a node group created on one instance is served by all, refused twice, dele
   );
   t.is(p.status, 201, p.text);
   t.true((await readLog(c.nats.urls(), 'k')).length > 0, 'the group has a log');
-
-  const tf = await request(b.url, 'POST', '/as/v1/nodegroups', { ...staticGroup({ name: 'tf' }), platform: { type: 'terraform', terraform: { module: 'local' } } }, auth);
-  t.is(tf.status, 400, tf.text);
-  t.regex(tf.text, /cluster mode/);
 
   const deleted = await request(b.url, 'DELETE', '/as/v1/nodegroups/k', undefined, auth);
   t.is(deleted.status, 202, deleted.text);

@@ -35,11 +35,8 @@ test('bad cluster settings stop the start, named', (t) => {
   t.regex(problems({ cluster: { nats: ['nats://x:4222'], replicas: 2 } }).join('\n'), /cluster\.replicas/);
 });
 
-test('terraform node groups are refused in cluster mode (their state does not follow the owner), and accepted without it', (t) => {
+test('terraform node groups are accepted in cluster mode (their state is shared: docs/cluster.md), as without it', (t) => {
   const group = { ...staticGroup({ name: 'tf' }), platform: { type: 'terraform', terraform: { module: 'local' } } };
-  t.regex(problems({ nodeGroups: [group], cluster: { nats: ['nats://x:4222'] } }).join('\n'), /nodeGroups\[0\]\.platform\.type.*cluster mode/);
-  t.deepEqual(
-    problems({ nodeGroups: [group] }).filter((p) => /cluster/.test(p)),
-    [],
-  );
+  t.deepEqual(problems({ nodeGroups: [group], cluster: { nats: ['nats://x:4222'] } }), []);
+  t.deepEqual(problems({ nodeGroups: [group] }), []);
 });

@@ -78,7 +78,10 @@ resource "terraform_data" "node" {
   # Every value reaches the shell through the environment and is used as a quoted variable
   # ("$NODE_DIR"), never pasted into the command: the command is constant text.
   provisioner "local-exec" {
+    # The agent gets none of the credentials of Switchyard's state backend (cluster mode), which
+    # Terraform's environment holds and local-exec passes on.
     command = <<-EOT
+      unset TF_HTTP_USERNAME TF_HTTP_PASSWORD
       mkdir -p "$SWITCHYARD_NODE_DIR"
       setsid nohup "$NODE_BINARY" "$NODE_AGENT" --node-id "$SWITCHYARD_NODE_ID" >>"$SWITCHYARD_NODE_DIR/agent.log" 2>&1 </dev/null &
       echo $! >"$SWITCHYARD_NODE_DIR/agent.pid"

@@ -30,6 +30,14 @@ function readBody(req: IncomingMessage, limit: number, length: string | undefine
   }).finally(() => reading.delete(req));
 }
 
+/** A body as bytes (Terraform's state: src/http/routes/terraform-state.ts), ended like the others by the request timeout. */
+export function readBytes(req: IncomingMessage, limit: number, length: string | undefined): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    reading.set(req, reject);
+    getRawBody(req, { limit, length }).then(resolve, reject);
+  }).finally(() => reading.delete(req));
+}
+
 export async function readJsonBody(ctx: Ctx, limit: number): Promise<unknown> {
   const header = ctx.get('content-type');
   const [type, ...params] = header.split(';').map((s) => s.trim());

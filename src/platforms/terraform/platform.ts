@@ -6,6 +6,7 @@ import type { PlatformData } from '../../domain/records.js';
 import { projectPath } from '../../paths.js';
 import { capabilitiesOf } from '../capabilities.js';
 import { PlatformError, type NewNode, type NodeRef, type Platform, type Reconciliation } from '../platform.js';
+import type { BackendSettings } from './backend.js';
 import type { ModuleInfo, TerraformModules } from './policy.js';
 import { TerraformRunner, type RunnerProgress, type Timers } from './runner.js';
 
@@ -16,6 +17,8 @@ export interface TerraformPlatformOptions {
   /** The operator's settings (CLI, environment) and the modules read at start. */
   operator: Pick<TerraformOperatorConfig, 'binary' | 'env'>;
   modules: TerraformModules;
+  /** Cluster mode: the state is behind this instance's http backend, not in the working directory. */
+  backend?: BackendSettings;
   nodeToken(group: string, nodeId: string): string;
   onProgress(group: string, event: RunnerProgress): void;
   timers?: Timers;
@@ -45,6 +48,7 @@ export class TerraformPlatform implements Platform {
       binary: o.operator.binary,
       passEnv: o.operator.env,
       ...(o.timers ? { timers: o.timers } : {}),
+      ...(o.backend ? { backend: o.backend } : {}),
       serviceUrl: o.group.platform.terraform.serviceUrl ?? o.serviceUrl,
       nodeToken: (id) => o.nodeToken(o.group.name, id),
       onProgress: (event) => o.onProgress(o.group.name, event),
@@ -89,6 +93,9 @@ export class TerraformPlatform implements Platform {
         missing.push(n.id);
       }
     }
+    // Only what the state and the records agree on is wanted: a variables file left from an earlier
+    // time (cluster mode: this instance owned the group before) must not bring old nodes back.
+    this.runner.retain(new Set(nodes.filter((n) => state.has(n.id)).map((n) => n.id)));
     const orphans = [...state].filter((id) => !known.has(id));
     return { listed: [], missing, missingReason: 'its resources are not in the Terraform state', retired: [], orphans };
   }

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NodeGroup } from '../../config/types.js';
 import type { Role } from '../../domain/vocabulary.js';
+import { backendEnv, httpBackend, type BackendSettings } from './backend.js';
 import { ApplyStream, nodeAddresses, nodesInState, type NodeAddress, type Progress } from './messages.js';
 import { hashDir } from './modules.js';
 import { FIXED_ENV, moduleNamed, SECRET_ENV, terraformProblems, type ModuleInfo, type TerraformModules } from './policy.js';
@@ -51,6 +52,11 @@ export interface RunnerOptions {
   /** The environment the passed variables are taken from; default process.env. */
   env?: NodeJS.ProcessEnv;
   timers?: Timers;
+  /**
+   * Cluster mode (docs/cluster.md): the state is behind this instance's http backend, shared by
+   * every instance; the working directory keeps none. Credentials go in the environment only.
+   */
+  backend?: BackendSettings;
 }
 
 export type RunnerProgress =
@@ -121,6 +127,11 @@ export class TerraformRunner {
     if (!this.desired.has(node.id)) this.desired.set(node.id, { role: node.role, region: node.region, token: this.o.nodeToken(node.id) });
   }
 
+  /** Keeps only these nodes in the desired set (reconciliation: what the state and the records agree on). */
+  retain(ids: ReadonlySet<string>): void {
+    for (const id of [...this.desired.keys()]) if (!ids.has(id)) this.desired.delete(id);
+  }
+
   /** Drops a node from the desired set without an apply (one the state has lost: it is replaced, not made again). */
   forget(id: string): void {
     this.desired.delete(id);
@@ -160,10 +171,12 @@ export class TerraformRunner {
     })();
   }
 
-  /** Lets the current apply finish and refuses new work. */
+  /** Lets the current apply finish and refuses new work: requests no apply took are failed. */
   async close(): Promise<void> {
     this.closing = true;
     await this.cycle?.catch(() => {});
+    for (const [id, list] of [...this.waiters])
+      for (const w of [...list]) this.settle(id, w, () => w.reject(new TerraformError('the Terraform runner of this group stopped (the service stops, or the group moved to another instance)')));
   }
 
   // ---- the CLI ------------------------------------------------------------------------------
@@ -172,7 +185,7 @@ export class TerraformRunner {
     return new Promise((resolve) => {
       const child = spawn(this.o.binary, args, {
         cwd: this.o.dir,
-        env: terraformEnv(this.o.env ?? process.env, this.o.passEnv),
+        env: { ...terraformEnv(this.o.env ?? process.env, this.o.passEnv), ...(this.o.backend ? backendEnv(this.o.backend, this.group.name) : {}) },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
@@ -232,7 +245,8 @@ export class TerraformRunner {
     }
     const target = join(this.o.dir, 'modules', module.name);
     const inputs = renderInputs(this.group, this.o.pinned(module));
-    const root = renderRoot(this.group, { source: `./modules/${module.name}`, ...(module.provider ? { provider: module.provider } : {}) }, inputs);
+    const backend = this.o.backend ? httpBackend(this.o.backend, this.group.name) : undefined;
+    const root = renderRoot(this.group, { source: `./modules/${module.name}`, ...(module.provider ? { provider: module.provider } : {}) }, inputs, backend);
     const marker = join(this.o.dir, '.switchyard-init');
     const fingerprint = createHash('sha256')
       .update(module.hash)
@@ -254,8 +268,15 @@ export class TerraformRunner {
       }
       write(ROOT, root);
       write(VARS, variables());
+      // The shared state is the truth: a state file left here by a run without the cluster would
+      // be offered for migration (and copied over the shared one with -force-copy): never.
+      const local = join(this.o.dir, 'terraform.tfstate');
+      if (backend && existsSync(local) && holdsResources(local)) {
+        throw new TerraformError(`${local} holds a state from a run outside cluster mode: the group's state is shared now; move the file away (and import what it names) to go on`);
+      }
       this.o.onProgress({ operation: 'init', phase: 'begin' });
-      const r = await this.run(['init', '-input=false', '-no-color'], undefined, tf.applyTimeout);
+      // -reconfigure: the backend's address is this instance's (its port may change); nothing is migrated.
+      const r = await this.run(['init', '-input=false', '-no-color', ...(backend ? ['-reconfigure'] : [])], undefined, tf.applyTimeout);
       const ok = r.code === 0 && !r.timedOut;
       const why = r.timedOut ? `took longer than ${tf.applyTimeout} ms and was interrupted` : tail(r.stderr || r.stdout);
       this.o.onProgress({ operation: 'init', phase: 'end', ok, ...(ok ? {} : { message: why }) });
@@ -342,6 +363,14 @@ export class TerraformRunner {
     list.splice(i, 1);
     if (list.length === 0) this.waiters.delete(id);
     fn();
+  }
+}
+
+function holdsResources(file: string): boolean {
+  try {
+    return ((JSON.parse(readFileSync(file, 'utf8')) as { resources?: unknown[] }).resources ?? []).length > 0;
+  } catch {
+    return true;
   }
 }
 
