@@ -59,6 +59,8 @@ interface Owned {
   acquiredAt: number;
   /** When the connection to NATS went down while this was held: renewed by `resume` once it is back. */
   cutAt: number | null;
+  /** The last renewal attempts (what, sent when, how long): logged with a loss, to tell a stall from an election. */
+  trail: Array<{ outcome: string; sentAt: number; tookMs: number }>;
 }
 
 /** How often a non-owner asks whether the lease bucket answers (its clock of an owner's silence runs in these steps). */
@@ -170,6 +172,8 @@ export class Ownership {
   }
 
   private ticking = false;
+  /** What the last failed attempt said (for the trail a loss logs). */
+  private lastError = '';
 
   private async tick(): Promise<void> {
     if (this.ticking || this.stopping) return;
@@ -247,7 +251,7 @@ export class Ownership {
       if (isConflict(err)) this.watched.set(group, sawPut(this.watched.get(group) ?? watching(sentAt), '?', this.clock()));
       return;
     }
-    const o: Owned = { state: acquired(epoch, sentAt), nextAt: sentAt + this.t.renewMs, busy: false, starting: true, acquiredAt: sentAt, cutAt: null };
+    const o: Owned = { state: acquired(epoch, sentAt), nextAt: sentAt + this.t.renewMs, busy: false, starting: true, acquiredAt: sentAt, cutAt: null, trail: [] };
     this.owned.set(group, o);
     this.watched.delete(group);
     this.counters.acquisitions++;
@@ -267,12 +271,13 @@ export class Ownership {
       if (o.cutAt !== null) return void (await this.resume(group, o));
       const now = this.clock();
       o.state = beforeRenewal(o.state, now, this.t);
-      if (o.state.kind !== 'held') return void (await this.lose(group, o.state.reason));
+      if (o.state.kind !== 'held') return void (await this.lose(group, o.state.reason, o));
       const held = o.state.held;
       const sentAt = now;
       const outcome = await this.attempt(() => this.leases.update(group, encode({ owner: this.me.id, url: this.me.url, epoch: held.epoch }), held.revision, JS_TIMEOUT_MS));
       if (this.owned.get(group) !== o) return;
       o.state = renewed(o.state, outcome, sentAt, this.clock(), this.t);
+      o.trail = [...o.trail.slice(-7), { outcome: outcome.kind === 'ok' ? 'ok' : `${outcome.kind} (${this.lastError})`, sentAt, tookMs: Math.round(this.clock() - sentAt) }];
       if (outcome.kind !== 'ok') this.log.debug({ group, outcome: outcome.kind, tookMs: Math.round(this.clock() - sentAt), state: o.state }, 'a lease renewal failed');
       if (outcome.kind === 'ok') this.counters.renewals++;
       if (o.state.kind === 'held' && outcome.kind === 'conflict') {
@@ -332,6 +337,7 @@ export class Ownership {
     try {
       return { kind: 'ok', revision: await fn() };
     } catch (err) {
+      this.lastError = String((err as Error)?.message ?? err).slice(0, 80);
       return isConflict(err) ? { kind: 'conflict' } : { kind: 'unavailable' };
     }
   }
@@ -348,10 +354,11 @@ export class Ownership {
   }
 
   /** The group is not ours any more: stop serving it at once. */
-  private async lose(group: string, reason: string): Promise<void> {
+  private async lose(group: string, reason: string, o?: Owned): Promise<void> {
     if (!this.owned.delete(group)) return;
     this.counters.losses++;
-    this.log.warn({ group, reason }, 'lost a node group');
+    const now = this.clock();
+    this.log.warn({ group, reason, attempts: o?.trail.map((a) => `${a.outcome} sent ${Math.round(now - a.sentAt)} ms ago, took ${a.tookMs} ms`) }, 'lost a node group');
     this.watched.set(group, watching(this.clock()));
     await this.hooks.release(group, reason).catch((err: Error) => this.log.error({ group, err }, 'stopping a lost node group failed'));
   }

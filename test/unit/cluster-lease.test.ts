@@ -310,3 +310,21 @@ test('an election that ages the key out and flaps: the read after a conflict and
   t.is(reacquired(s, { kind: 'conflict' }, 5900, 5910, T).kind, 'held');
   t.is(afterConflict(s, { kind: 'theirs', owner: 'i2' }, 5920, 5930, T).state.kind, 'lost');
 });
+
+test('our own renewal found in the key after a conflict moves the lease on to the first attempt that could have written it', (t) => {
+  // Acknowledged at 1000; two attempts without a leader (2000, 2750), one of which landed after
+  // all; the next one conflicts and the read finds our value at a newer revision.
+  let s: OwnerState = renewed(acquired(1, 0), { kind: 'ok', revision: 2 }, 1000, 1010, T);
+  for (const at of [2000, 2750]) s = renewed(beforeRenewal(s, at, T), { kind: 'unavailable' }, at, at + 500, T);
+  s = renewed(beforeRenewal(s, 3500, T), { kind: 'conflict' }, 3500, 3510, T);
+  s = afterConflict(s, { kind: 'ours', revision: 4 }, 3510, 3520, T).state;
+  t.deepEqual(s.kind === 'held' ? [s.held.revision, s.held.confirmedSentAt, s.held.riding] : null, [4, 2000, null]);
+  // The next renewal is due at 3770: still good (it was not: the lease stayed at 1000 + TTL).
+  t.is(beforeRenewal(s, 3770, T).kind, 'held');
+  // Never beyond what the landed write can vouch for: not good past 2000 + TTL less the margin.
+  t.false(serving(s, 2000 + T.ttlMs - T.marginMs, T));
+  // With no failed attempt since the last acknowledged one, nothing moves.
+  const plain = renewed(acquired(1, 0), { kind: 'ok', revision: 2 }, 1000, 1010, T);
+  const same = afterConflict(plain, { kind: 'ours', revision: 2 }, 1500, 1510, T).state;
+  t.deepEqual(same.kind === 'held' ? same.held.confirmedSentAt : null, 1000);
+});

@@ -104,7 +104,7 @@ export type KeyRead = { kind: 'ours'; revision: number } | { kind: 'theirs'; own
 export function afterConflict(state: OwnerState, read: KeyRead, readSentAt: number, now: number, t: LeaseTiming): { state: OwnerState; reacquire: boolean } {
   if (state.kind !== 'held') return { state, reacquire: false };
   if (read.kind === 'theirs') return { state: { kind: 'lost', reason: `instance ${read.owner} holds the lease` }, reacquire: false };
-  if (read.kind === 'ours') return { state: { kind: 'held', held: { ...state.held, revision: read.revision, riding: null } }, reacquire: false };
+  if (read.kind === 'ours') return { state: { kind: 'held', held: ourWriteLanded(state.held, read.revision) }, reacquire: false };
   // A read that found no leader is one more attempt of the ride (an election right after the
   // conflict): without it, an owner whose key aged out during a long election lost the group to the
   // time its reads took (the cluster test of a lost NATS server found it on a loaded machine).
@@ -124,6 +124,17 @@ export function reacquired(state: OwnerState, outcome: Outcome, sentAt: number, 
   if (state.kind !== 'held' || !stillGood(state.held, now, t)) return { kind: 'lost', reason: 'the lease ran out before it was acquired again' };
   if (outcome.kind === 'conflict') return state;
   return acquired(outcome.revision, sentAt);
+}
+
+/**
+ * The key holds our value at a newer revision: a renewal whose answer was lost (it found no leader
+ * in time, then landed) is in. It was sent no earlier than the first attempt that failed since the
+ * last acknowledged one, so the lease is good from there; the ride ends (the bucket had a leader
+ * when it landed). Before, the ride ended without the lease moving on: an owner that had ridden
+ * through an election was left on its last acknowledged renewal, and lost the group at its next.
+ */
+function ourWriteLanded(h: Held, revision: number): Held {
+  return { ...h, revision, confirmedSentAt: Math.max(h.confirmedSentAt, h.riding?.firstSentAt ?? h.confirmedSentAt), riding: null };
 }
 
 function stillGood(h: Held, now: number, t: LeaseTiming): boolean {
@@ -159,7 +170,7 @@ export function serving(state: OwnerState, now: number, t: LeaseTiming, cut = fa
 export function afterCut(state: OwnerState, read: KeyRead): { state: OwnerState; reacquire: boolean } {
   if (state.kind !== 'held') return { state, reacquire: false };
   if (read.kind === 'theirs') return { state: { kind: 'lost', reason: `instance ${read.owner} holds the lease` }, reacquire: false };
-  if (read.kind === 'ours') return { state: { kind: 'held', held: { ...state.held, revision: read.revision, riding: null } }, reacquire: false };
+  if (read.kind === 'ours') return { state: { kind: 'held', held: ourWriteLanded(state.held, read.revision) }, reacquire: false };
   return { state, reacquire: read.kind === 'absent' };
 }
 
