@@ -50,18 +50,43 @@ export async function until(check: () => Promise<boolean> | boolean, ms: number,
   }
 }
 
+class ClusterDidNotForm extends Error {}
+
 export class NatsCluster {
   readonly dir = tempDir('switchyard-nats-');
   readonly servers: NatsServer[] = [];
 
+  /**
+   * A started cluster. A start that elects no meta leader (a port taken between choosing and
+   * binding it: a server then cannot listen) is stopped and made again on other ports, once.
+   */
   static async start(size = 3): Promise<NatsCluster> {
+    try {
+      return await NatsCluster.startOnce(size);
+    } catch (err) {
+      if (!(err instanceof ClusterDidNotForm)) throw err;
+      return await NatsCluster.startOnce(size);
+    }
+  }
+
+  private static async startOnce(size: number): Promise<NatsCluster> {
     const binary = natsServerBinary();
     if (!binary) throw new Error('nats-server is not installed (npm run setup:media installs it)');
     const c = new NatsCluster();
+    // Distinct ports: a port freed after one probe can be handed out again by the next.
+    const taken = new Set<number>();
+    const port = async () => {
+      for (;;) {
+        const p = await freePort();
+        if (taken.has(p)) continue;
+        taken.add(p);
+        return p;
+      }
+    };
     for (let i = 1; i <= size; i++) {
       const storeDir = join(c.dir, `n${i}`);
       mkdirSync(storeDir, { recursive: true });
-      c.servers.push({ name: `n${i}`, port: await freePort(), clusterPort: await freePort(), monitorPort: await freePort(), storeDir, configFile: join(c.dir, `n${i}.conf`), proc: null, output: [] });
+      c.servers.push({ name: `n${i}`, port: await port(), clusterPort: await port(), monitorPort: await port(), storeDir, configFile: join(c.dir, `n${i}.conf`), proc: null, output: [] });
     }
     for (const s of c.servers) {
       const routes = c.servers.filter((o) => o !== s).map((o) => `"nats-route://127.0.0.1:${o.clusterPort}"`);
@@ -69,7 +94,13 @@ export class NatsCluster {
       writeFileSync(s.configFile, `server_name: "${s.name}"\nlisten: "127.0.0.1:${s.port}"\nhttp: "127.0.0.1:${s.monitorPort}"\njetstream {\n  store_dir: "${s.storeDir}"\n}\n${cluster}`);
     }
     for (const s of c.servers) c.run(s);
-    await c.ready();
+    try {
+      await c.ready();
+    } catch (err) {
+      const said = c.servers.map((s) => `${s.name}: ${s.output.slice(-5).join(' / ')}`).join('\n');
+      await c.stop();
+      throw new ClusterDidNotForm(`${(err as Error).message}\n${said}`);
+    }
     return c;
   }
 
