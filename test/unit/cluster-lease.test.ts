@@ -325,6 +325,11 @@ test('our own renewal found in the key after a conflict moves the lease on to th
   t.false(serving(s, 2000 + T.ttlMs - T.marginMs, T));
   // With no failed attempt since the last acknowledged one, nothing moves.
   const plain = renewed(acquired(1, 0), { kind: 'ok', revision: 2 }, 1000, 1010, T);
-  const same = afterConflict(plain, { kind: 'ours', revision: 2 }, 1500, 1510, T).state;
+  const same = afterConflict(plain, { kind: 'ours', revision: 3 }, 1500, 1510, T).state;
   t.deepEqual(same.kind === 'held' ? same.held.confirmedSentAt : null, 1000);
+  // Nor when the key holds the revision we hold already: nothing of ours landed since.
+  let rode: OwnerState = renewed(acquired(1, 0), { kind: 'ok', revision: 2 }, 1000, 1010, T);
+  rode = renewed(rode, { kind: 'unavailable' }, 2000, 2500, T);
+  const stale = afterConflict(rode, { kind: 'ours', revision: 2 }, 2760, 2770, T).state;
+  t.deepEqual(stale.kind === 'held' ? stale.held.confirmedSentAt : null, 1000);
 });

@@ -134,6 +134,8 @@ export function reacquired(state: OwnerState, outcome: Outcome, sentAt: number, 
  * through an election was left on its last acknowledged renewal, and lost the group at its next.
  */
 function ourWriteLanded(h: Held, revision: number): Held {
+  // The revision we hold already: nothing of ours landed since, and the lease stays where it was.
+  if (revision <= h.revision) return { ...h, revision };
   return { ...h, revision, confirmedSentAt: Math.max(h.confirmedSentAt, h.riding?.firstSentAt ?? h.confirmedSentAt), riding: null };
 }
 
