@@ -2,6 +2,7 @@
 // live progress of long operations (nodes coming INSERVICE, a group draining, Terraform applies).
 // A stream cut by the network or a restart is resumed with Last-Event-ID, so nothing is skipped.
 import type { EventRecord } from '../domain/events.js';
+import { sseBlocks } from '../events/stream-client.js';
 import { CliError, EXIT, refused, unreachable } from './api.js';
 import type { Context } from './context.js';
 
@@ -9,19 +10,11 @@ type Frame = { kind: 'event'; event: EventRecord } | { kind: 'hello'; last: numb
 
 /** Reads frames from one connection; ends when the body ends. */
 async function* frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<Frame> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const hello = /^: switchyard events, last id ([0-9]+)/.exec(block);
-      if (hello) yield { kind: 'hello', last: Number(hello[1]) };
-      const data = block.split('\n').find((l) => l.startsWith('data: '));
-      if (data) yield { kind: 'event', event: JSON.parse(data.slice(6)) as EventRecord };
-    }
+  for await (const block of sseBlocks(body)) {
+    const hello = /^: switchyard events, last id ([0-9]+)/.exec(block);
+    if (hello) yield { kind: 'hello', last: Number(hello[1]) };
+    const data = block.split('\n').find((l) => l.startsWith('data: '));
+    if (data) yield { kind: 'event', event: JSON.parse(data.slice(6)) as EventRecord };
   }
 }
 

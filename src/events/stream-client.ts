@@ -32,18 +32,25 @@ export async function openEvents(url: string, token: string, options: { since?: 
   })();
 }
 
-async function* frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<EventFrame> {
+/** The blocks of a server-sent event stream (the text between blank lines), as they arrive. */
+export async function* sseBlocks(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffer = '';
   for await (const chunk of body) {
     buffer += decoder.decode(chunk, { stream: true });
     let end: number;
     while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const lines = buffer.slice(0, end).split('\n');
+      yield buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
-      const data = lines.find((l) => l.startsWith('data: '));
-      const id = lines.find((l) => l.startsWith('id: '));
-      if (data) yield { id: id === undefined ? undefined : Number(id.slice(4)), event: JSON.parse(data.slice(6)) as EventRecord };
     }
+  }
+}
+
+async function* frames(body: AsyncIterable<Uint8Array>): AsyncGenerator<EventFrame> {
+  for await (const block of sseBlocks(body)) {
+    const lines = block.split('\n');
+    const data = lines.find((l) => l.startsWith('data: '));
+    const id = lines.find((l) => l.startsWith('id: '));
+    if (data) yield { id: id === undefined ? undefined : Number(id.slice(4)), event: JSON.parse(data.slice(6)) as EventRecord };
   }
 }

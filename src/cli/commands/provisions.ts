@@ -2,24 +2,13 @@
 // the provision resource around it).
 import type { Command } from '../command.js';
 import { GROUP_OPTION } from '../context.js';
+import type { Provision as ProvisionRecord } from '../../domain/records.js';
 import { seg, usage } from '../api.js';
 import { out, table } from '../table.js';
 import { FILE_OPTION, readJsonFile } from './nodegroups.js';
 
-interface Rendition {
-  name: string;
-  level: number;
-  videoBR: number;
-  videoWidth: number;
-  videoHeight: number;
-  videoFPS: number;
-  audioBR: number;
-}
-interface Provision {
-  streamName: string;
-  region: string;
-  streams: Rendition[];
-}
+// What the API answers for a provision is the stored record (docs/api.md).
+type Provision = Pick<ProvisionRecord, 'streamName' | 'region' | 'streams'>;
 
 const path = (group: string, stream?: string) => `/as/v1/provision/${seg(group)}${stream === undefined ? '' : `/${seg(stream)}`}`;
 const kbps = (bits: number) => `${Math.round(bits / 1000)} kb/s`;
