@@ -12,11 +12,7 @@ import type { Logger } from 'pino';
 import type { EventBody, EventRecord } from '../domain/events.js';
 import type { EventListener, Events } from '../events/log.js';
 import { EVENTS_KEEP, JS_TIMEOUT_MS, STREAMS, type Jet } from './nats.js';
-
-interface Pending {
-  records: EventRecord[];
-  logged: boolean | null;
-}
+import { InOrder } from '../events/in-order.js';
 
 export class ClusterEventLog implements Events {
   /** The last EVENTS_KEEP events of the stream, oldest first. */
@@ -24,8 +20,7 @@ export class ClusterEventLog implements Events {
   private lastSeq = 0;
   private readonly listeners = new Set<EventListener>();
   private readonly local = new Set<EventListener>();
-  private readonly queue: Pending[] = [];
-  private waitingCount = 0;
+  private readonly out = new InOrder((records, ok) => this.release(records, ok));
   private stopped = false;
   private caughtUp: Promise<void> = Promise.resolve();
 
@@ -41,7 +36,7 @@ export class ClusterEventLog implements Events {
   }
 
   get waiting(): number {
-    return this.waitingCount;
+    return this.out.waiting;
   }
 
   /** Follows the stream from its oldest kept event; resolves once what it held at the start is read. */
@@ -80,9 +75,7 @@ export class ClusterEventLog implements Events {
     if (bodies.length === 0) return;
     const at = this.now();
     const records = bodies.map((body) => ({ ...body, at }) as EventRecord);
-    const entry: Pending = { records, logged: null };
-    this.queue.push(entry);
-    this.waitingCount += records.length;
+    const entry = this.out.add(records);
     // Published in order on one connection: the stream numbers them in that order.
     const acks = records.map((r) => this.j.js.publish(`sy.ev.${this.instance}`, JSON.stringify(r), { timeout: JS_TIMEOUT_MS * 4 }));
     Promise.all(acks).then(
@@ -90,23 +83,18 @@ export class ClusterEventLog implements Events {
         as.forEach((a, i) => {
           records[i]!.seq = a.seq;
         });
-        this.settled(entry, true);
+        this.out.settle(entry, true);
       },
-      () => this.settled(entry, false),
+      () => this.out.settle(entry, false),
     );
   }
 
-  private settled(entry: Pending, logged: boolean): void {
-    entry.logged = logged;
-    while (this.queue[0]?.logged != null) {
-      const { records, logged: ok } = this.queue.shift()!;
-      this.waitingCount -= records.length;
-      for (const r of records) {
-        if (!ok) delete (r as Partial<EventRecord>).seq;
-        for (const l of this.local) l(r);
-        // Logged events reach event streams through the stream, like every other instance's.
-        if (!ok) for (const l of this.listeners) l(r);
-      }
+  private release(records: EventRecord[], ok: boolean): void {
+    for (const r of records) {
+      if (!ok) delete (r as Partial<EventRecord>).seq;
+      for (const l of this.local) l(r);
+      // Logged events reach event streams through the stream, like every other instance's.
+      if (!ok) for (const l of this.listeners) l(r);
     }
   }
 

@@ -11,6 +11,7 @@
 // Numbers only grow, with gaps where an event could not be logged or a crash cut one off.
 import type { EventBody, EventRecord } from '../domain/events.js';
 import type { Store } from '../store/store.js';
+import { InOrder } from './in-order.js';
 
 export type EventListener = (event: EventRecord) => void;
 
@@ -32,13 +33,6 @@ export interface Events {
   subscribeLocal(listener: EventListener): () => void;
 }
 
-/** Events appended together, waiting for their write. */
-interface Pending {
-  records: EventRecord[];
-  /** Null while the write is in flight; then whether the records are in the log. */
-  logged: boolean | null;
-}
-
 export class EventLog implements Events {
   /** The last number handed out. */
   private seq = 0;
@@ -46,8 +40,7 @@ export class EventLog implements Events {
   private sent = 0;
   private readonly listeners = new Set<EventListener>();
   private sinceTrim = 0;
-  private readonly queue: Pending[] = [];
-  private waitingCount = 0;
+  private readonly out = new InOrder((records, ok) => this.release(records, ok));
 
   constructor(
     private readonly store: Store,
@@ -65,16 +58,14 @@ export class EventLog implements Events {
 
   /** Events appended and not yet sent: each waits for its log write to be durable. */
   get waiting(): number {
-    return this.waitingCount;
+    return this.out.waiting;
   }
 
   append(bodies: readonly EventBody[]): void {
     if (bodies.length === 0) return;
     const at = this.now();
     const records = bodies.map((body) => ({ ...body, at }) as EventRecord);
-    const entry: Pending = { records, logged: null };
-    this.queue.push(entry);
-    this.waitingCount += records.length;
+    const entry = this.out.add(records);
     let durable: Promise<boolean>;
     try {
       const first = this.seq + 1;
@@ -88,22 +79,17 @@ export class EventLog implements Events {
       durable = Promise.resolve(false);
     }
     durable.then(
-      (ok) => this.settled(entry, ok),
-      () => this.settled(entry, false),
+      (ok) => this.out.settle(entry, ok),
+      () => this.out.settle(entry, false),
     );
   }
 
-  private settled(entry: Pending, logged: boolean): void {
-    entry.logged = logged;
-    while (this.queue[0]?.logged != null) {
-      const { records, logged: ok } = this.queue.shift()!;
-      this.waitingCount -= records.length;
-      if (ok) this.sent = records.at(-1)!.seq;
-      // Not in the log: no number that a crash could give to another event.
-      else for (const r of records) delete (r as Partial<EventRecord>).seq;
-      this.sinceTrim += ok ? records.length : 0;
-      for (const r of records) for (const l of this.listeners) l(r);
-    }
+  private release(records: EventRecord[], ok: boolean): void {
+    if (ok) this.sent = records.at(-1)!.seq;
+    // Not in the log: no number that a crash could give to another event.
+    else for (const r of records) delete (r as Partial<EventRecord>).seq;
+    this.sinceTrim += ok ? records.length : 0;
+    for (const r of records) for (const l of this.listeners) l(r);
     if (this.sinceTrim >= 500) this.trim();
   }
 
