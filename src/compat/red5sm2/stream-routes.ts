@@ -7,8 +7,7 @@ import type { GroupHandle } from '../../../actors/group-handle.js';
 import type { Assignment } from '../../model/addresses.js';
 import type { StreamView } from '../../model/views.js';
 import { GroupName } from '../../schemas/api.js';
-import { regionOrder } from '../../policy/selection/region-order.js';
-import { clientAddress } from '../../http/client-address.js';
+import { lookupRegions } from '../../http/routes/lookups.js';
 import type { Ctx } from '../../http/context.js';
 import { toProblem } from '../../http/middleware/errors.js';
 import { problems } from '../../http/problem.js';
@@ -99,23 +98,11 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
       const stream = streamIn(handle, params);
       if (transcode && (query.endpoints ?? 1) > 1) throw problems.validation([{ path: 'query.endpoints', message: 'must be 1 with transcode=true' }]);
       const requested = query.subgroup ?? query.region;
-      const order = regionOrder(handle.group, {
-        ...(requested ? { requested: requested.split(',') } : {}),
-        location: s.locator.locate(clientAddress(ctx, s.config.server.trustProxy)),
-        strict: query.strict === true,
-      });
-      if (!order.ok) {
-        throw problems.validation([
-          {
-            path: `query.${query.subgroup ? 'subgroup' : 'region'}`,
-            message: `names unknown region(s) ${order.unknown.join(', ')}; node group '${handle.name}' has ${handle.group.regions.map((r) => r.name).join(', ')}`,
-          },
-        ]);
-      }
+      const regions = lookupRegions(s, ctx, handle, { requested, strict: query.strict }, query.subgroup ? 'subgroup' : 'region');
       // A transcoder is asked for by the provision's guid, or (iOS testbed, SM2's docs) by a
       // variant's: either way the publisher sends the provision's stream, which the answer names.
       const name = transcode ? ((await provisionOwning(handle, stream))?.streamName ?? stream) : stream;
-      const outcome = await handle.lookup(transcode ? 'transcode' : kind, name, order.regions, asker.subject);
+      const outcome = await handle.lookup(transcode ? 'transcode' : kind, name, regions, asker.subject);
       if (!outcome.ok) fail(outcome);
       const guid = guidOf(handle.group.scope, name);
       if (!transcode) return [located(outcome.node, guidOf(handle.group.scope, stream))];

@@ -4,6 +4,7 @@
 import { isIP } from 'node:net';
 import Type from 'typebox';
 import type { LookupKind } from '../../../actors/group/actor.js';
+import type { GroupHandle } from '../../../actors/group-handle.js';
 import type { Assignment } from '../../model/addresses.js';
 import { GroupName, LiveLookupQuery, ServerAssignment, ServerAssignmentWithListener, StreamLookupQuery, StreamName } from '../../schemas/api.js';
 import { regionOrder } from '../../policy/selection/region-order.js';
@@ -32,6 +33,38 @@ const errors = {
   503: problemResponse('NO_CAPACITY (with Retry-After; a scale-out is requested), NOT_READY or STORE_UNAVAILABLE'),
 };
 
+/**
+ * The regions a lookup tries, in order (docs/choosing-nodes.md): those asked for (`requested`,
+ * comma-separated; `field` names the query parameter in errors), else nearest first from the
+ * client's location (`clientIp`, or the connection's address), else the configured order. Our
+ * lookups and SM2's (src/compat/red5sm2) both go through here.
+ */
+export function lookupRegions(
+  s: Services,
+  ctx: Ctx,
+  handle: GroupHandle,
+  q: { requested?: string | undefined; clientIp?: string | undefined; strict?: boolean | undefined },
+  field = 'region',
+): string[] {
+  let location = null;
+  if (q.clientIp !== undefined) {
+    if (isIP(q.clientIp) === 0) throw problems.validation([{ path: 'query.clientIp', message: 'must be an IPv4 or IPv6 address' }]);
+    location = s.locator.locate(q.clientIp);
+  } else {
+    location = s.locator.locate(clientAddress(ctx, s.config.server.trustProxy));
+  }
+  const order = regionOrder(handle.group, { ...(q.requested ? { requested: q.requested.split(',') } : {}), location, strict: q.strict === true });
+  if (!order.ok) {
+    throw problems.validation([
+      {
+        path: `query.${field}`,
+        message: `names unknown region(s) ${order.unknown.join(', ')}; node group '${handle.name}' has ${handle.group.regions.map((r) => r.name).join(', ')}`,
+      },
+    ]);
+  }
+  return order.regions;
+}
+
 export function lookupRoutes(s: Services): RouteDef[] {
   async function lookup(ctx: Ctx, group: string, kind: LookupKind, stream: string, q: RoutingQuery, endpoint: string): Promise<Assignment> {
     const started = performance.now();
@@ -44,20 +77,8 @@ export function lookupRoutes(s: Services): RouteDef[] {
         throw new Problem(429, 'RATE_LIMITED', `this token has used its lookups per second (limits.lookups.${claims.role}); slow down`, { retryAfter: Math.max(1, Math.ceil(wait / 1000)) });
       }
       const handle = groupOr404(s, group);
-      let location = null;
-      if (q.clientIp !== undefined) {
-        if (isIP(q.clientIp) === 0) throw problems.validation([{ path: 'query.clientIp', message: 'must be an IPv4 or IPv6 address' }]);
-        location = s.locator.locate(q.clientIp);
-      } else {
-        location = s.locator.locate(clientAddress(ctx, s.config.server.trustProxy));
-      }
-      const order = regionOrder(handle.group, { ...(q.region ? { requested: q.region.split(',') } : {}), location, strict: q.strict === true });
-      if (!order.ok) {
-        throw problems.validation([
-          { path: 'query.region', message: `names unknown region(s) ${order.unknown.join(', ')}; node group '${group}' has ${handle.group.regions.map((r) => r.name).join(', ')}` },
-        ]);
-      }
-      const outcome = await handle.lookup(kind, stream, order.regions, claims.sub);
+      const regions = lookupRegions(s, ctx, handle, { requested: q.region, clientIp: q.clientIp, strict: q.strict });
+      const outcome = await handle.lookup(kind, stream, regions, claims.sub);
       if (!outcome.ok) fail(outcome);
       return outcome.node;
     } catch (err) {
