@@ -14,6 +14,7 @@ import {
   probed,
   reacquired,
   renewed,
+  firstSight,
   sawDelete,
   sawPut,
   serving,
@@ -233,7 +234,7 @@ export class Ownership {
   private async initial(group: string, now: number): Promise<Watching | undefined> {
     try {
       const e = await this.leases.get(group);
-      const w = e && e.operation === 'PUT' ? sawPut(watching(now), e.json<{ owner: string }>().owner, now) : sawDelete(watching(now));
+      const w = firstSight(!e ? { kind: 'absent' } : e.operation === 'PUT' ? { kind: 'held', owner: e.json<{ owner: string }>().owner } : { kind: 'released' }, now);
       if (!this.watched.has(group)) this.watched.set(group, w);
       return this.watched.get(group);
     } catch {

@@ -8,15 +8,16 @@ import {
   afterConflict,
   afterCut,
   beforeRenewal,
+  firstSight,
   leaseTiming,
   probed,
   reacquired,
   renewed,
-  sawDelete,
   sawPut,
   serving,
   shouldContend,
   watching,
+  type FirstSight,
   type KeyRead,
   type Outcome,
   type OwnerState,
@@ -35,10 +36,16 @@ interface Window {
 }
 const inside = (ws: readonly Window[], now: number) => ws.some((w) => now >= w.from && now < w.to);
 
-/** The lease bucket: one key, revisions from a stream sequence, aged out by max_age on a leader. */
+/**
+ * The lease bucket: one key, revisions from a stream sequence, aged out by max_age on a leader. It
+ * starts with a DEL marker (a group handed back), which ages out like any entry.
+ */
 class Bucket {
   seq = 0;
   key: { owner: string; revision: number; writtenAt: number } | null = null;
+  marker: { writtenAt: number } | null = { writtenAt: 0 };
+  /** The owner of the last PUT: what a watch delivers, even once the key has aged out. */
+  lastPut = '';
   /** The log of the group: the epoch whose record is last is the only one whose appends land. */
   fence = 0;
   constructor(private readonly down: readonly Window[]) {}
@@ -47,26 +54,38 @@ class Bucket {
   }
   private age(now: number): void {
     if (this.key && now - this.key.writtenAt >= T.ttlMs) this.key = null;
+    if (this.marker && now - this.marker.writtenAt >= T.ttlMs) this.marker = null;
+  }
+  private put(owner: string, now: number): Outcome {
+    this.key = { owner, revision: ++this.seq, writtenAt: now };
+    this.marker = null;
+    this.lastPut = owner;
+    return { kind: 'ok', revision: this.seq };
   }
   create(owner: string, now: number): Outcome {
     if (!this.available(now)) return { kind: 'unavailable' };
     this.age(now);
     if (this.key) return { kind: 'conflict' };
-    this.key = { owner, revision: ++this.seq, writtenAt: now };
-    return { kind: 'ok', revision: this.seq };
+    return this.put(owner, now);
   }
   update(owner: string, revision: number, now: number): Outcome {
     if (!this.available(now)) return { kind: 'unavailable' };
     this.age(now);
     if (!this.key || this.key.revision !== revision) return { kind: 'conflict' };
-    this.key = { owner, revision: ++this.seq, writtenAt: now };
-    return { kind: 'ok', revision: this.seq };
+    return this.put(owner, now);
   }
   read(me: string, now: number): KeyRead {
     if (!this.available(now)) return { kind: 'unavailable' };
     this.age(now);
     if (!this.key) return { kind: 'absent' };
     return this.key.owner === me ? { kind: 'ours', revision: this.key.revision } : { kind: 'theirs', owner: this.key.owner };
+  }
+  /** A first look (ownership.ts `initial`): a PUT, the DEL marker, or nothing. */
+  sight(now: number): FirstSight | null {
+    if (!this.available(now)) return null;
+    this.age(now);
+    if (this.key) return { kind: 'held', owner: this.key.owner };
+    return this.marker ? { kind: 'released' } : { kind: 'absent' };
   }
 }
 
@@ -75,12 +94,15 @@ interface Scenario {
   latency: number;
   down: Window[];
   pauses: Window[][];
+  /** When each instance starts (absent: at 0); it ranks among the others from then on. */
+  joins?: number[];
 }
 
 interface Instance {
   id: string;
   owner: OwnerState | null;
-  watch: Watching;
+  /** Null until its first look at the key answered. */
+  watch: Watching | null;
   nextAt: number;
   /** A request in flight: what it does when its answer arrives. */
   inflight: { at: number; run(now: number): void } | null;
@@ -92,16 +114,19 @@ interface Instance {
 function simulate(s: Scenario, ms: number, check: (now: number, servingIds: string[], owners: string[]) => void): void {
   const bucket = new Bucket(s.down);
   const ids = Array.from({ length: s.instances }, (_, i) => `i${i}`);
-  const all: Instance[] = ids.map((id) => ({ id, owner: null, watch: { ...watching(0), released: true }, nextAt: 0, inflight: null, lastProbe: 0, seenPuts: 0 }));
-  const paused = (i: number, now: number) => inside(s.pauses[i] ?? [], now);
+  const joinAt = (i: number) => s.joins?.[i] ?? 0;
+  const all: Instance[] = ids.map((id, i) => ({ id, owner: null, watch: null, nextAt: joinAt(i), inflight: null, lastProbe: joinAt(i), seenPuts: 0 }));
+  const paused = (i: number, now: number) => now < joinAt(i) || inside(s.pauses[i] ?? [], now);
   const answerAt = (now: number, o: { kind: string }) => now + (o.kind === 'unavailable' ? TIMEOUT : 2 * s.latency);
   for (let now = 0; now <= ms; now += STEP) {
+    const live = ids.filter((_, i) => now >= joinAt(i));
     for (const [i, inst] of all.entries()) {
       if (paused(i, now)) continue;
-      // The watch: every PUT and DEL reaches a running instance.
+      // The watch: every PUT reaches a running instance, late after a pause; a key aging out
+      // sends nothing (JetStream's max_age), and this bucket has no DEL after the first marker.
       if (bucket.seq !== inst.seenPuts) {
         inst.seenPuts = bucket.seq;
-        inst.watch = bucket.key ? sawPut(inst.watch, bucket.key.owner, now) : sawDelete(inst.watch);
+        if (inst.watch) inst.watch = sawPut(inst.watch, bucket.lastPut, now);
       }
       if (inst.inflight) {
         if (now < inst.inflight.at) continue;
@@ -148,11 +173,18 @@ function simulate(s: Scenario, ms: number, check: (now: number, servingIds: stri
           },
         };
       } else {
-        if (inst.owner?.kind === 'lost') inst.owner = null;
+        // A loss starts the count of silence afresh (ownership.ts `lose`).
+        if (inst.owner?.kind === 'lost') [inst.owner, inst.watch] = [null, watching(now)];
+        inst.nextAt = now + 100;
+        if (!inst.watch) {
+          const seen = bucket.sight(now + s.latency);
+          inst.lastProbe = now;
+          if (seen) [inst.watch, inst.seenPuts] = [firstSight(seen, now), bucket.seq];
+          continue;
+        }
         inst.watch = probed(inst.watch, bucket.available(now), now - inst.lastProbe, 100);
         inst.lastProbe = now;
-        inst.nextAt = now + 100;
-        const place = placeOf('g', ids, inst.id);
+        const place = placeOf('g', live, inst.id);
         if (!shouldContend(inst.watch, place, now, T)) continue;
         const sentAt = now;
         const outcome = bucket.create(inst.id, now + s.latency);
@@ -196,6 +228,7 @@ test('at no instant do two instances both serve a group: under pauses, slow answ
         latency: fc.integer({ min: 0, max: 40 }),
         down: windows(3, 200, 9000, 25_000),
         pauses: fc.array(windows(2, 100, 9000, 25_000), { minLength: 4, maxLength: 4 }),
+        joins: fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 25_000 })), { minLength: 4, maxLength: 4 }),
       }),
       (s) => {
         simulate(s, 30_000, (now, servingIds) => {
@@ -206,6 +239,22 @@ test('at no instant do two instances both serve a group: under pauses, slow answ
     { numRuns: 150 },
   );
   t.pass();
+});
+
+test('a newcomer that finds no key right after an election waits out the lease of an owner still riding it', (t) => {
+  // The owner rides a 7 s election; the new leader ages its key out; the owner's next attempt is
+  // late (a GC pause) while an instance that ranks first starts and looks at the key: none.
+  const first = rank('g', ['i0', 'i1'])[0]!;
+  const owner = first === 'i0' ? 1 : 0;
+  const joins = owner === 1 ? [12_000, 0] : [0, 12_000];
+  const pauses: Window[][] = [[], []];
+  pauses[owner] = [{ from: 11_900, to: 12_600 }];
+  const servedBy = new Set<string>();
+  simulate({ instances: 2, latency: 5, down: [{ from: 5000, to: 12_000 }], pauses, joins }, 30_000, (now, servingIds) => {
+    if (servingIds.length > 1) throw new Error(`at ${now} ms ${servingIds.join(' and ')} both serve`);
+    for (const id of servingIds) servedBy.add(id);
+  });
+  t.deepEqual([...servedBy], [`i${owner}`], 'the owner acquires its key again when it resumes; the newcomer sees it and stays out');
 });
 
 test('a bucket without a leader for up to 9 s (a NATS server lost) never moves a group', (t) => {

@@ -212,6 +212,26 @@ export function sawDelete(w: Watching): Watching {
 }
 
 /**
+ * What a first look at a group's lease found (an instance just started, a group just created):
+ * someone's PUT, a DEL marker (handed back), or no key at all.
+ */
+export type FirstSight = { kind: 'held'; owner: string } | { kind: 'released' } | { kind: 'absent' };
+
+/**
+ * Where a contender starts from. Only a DEL marker frees a group at once. No key is not proof that
+ * nobody serves: a key ages out on a new stream leader right after an election, while its owner,
+ * riding through that election, may still hold it by `goodUntil`, up to TTL after the bucket
+ * answers again. A contender that starts counting silence only from its first sight cannot take
+ * the group before that. The price: a group never owned (a new cluster, a new group) waits TTL of
+ * answered probes for its first owner.
+ */
+export function firstSight(seen: FirstSight, now: number): Watching {
+  if (seen.kind === 'held') return sawPut(watching(now), seen.owner, now);
+  if (seen.kind === 'released') return sawDelete(watching(now));
+  return watching(now);
+}
+
+/**
  * A probe of the bucket answered (`available`) or not, `elapsedMs` after the previous one. An
  * answer vouches for the time since the last probe only up to `everyMs` (the probing period): after
  * a pause or a starved loop, the time in between may have been leaderless, when the owner's
