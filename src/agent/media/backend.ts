@@ -190,6 +190,11 @@ export class NginxRtmpBackend implements MediaBackend {
       bytes = { in: stat.bytesIn, out: stat.bytesOut };
       this.lastWorker = stat.pid;
     } catch (err) {
+      // nginx killed: the exit (and `crashed`, which says how) comes a moment after the refused fetch.
+      if (await this.process.exitsWithin(1000)) {
+        this.unreported = null;
+        return down(this.problem ?? 'nginx is not running');
+      }
       return down(`the stat page does not answer: ${(err as Error).message}`);
     }
     for (const name of summary.ignored) {

@@ -60,6 +60,19 @@ export class NginxProcess {
     return this.child && !this.child.exit ? this.child.pid : null;
   }
 
+  /**
+   * Whether the running master exits within `ms`: a stat page that stops answering is most often
+   * nginx dying, whose exit the agent hears a moment later; the report then says why.
+   */
+  async exitsWithin(ms: number): Promise<boolean> {
+    const child = this.child;
+    if (!child || child.exit) return child !== null;
+    let timer: NodeJS.Timeout | undefined;
+    const exited = await Promise.race([child.exited.then(() => true), new Promise<false>((r) => (timer = setTimeout(r, ms, false)))]);
+    clearTimeout(timer);
+    return exited;
+  }
+
   /** A master left by an earlier agent of this node (killed with -9, say) still holds the ports. */
   stopStale(): Promise<boolean> {
     return stopNginxOf(this.dir);
