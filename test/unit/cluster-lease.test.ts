@@ -1,6 +1,7 @@
 // The lease and fencing rules (src/policy/cluster/lease.ts) in a simulated cluster: a lease bucket
-// that ages keys out (max_age) and has windows without a leader (a NATS server dying), instances
-// that pause (GC, SIGSTOP) and whose requests take time, all on a fake clock.
+// that ages keys out (max_age) and has windows without a leader (a NATS server dying, applying the
+// last writes it got without answering them), instances that pause (GC, SIGSTOP), join late and
+// whose requests take time, all on a fake clock.
 import test from 'ava';
 import fc from 'fast-check';
 import {
@@ -96,6 +97,11 @@ interface Scenario {
   pauses: Window[][];
   /** When each instance starts (absent: at 0); it ranks among the others from then on. */
   joins?: number[];
+  /**
+   * A leader that dies applies what reaches it in its last `lostMs` and answers nothing: those
+   * writes land, their clients time out as without a leader (the election follows: a down window).
+   */
+  lostMs?: number;
 }
 
 interface Instance {
@@ -118,15 +124,18 @@ function simulate(s: Scenario, ms: number, check: (now: number, servingIds: stri
   const all: Instance[] = ids.map((id, i) => ({ id, owner: null, watch: null, nextAt: joinAt(i), inflight: null, lastProbe: joinAt(i), seenPuts: 0 }));
   const paused = (i: number, now: number) => now < joinAt(i) || inside(s.pauses[i] ?? [], now);
   const answerAt = (now: number, o: { kind: string }) => now + (o.kind === 'unavailable' ? TIMEOUT : 2 * s.latency);
+  const lost = s.down.map((w) => ({ from: w.from - (s.lostMs ?? 0), to: w.from }));
+  const answer = <O extends Outcome | KeyRead>(o: O, appliedAt: number): O | { kind: 'unavailable' } => (inside(lost, appliedAt) ? { kind: 'unavailable' } : o);
   for (let now = 0; now <= ms; now += STEP) {
     const live = ids.filter((_, i) => now >= joinAt(i));
     for (const [i, inst] of all.entries()) {
       if (paused(i, now)) continue;
       // The watch: every PUT reaches a running instance, late after a pause; a key aging out
       // sends nothing (JetStream's max_age), and this bucket has no DEL after the first marker.
+      // Its own PUTs leave its watch as it was (ownership.ts watchLeases).
       if (bucket.seq !== inst.seenPuts) {
         inst.seenPuts = bucket.seq;
-        if (inst.watch) inst.watch = sawPut(inst.watch, bucket.lastPut, now);
+        if (inst.watch && bucket.lastPut !== inst.id) inst.watch = sawPut(inst.watch, bucket.lastPut, now);
       }
       if (inst.inflight) {
         if (now < inst.inflight.at) continue;
@@ -141,7 +150,7 @@ function simulate(s: Scenario, ms: number, check: (now: number, servingIds: stri
         if (inst.owner.kind !== 'held') continue;
         const sentAt = now;
         const held = inst.owner.held;
-        const outcome = bucket.update(inst.id, held.revision, now + s.latency);
+        const outcome = answer(bucket.update(inst.id, held.revision, now + s.latency), now + s.latency);
         inst.inflight = {
           at: answerAt(now, outcome),
           run: (at) => {
@@ -151,7 +160,7 @@ function simulate(s: Scenario, ms: number, check: (now: number, servingIds: stri
             // After a conflict, the read and the create again are requests of their own, which
             // take time and may find no leader (ownership.ts `renew`).
             const readAt = at;
-            const read = bucket.read(inst.id, at + s.latency);
+            const read = answer(bucket.read(inst.id, at + s.latency), at + s.latency);
             inst.inflight = {
               at: answerAt(at, read),
               run: (at2) => {
@@ -160,7 +169,7 @@ function simulate(s: Scenario, ms: number, check: (now: number, servingIds: stri
                 inst.nextAt = at2 + RETRY;
                 if (!next.reacquire) return;
                 const sent = at2;
-                const created = bucket.create(inst.id, at2 + s.latency);
+                const created = answer(bucket.create(inst.id, at2 + s.latency), at2 + s.latency);
                 inst.inflight = {
                   at: answerAt(at2, created),
                   run: (at3) => {
@@ -187,7 +196,7 @@ function simulate(s: Scenario, ms: number, check: (now: number, servingIds: stri
         const place = placeOf('g', live, inst.id);
         if (!shouldContend(inst.watch, place, now, T)) continue;
         const sentAt = now;
-        const outcome = bucket.create(inst.id, now + s.latency);
+        const outcome = answer(bucket.create(inst.id, now + s.latency), now + s.latency);
         inst.inflight = {
           at: answerAt(now, outcome),
           run: (at) => {
@@ -229,6 +238,7 @@ test('at no instant do two instances both serve a group: under pauses, slow answ
         down: windows(3, 200, 9000, 25_000),
         pauses: fc.array(windows(2, 100, 9000, 25_000), { minLength: 4, maxLength: 4 }),
         joins: fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 25_000 })), { minLength: 4, maxLength: 4 }),
+        lostMs: fc.integer({ min: 0, max: 600 }),
       }),
       (s) => {
         simulate(s, 30_000, (now, servingIds) => {
