@@ -8,8 +8,8 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import type { NodeGroup } from '../src/config/types.js';
 import type { EventBody } from '../src/domain/events.js';
-import { nodeEndpoint } from './comlink.js';
-import { GroupHandle } from './group-handle.js';
+import { guardedRemote, InFlight, nodeEndpoint } from './comlink.js';
+import { ActorUnavailable, GroupHandle } from './group-handle.js';
 import type { SupervisorApi, SupervisorInit } from './supervisor/actor.js';
 
 /**
@@ -42,7 +42,7 @@ export interface HostOptions {
 
 export class ActorHost {
   readonly groups = new Map<string, GroupHandle>();
-  supervisor: Comlink.Remote<SupervisorApi> | null = null;
+  supervisor: ReturnType<typeof guardedRemote<SupervisorApi>> | null = null;
   private supervisorWorker: Worker | null = null;
 
   constructor(readonly options: HostOptions) {}
@@ -86,14 +86,29 @@ export class ActorHost {
 
   /** Groups whose first start is under way: not listed yet, but stopped with the rest. */
   private readonly starting = new Set<GroupHandle>();
+  /** Groups being removed: no longer listed, but stopped with the rest if the host stops first. */
+  private readonly removing = new Set<GroupHandle>();
   private stopping = false;
 
+  /**
+   * Unlisted at once; the supervisor lets go of it, then its thread ends. A supervisor that is
+   * gone (the host stopping: a drained group's removal can land just then) fails the detach
+   * instead of wedging it, and the thread ends all the same.
+   */
   async removeGroup(name: string): Promise<void> {
     const handle = this.groups.get(name);
-    handle?.close();
+    if (!handle) return;
+    handle.close();
     this.groups.delete(name);
-    await this.supervisor?.detachGroup(name);
-    await handle?.stop();
+    this.removing.add(handle);
+    try {
+      await this.supervisor?.detachGroup(name).catch((err: Error) => {
+        if (!(err instanceof ActorUnavailable)) throw err;
+      });
+    } finally {
+      await handle.stop();
+      this.removing.delete(handle);
+    }
   }
 
   group(name: string): GroupHandle | undefined {
@@ -103,7 +118,10 @@ export class ActorHost {
   async startSupervisor(init: Omit<SupervisorInit, 'events'>): Promise<void> {
     const worker = new Worker(new URL('./supervisor/actor.js', import.meta.url), { name: 'supervisor' });
     worker.on('error', (err) => this.options.onError?.('supervisor', err));
-    const api = Comlink.wrap<SupervisorApi>(nodeEndpoint(worker));
+    // Calls to a supervisor whose thread ended fail rather than never settle (actors/comlink.ts).
+    const inFlight = new InFlight();
+    worker.once('exit', () => inFlight.fail(new ActorUnavailable('supervisor')));
+    const api = guardedRemote<SupervisorApi>(nodeEndpoint(worker), inFlight);
     const events = new MessageChannel();
     events.port1.on('message', (batch: EventBody[]) => this.options.onEvents(batch));
     await api.start(Comlink.transfer({ ...init, events: events.port2 }, [events.port2]));
@@ -128,6 +146,11 @@ export class ActorHost {
       await this.supervisorWorker?.terminate();
       this.supervisor = null;
     }
-    await Promise.all([...this.groups.values(), ...this.starting].map((g) => g.stop()));
+    await Promise.all([...this.groups.values(), ...this.starting, ...this.removing].map((g) => g.stop()));
+  }
+
+  /** For tests of what outlives the supervisor: ends its thread as a crash would. */
+  async crashSupervisor(): Promise<void> {
+    await this.supervisorWorker?.terminate();
   }
 }

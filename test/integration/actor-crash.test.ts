@@ -1,6 +1,8 @@
 // A node-group actor thread that dies (issue 6.4): while it is restarted from LMDB, its lookups
 // and heartbeats answer 503 NOT_READY with Retry-After, never 500; then it serves again with what
-// it had acknowledged, and events name the crash and the recovery. The supervisor goes on.
+// it had acknowledged, and events name the crash and the recovery. The supervisor goes on; and
+// a supervisor that is gone wedges nothing.
+import type { Worker } from 'node:worker_threads';
 import test from 'ava';
 import { isProblem } from '../helpers/assert.js';
 import { openChannel } from '../helpers/channel.js';
@@ -48,4 +50,20 @@ test('a crashed group actor answers 503 NOT_READY meanwhile and comes back with 
   beatingIds = ['o1', 'o2', 'e1', 'e2', 'e3'];
   await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'node.state' && e.nodeId === 'o3' && e.to === 'FAULT'), { since });
   clearInterval(beating);
+});
+
+test('a group removed once the supervisor is gone still has its thread ended, and neither the removal nor the stop waits on the dead supervisor', async (t) => {
+  // A drained group's removal can land while the service stops and its supervisor's thread is
+  // already ending: the removal waited for an answer that never came, and the group, unlisted,
+  // was missed by the stop, its thread left running (found by a test run that never exited).
+  const svc = await startTestService({ groups: [staticGroup({ name: 'g' })] });
+  t.teardown(() => svc.close());
+  const host = svc.service.actors;
+  const thread = (host.group('g') as unknown as { worker: Worker }).worker;
+  t.true(thread.threadId > 0, 'the actor thread runs');
+  await host.crashSupervisor();
+  await host.removeGroup('g');
+  t.is(host.group('g'), undefined);
+  t.is(thread.threadId, -1, 'the actor thread ended');
+  await t.throwsAsync(() => host.supervisor!.detachGroup('g'), { name: 'ActorUnavailable' });
 });
