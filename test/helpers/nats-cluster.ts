@@ -135,7 +135,7 @@ export class NatsCluster {
     s: NatsServer,
     query = '',
   ): Promise<{
-    meta_cluster?: { leader?: string };
+    meta_cluster?: { leader?: string; replicas?: Array<{ name: string; current: boolean }> };
     account_details?: Array<{ stream_detail?: Array<{ name: string; cluster?: { leader?: string; replicas?: Array<{ name: string; current: boolean }> } }> }>;
   }> {
     const res = await fetch(`http://127.0.0.1:${s.monitorPort}/jsz${query}`, { signal: AbortSignal.timeout(2000) });
@@ -165,6 +165,30 @@ export class NatsCluster {
       for (const d of a.stream_detail ?? [])
         if (d.name === stream && d.cluster?.leader === leader.name) return (d.cluster.replicas ?? []).length === this.servers.length - 1 && (d.cluster.replicas ?? []).every((r) => r.current);
     return false;
+  }
+
+  /**
+   * Whether the cluster is whole again: every server running, current in the meta group and in
+   * every stream. A server restarted after a kill catches up group by group; one current in a
+   * single stream may still lag in the meta group or another stream, and killing a second server
+   * meanwhile leaves those groups without a quorum (two servers lost, not one).
+   */
+  async whole(): Promise<boolean> {
+    try {
+      if (this.servers.some((s) => !s.proc)) return false;
+      const leaderName = (await this.jsz(this.servers[0]!)).meta_cluster?.leader;
+      const metaLeader = this.servers.find((x) => x.name === leaderName);
+      if (!metaLeader) return false;
+      const j = await this.jsz(metaLeader, '?accounts=true&streams=true');
+      const replicas = j.meta_cluster?.replicas ?? [];
+      if (replicas.length !== this.servers.length - 1 || !replicas.every((r) => r.current)) return false;
+      const streams = new Set<string>();
+      for (const a of j.account_details ?? []) for (const d of a.stream_detail ?? []) streams.add(d.name);
+      for (const name of streams) if (!(await this.current(name))) return false;
+      return streams.size > 0;
+    } catch {
+      return false;
+    }
   }
 
   kill(s: NatsServer, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
