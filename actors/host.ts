@@ -120,7 +120,11 @@ export class ActorHost {
     worker.on('error', (err) => this.options.onError?.('supervisor', err));
     // Calls to a supervisor whose thread ended fail rather than never settle (actors/comlink.ts).
     const inFlight = new InFlight();
-    worker.once('exit', () => inFlight.fail(new ActorUnavailable('supervisor')));
+    worker.once('exit', (code) => {
+      inFlight.fail(new ActorUnavailable('supervisor'));
+      // Not restarted in place (docs/reliability.md): said loudly, since nothing else shows it.
+      if (!this.stopping) this.options.onError?.('supervisor', new Error(`the supervisor thread exited (code ${code}): health checks, failover and scaling stop until the service restarts`));
+    });
     const api = guardedRemote<SupervisorApi>(nodeEndpoint(worker), inFlight);
     const events = new MessageChannel();
     events.port1.on('message', (batch: EventBody[]) => this.options.onEvents(batch));

@@ -2,8 +2,10 @@
 // and heartbeats answer 503 NOT_READY with Retry-After, never 500; then it serves again with what
 // it had acknowledged, and events name the crash and the recovery. The supervisor goes on; and
 // a supervisor that is gone wedges nothing.
+import { Writable } from 'node:stream';
 import type { Worker } from 'node:worker_threads';
 import test from 'ava';
+import { createLogger } from '../../src/observability/log.js';
 import { isProblem } from '../helpers/assert.js';
 import { openChannel } from '../helpers/channel.js';
 import { waitForEvents } from '../helpers/events.js';
@@ -56,7 +58,14 @@ test('a group removed once the supervisor is gone still has its thread ended, an
   // A drained group's removal can land while the service stops and its supervisor's thread is
   // already ending: the removal waited for an answer that never came, and the group, unlisted,
   // was missed by the stop, its thread left running (found by a test run that never exited).
-  const svc = await startTestService({ groups: [staticGroup({ name: 'g' })] });
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(...chunk.toString().split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const svc = await startTestService({ groups: [staticGroup({ name: 'g' })], log: createLogger('info', sink) });
   t.teardown(() => svc.close());
   const host = svc.service.actors;
   const thread = (host.group('g') as unknown as { worker: Worker }).worker;
@@ -66,4 +75,9 @@ test('a group removed once the supervisor is gone still has its thread ended, an
   t.is(host.group('g'), undefined);
   t.is(thread.threadId, -1, 'the actor thread ended');
   await t.throwsAsync(() => host.supervisor!.detachGroup('g'), { name: 'ActorUnavailable' });
+  // Not restarted in place: said in the log, since nothing else would show it.
+  t.true(
+    lines.some((l) => l.includes('the supervisor thread exited')),
+    lines.slice(-3).join('\n'),
+  );
 });
