@@ -38,6 +38,8 @@ export interface HostOptions {
   /** Seconds a call to an actor took, by method. */
   observe?(method: string, seconds: number): void;
   onError?(group: string, err: Error): void;
+  /** The supervisor thread is back after it died (startSupervisor). */
+  onSupervisorRestarted?(): void;
 }
 
 export class ActorHost {
@@ -115,23 +117,67 @@ export class ActorHost {
     return this.groups.get(name);
   }
 
+  /**
+   * Starts the supervisor thread and connects every running group to it. A thread that dies
+   * outside a stop is started again with the same settings, backing off to 5 s: it rebuilds what
+   * it knows from the groups' actors and the platforms (agents still running are adopted), as
+   * after a restart of the service; meanwhile lookups and heartbeats go on, supervision waits.
+   */
   async startSupervisor(init: Omit<SupervisorInit, 'events'>): Promise<void> {
+    this.supervisorInit = init;
     const worker = new Worker(new URL('./supervisor/actor.js', import.meta.url), { name: 'supervisor' });
     worker.on('error', (err) => this.options.onError?.('supervisor', err));
     // Calls to a supervisor whose thread ended fail rather than never settle (actors/comlink.ts).
     const inFlight = new InFlight();
+    const events = new MessageChannel();
     worker.once('exit', (code) => {
       inFlight.fail(new ActorUnavailable('supervisor'));
-      // Not restarted in place (docs/reliability.md): said loudly, since nothing else shows it.
-      if (!this.stopping) this.options.onError?.('supervisor', new Error(`the supervisor thread exited (code ${code}): health checks, failover and scaling stop until the service restarts`));
+      events.port1.close();
+      if (this.stopping || this.supervisorWorker !== worker) return;
+      this.supervisor = null;
+      this.supervisorWorker = null;
+      this.restartSupervisor(`the supervisor thread exited (code ${code})`);
     });
     const api = guardedRemote<SupervisorApi>(nodeEndpoint(worker), inFlight);
-    const events = new MessageChannel();
     events.port1.on('message', (batch: EventBody[]) => this.options.onEvents(batch));
-    await api.start(Comlink.transfer({ ...init, events: events.port2 }, [events.port2]));
+    try {
+      await api.start(Comlink.transfer({ ...init, events: events.port2 }, [events.port2]));
+      // The host stopped while this one started (a restart): it must not outlive the host.
+      if (this.stopping) throw new ActorUnavailable('supervisor');
+    } catch (err) {
+      await worker.terminate();
+      throw err;
+    }
     this.supervisor = api;
     this.supervisorWorker = worker;
-    for (const handle of this.groups.values()) if (handle.running) await this.connect(handle);
+    for (const handle of this.groups.values()) {
+      // A group whose actor is restarting connects itself once it is back (GroupHandle.start).
+      if (handle.running) await this.connect(handle).catch((err: Error) => this.options.onError?.(handle.name, err));
+    }
+  }
+
+  private supervisorInit: Omit<SupervisorInit, 'events'> | null = null;
+  private supervisorRestarts = 0;
+  private supervisorTimer: NodeJS.Timeout | null = null;
+
+  private restartSupervisor(reason: string): void {
+    const delay = Math.min(5000, 100 * 2 ** this.supervisorRestarts++);
+    // Said loudly: lookups go on, so nothing else would show that supervision paused.
+    this.options.onError?.('supervisor', new Error(`${reason}: health checks, failover and scaling pause; starting it again in ${delay} ms`));
+    this.supervisorTimer = setTimeout(() => {
+      this.supervisorTimer = null;
+      if (this.stopping || !this.supervisorInit) return;
+      this.startSupervisor(this.supervisorInit).then(
+        () => {
+          this.supervisorRestarts = 0;
+          this.options.onSupervisorRestarted?.();
+        },
+        (err: Error) => {
+          if (!this.stopping) this.restartSupervisor(`the supervisor did not start again: ${err.message}`);
+        },
+      );
+    }, delay);
+    this.supervisorTimer.unref();
   }
 
   /** Gives the supervisor and a group actor a channel of their own (again, after a restart). */
@@ -145,6 +191,7 @@ export class ActorHost {
 
   async stop(stopNodes: boolean): Promise<void> {
     this.stopping = true;
+    if (this.supervisorTimer) clearTimeout(this.supervisorTimer);
     if (this.supervisor) {
       await this.supervisor.stop(stopNodes).catch((err: Error) => this.options.onError?.('supervisor', err));
       await this.supervisorWorker?.terminate();
@@ -153,7 +200,7 @@ export class ActorHost {
     await Promise.all([...this.groups.values(), ...this.starting, ...this.removing].map((g) => g.stop()));
   }
 
-  /** For tests of what outlives the supervisor: ends its thread as a crash would. */
+  /** For tests of a supervisor crash: ends its thread as a crash would. */
   async crashSupervisor(): Promise<void> {
     await this.supervisorWorker?.terminate();
   }

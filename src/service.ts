@@ -181,6 +181,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     onEvents: (bodies) => events.append(bodies),
     observe: (method, seconds) => metrics.actorCall({ method }).observe(seconds),
     onError: (group, err) => log.error({ group, err }, 'actor error'),
+    onSupervisorRestarted: () => log.warn('the supervisor thread is back: health checks, failover and scaling resume'),
   });
   registry = new NodeGroupRegistry(store, actors, log, (bodies) => events.append(bodies), terraformModules, knownMetrics(config.metrics.custom));
   const groups = await registry.load(config.nodeGroups);

@@ -54,18 +54,11 @@ test('a crashed group actor answers 503 NOT_READY meanwhile and comes back with 
   clearInterval(beating);
 });
 
-test('a group removed once the supervisor is gone still has its thread ended, and neither the removal nor the stop waits on the dead supervisor', async (t) => {
+test('a group removed right after the supervisor died still has its thread ended, and the removal does not wait on the dead supervisor', async (t) => {
   // A drained group's removal can land while the service stops and its supervisor's thread is
   // already ending: the removal waited for an answer that never came, and the group, unlisted,
   // was missed by the stop, its thread left running (found by a test run that never exited).
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString().split('\n').filter(Boolean));
-      done();
-    },
-  });
-  const svc = await startTestService({ groups: [staticGroup({ name: 'g' })], log: createLogger('info', sink) });
+  const svc = await startTestService({ groups: [staticGroup({ name: 'g' })] });
   t.teardown(() => svc.close());
   const host = svc.service.actors;
   const thread = (host.group('g') as unknown as { worker: Worker }).worker;
@@ -74,10 +67,41 @@ test('a group removed once the supervisor is gone still has its thread ended, an
   await host.removeGroup('g');
   t.is(host.group('g'), undefined);
   t.is(thread.threadId, -1, 'the actor thread ended');
-  await t.throwsAsync(() => host.supervisor!.detachGroup('g'), { name: 'ActorUnavailable' });
-  // Not restarted in place: said in the log, since nothing else would show it.
+});
+
+test('a supervisor thread that dies is started again: calls to the dead one fail at once, supervision resumes, and the log says so', async (t) => {
+  const lines: string[] = [];
+  let back!: () => void;
+  const restarted = new Promise<void>((resolve) => (back = resolve));
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) {
+        lines.push(line);
+        if (line.includes('the supervisor thread is back')) back();
+      }
+      done();
+    },
+  });
+  const svc = await startTestService({ groups: [staticGroup({ timing: { nodeTimeout: '3s' } })], log: createLogger('info', sink) });
+  t.teardown(() => svc.close());
+  const ids = ['o1', 'o2', 'o3', 'e1', 'e2', 'e3'];
+  const nodes = await allInService(svc, 'g', ids);
+  let beatingIds = ids;
+  const beating = setInterval(() => void Promise.all(beatingIds.map((id) => nodes.get(id)!.beat())).catch(() => {}), 200);
+  t.teardown(() => clearInterval(beating));
+
+  const host = svc.service.actors;
+  const dead = host.supervisor!;
+  await host.crashSupervisor();
+  // Before, such a call never settled, and whatever awaited it (a group's removal, the stop) with it.
+  await t.throwsAsync(() => dead.detachGroup('g'), { name: 'ActorUnavailable' });
+  await restarted;
   t.true(
-    lines.some((l) => l.includes('the supervisor thread exited')),
+    lines.some((l) => l.includes('the supervisor thread exited') && l.includes('starting it again')),
     lines.slice(-3).join('\n'),
   );
+  // Supervision resumed: a node that goes silent now is found FAULT.
+  beatingIds = ids.filter((id) => id !== 'o3');
+  await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'node.state' && e.nodeId === 'o3' && e.to === 'FAULT'));
+  t.pass();
 });
