@@ -8,7 +8,7 @@ import test from 'ava';
 import { createLogger } from '../../src/observability/log.js';
 import { isProblem } from '../helpers/assert.js';
 import { openChannel } from '../helpers/channel.js';
-import { waitForEvents } from '../helpers/events.js';
+import { inService, waitForEvents } from '../helpers/events.js';
 import { allInService } from '../helpers/fake-node.js';
 import { body } from '../helpers/http.js';
 import { staticGroup, startTestService } from '../helpers/service.js';
@@ -69,7 +69,8 @@ test('a group removed right after the supervisor died still has its thread ended
   t.is(thread.threadId, -1, 'the actor thread ended');
 });
 
-test('a supervisor thread that dies is started again: calls to the dead one fail at once, supervision resumes, and the log says so', async (t) => {
+/** A logger whose lines the test reads, and a promise of the supervisor's return. */
+function supervisorLog() {
   const lines: string[] = [];
   let back!: () => void;
   const restarted = new Promise<void>((resolve) => (back = resolve));
@@ -82,7 +83,12 @@ test('a supervisor thread that dies is started again: calls to the dead one fail
       done();
     },
   });
-  const svc = await startTestService({ groups: [staticGroup({ timing: { nodeTimeout: '3s' } })], log: createLogger('info', sink) });
+  return { lines, restarted, log: createLogger('info', sink) };
+}
+
+test('a supervisor thread that dies is started again: calls to the dead one fail at once, supervision resumes, and the log says so', async (t) => {
+  const { lines, restarted, log } = supervisorLog();
+  const svc = await startTestService({ groups: [staticGroup({ timing: { nodeTimeout: '3s' } })], log });
   t.teardown(() => svc.close());
   const ids = ['o1', 'o2', 'o3', 'e1', 'e2', 'e3'];
   const nodes = await allInService(svc, 'g', ids);
@@ -104,4 +110,36 @@ test('a supervisor thread that dies is started again: calls to the dead one fail
   beatingIds = ids.filter((id) => id !== 'o3');
   await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'node.state' && e.nodeId === 'o3' && e.to === 'FAULT'));
   t.pass();
+});
+
+test('after a supervisor restart, local agents still running are adopted, not replaced', async (t) => {
+  const { restarted, log } = supervisorLog();
+  const group = (edges: number) => ({
+    name: 'g',
+    platform: { type: 'local', local: { firstAddress: '127.0.33.2', port: 0 } },
+    regions: [{ name: 'here', lat: 50, lon: 8 }],
+    roles: { origin: {}, edge: { parentRole: 'origin' } },
+    rules: [
+      { region: 'here', role: 'origin', min: 1, max: 1, limit: 10 },
+      { region: 'here', role: 'edge', min: edges, max: 2, limit: 10 },
+    ],
+    timing: { heartbeatMs: 200, nodeTimeout: '3s' },
+  });
+  const svc = await startTestService({ groups: [group(1)], log });
+  t.teardown(() => svc.close());
+  const seen = await waitForEvents(svc.url, svc.adminToken, (s) => inService(s).size === 2);
+  const running = inService(seen);
+  await svc.service.actors.crashSupervisor();
+  await restarted;
+  // One more edge: the plan that creates it runs after the new supervisor's reconciliation of the
+  // group, in the same tick, so by its event the running agents were already found (or not).
+  t.is((await svc.send('PUT', '/as/v1/nodegroups/g', group(2))).status, 200);
+  const after = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'scaling.action' && e.role === 'edge' && e.action === 'create'), {
+    since: seen.at(-1)!.seq,
+  });
+  t.deepEqual(
+    after.filter((e) => e.type === 'node.state' && running.has(e.nodeId)),
+    [],
+    'the running nodes were left as they were',
+  );
 });
