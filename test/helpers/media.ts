@@ -142,6 +142,31 @@ export interface Played {
  * each). -rw_timeout makes a player of a stream that never comes give up; the whole run is
  * bounded by `timeoutMs` and its process group killed past it.
  */
+/**
+ * Plays until a playback gets at least `minFrames`, at most `attempts` times: what is asserted is
+ * that the chain of nodes carries the stream, not that no RTMP hop on a loaded 2-core machine ever
+ * stalls (a clean-clone run saw one playback through origin → relay → edge end after 9 frames). Every short playback is
+ * logged with its output, and the last one is returned if none got there.
+ */
+export async function playFrames(
+  p: Processes,
+  tools: { ffmpeg: string },
+  url: string,
+  seconds: number,
+  minFrames: number,
+  log: (line: string) => void,
+  attempts = 3,
+  timeoutMs?: number,
+): Promise<Played> {
+  let played!: Played;
+  for (let i = 1; i <= attempts; i++) {
+    played = await play(p, tools, url, seconds, timeoutMs);
+    if (played.frames >= minFrames) return played;
+    log(`playback ${i} of ${url}: ${played.frames} frames (first after ${played.firstFrameMs} ms)\n${played.output.slice(-600)}`);
+  }
+  return played;
+}
+
 export async function play(p: Processes, tools: { ffmpeg: string }, url: string, seconds: number, timeoutMs = 20_000): Promise<Played> {
   const startedAt = Date.now();
   let firstFrameMs: number | null = null;
