@@ -10,6 +10,7 @@ import test from 'ava';
 import type { BackendReport } from '../../src/agent/backend.js';
 import { NginxRtmpBackend, type NginxBackendOptions } from '../../src/agent/media/backend.js';
 import { nodePaths, renderNginxConfig } from '../../src/agent/media/nginx-config.js';
+import { tail } from '../../src/agent/media/nginx-process.js';
 import { alive } from '../../src/os/process-group.js';
 import { allFree } from '../../src/agent/media/ports.js';
 import { ROLES, type Role } from '../../src/domain/vocabulary.js';
@@ -46,6 +47,9 @@ function backend(
 }
 
 const stream = (r: BackendReport, name: string) => r.streams.find((s) => s.name === name);
+
+/** The last lines of the nodes' nginx error logs, for a playback that ended short. */
+const nginxLogs = (dir: string, ids: string[]) => ids.map((id) => `${id}: ${tail(nodePaths(join(dir, id)).errorLog, 8)}`).join('\n');
 
 test('nginx accepts the rendered config of every role', (t) => {
   const dir = tempDir(t);
@@ -138,7 +142,7 @@ test('a parent change reloads the edge: new viewers pull from the new parent, vi
   t.is(stream(after, 'cam1')?.subscribers, 1, 'the viewer on the old worker is still counted');
   t.is(after.metrics['connections.subscriber'], 1);
 
-  const played = await playFrames(p, tools, 'rtmp://127.0.60.5:19350/live/cam2', 2, 25, (l) => t.log(l));
+  const played = await playFrames(p, tools, 'rtmp://127.0.60.5:19350/live/cam2', 2, 25, (l) => t.log(`${l}\n${nginxLogs(dir, ['o2', 'e1'])}`));
   t.true(played.frames >= 25, `frames of cam2 through the re-pointed edge: ${played.frames}\n${played.output}`);
   t.false(viewer.done, 'the old viewer kept watching');
 
@@ -171,7 +175,7 @@ test('a relay pulls from its origin and serves an edge: origin → relay → edg
   await edge.apply({ parent: { nodeId: 'r1', address: '127.0.60.8', port: 19350 }, drain: false });
   publish(p, tools.ffmpeg, 'rtmp://127.0.60.7:19350/live/cam1');
   await eventually(async () => stream(await origin.report(), 'cam1')?.publishing, 10_000, 'the publisher on the origin');
-  const played = await playFrames(p, tools, 'rtmp://127.0.60.9:19350/live/cam1', 2, 25, (l) => t.log(l));
+  const played = await playFrames(p, tools, 'rtmp://127.0.60.9:19350/live/cam1', 2, 25, (l) => t.log(`${l}\n${nginxLogs(dir, ['o1', 'r1', 'e1'])}`));
   t.true(played.frames >= 25, `${played.frames} frames\n${played.output}`);
   const r = await relay.report();
   t.deepEqual(r.listeners, { subscribe: { protocol: 'rtmp', port: 19350 } }, 'a relay takes no publishers');
