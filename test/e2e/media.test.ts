@@ -140,10 +140,10 @@ test('a stream travels from a publisher through the chosen origin to a player on
   for (const r of ladder.streams) {
     const e = await get<Assignment>(`/as/v1/streams/live/${r.name}/subscribe`);
     t.like(e, { role: 'edge', protocol: 'rtmp', port: RTMP_PORT, name: r.name });
-    const p = await playFrames(ffmpegs, tools, `rtmp://${e.serverAddress}:${e.port}/live/${r.name}`, 3, r.videoFPS, (l) => t.log(l), 3, 25_000);
-    t.true(p.frames >= r.videoFPS, `${r.name}: ${p.frames} frames in 3 s\n${p.output}`);
+    const p = await playFrames(ffmpegs, tools, `rtmp://${e.serverAddress}:${e.port}/live/${r.name}`, r.videoFPS, (l) => t.log(l), 3, 25_000);
+    t.true(p.frames >= r.videoFPS, `${r.name}: ${p.frames} frames\n${p.output}`);
     t.deepEqual([p.width, p.height], [r.videoWidth, r.videoHeight], r.name);
-    t.log(`${r.name}: first frame on the edge after ${p.firstFrameMs} ms, ${p.frames} frames in 3 s`);
+    t.log(`${r.name}: first frame on the edge after ${p.firstFrameMs} ms, ${p.frames} frames`);
   }
 
   // The publishers stop: the streams leave the origin's stat page and are unbound after streamTimeout.
