@@ -160,11 +160,11 @@ export async function play(p: Processes, tools: { ffmpeg: string }, url: string,
 
 /**
  * Plays until `frames` video frames came, at most `attempts` times. By frame count, not by time: a
- * player joins mid-GOP and its first video frame can come a second or more after the first audio
- * packet, so a count of frames in the first N seconds measured where the player joined (a
- * clean-clone run saw 9 frames in a 2 s window). Another attempt covers an RTMP hop that stalls on a
- * loaded 2-core machine; what is asserted is that the chain carries the stream, and a broken chain
- * fails every attempt. Each short playback is logged with its output.
+ * player joins mid-GOP, so the frames in its first N seconds depend on where it joined (25 to 35 in
+ * 2 s of a 25 fps stream). Another attempt covers a playback that ends early (one through origin →
+ * relay → edge ended after 9 frames on a loaded machine, cause not found); what is asserted is that
+ * the chain carries the stream, and a broken chain fails every attempt. Each short playback is
+ * logged with its output.
  */
 export async function playFrames(p: Processes, tools: { ffmpeg: string }, url: string, frames: number, log: (line: string) => void, attempts = 3, timeoutMs?: number): Promise<Played> {
   let played!: Played;
