@@ -20,6 +20,16 @@ function holder(pid: number): boolean {
   return alive(pid) && (process.platform !== 'linux' || cmdline(pid).includes('node'));
 }
 
+/** The pid of the live service that holds the data directory, or null. */
+export function dataDirHolder(dir: string): number | null {
+  try {
+    const pid = Number(readFileSync(join(dir, 'switchyard.pid'), 'utf8').trim());
+    return Number.isSafeInteger(pid) && pid > 0 && holder(pid) ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
 export function lockDataDir(dir: string): () => void {
   const file = join(dir, 'switchyard.pid');
   for (let attempt = 0; attempt < 2; attempt++) {
