@@ -2,15 +2,15 @@
 // and heartbeats answer 503 NOT_READY with Retry-After, never 500; then it serves again with what
 // it had acknowledged, and events name the crash and the recovery. The supervisor goes on; and
 // a supervisor that is gone wedges nothing.
-import { Writable } from 'node:stream';
 import type { Worker } from 'node:worker_threads';
 import test from 'ava';
-import { createLogger } from '../../src/observability/log.js';
 import { isProblem } from '../helpers/assert.js';
 import { openChannel } from '../helpers/channel.js';
+import { localGroup } from '../helpers/cluster.js';
 import { inService, waitForEvents } from '../helpers/events.js';
 import { allInService } from '../helpers/fake-node.js';
 import { body } from '../helpers/http.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { staticGroup, startTestService } from '../helpers/service.js';
 
 test('a crashed group actor answers 503 NOT_READY meanwhile and comes back with its bindings', async (t) => {
@@ -69,25 +69,10 @@ test('a group removed right after the supervisor died still has its thread ended
   t.is(thread.threadId, -1, 'the actor thread ended');
 });
 
-/** A logger whose lines the test reads, and a promise of the supervisor's return. */
-function supervisorLog() {
-  const lines: string[] = [];
-  let back!: () => void;
-  const restarted = new Promise<void>((resolve) => (back = resolve));
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) {
-        lines.push(line);
-        if (line.includes('the supervisor thread is back')) back();
-      }
-      done();
-    },
-  });
-  return { lines, restarted, log: createLogger('info', sink) };
-}
+const SUPERVISOR_BACK = 'the supervisor thread is back';
 
 test('a supervisor thread that dies is started again: calls to the dead one fail at once, supervision resumes, and the log says so', async (t) => {
-  const { lines, restarted, log } = supervisorLog();
+  const { lines, logged, log } = captureLog();
   const svc = await startTestService({ groups: [staticGroup({ timing: { nodeTimeout: '3s' } })], log });
   t.teardown(() => svc.close());
   const ids = ['o1', 'o2', 'o3', 'e1', 'e2', 'e3'];
@@ -101,7 +86,7 @@ test('a supervisor thread that dies is started again: calls to the dead one fail
   await host.crashSupervisor();
   // Before, such a call never settled, and whatever awaited it (a group's removal, the stop) with it.
   await t.throwsAsync(() => dead.detachGroup('g'), { name: 'ActorUnavailable' });
-  await restarted;
+  await logged(SUPERVISOR_BACK);
   t.true(
     lines.some((l) => l.includes('the supervisor thread exited') && l.includes('starting it again')),
     lines.slice(-3).join('\n'),
@@ -113,24 +98,14 @@ test('a supervisor thread that dies is started again: calls to the dead one fail
 });
 
 test('after a supervisor restart, local agents still running are adopted, not replaced', async (t) => {
-  const { restarted, log } = supervisorLog();
-  const group = (edges: number) => ({
-    name: 'g',
-    platform: { type: 'local', local: { firstAddress: '127.0.33.2', port: 0 } },
-    regions: [{ name: 'here', lat: 50, lon: 8 }],
-    roles: { origin: {}, edge: { parentRole: 'origin' } },
-    rules: [
-      { region: 'here', role: 'origin', min: 1, max: 1, limit: 10 },
-      { region: 'here', role: 'edge', min: edges, max: 2, limit: 10 },
-    ],
-    timing: { heartbeatMs: 200, nodeTimeout: '3s' },
-  });
+  const { logged, log } = captureLog();
+  const group = (edges: number) => localGroup('g', 33, 1, edges);
   const svc = await startTestService({ groups: [group(1)], log });
   t.teardown(() => svc.close());
   const seen = await waitForEvents(svc.url, svc.adminToken, (s) => inService(s).size === 2);
   const running = inService(seen);
   await svc.service.actors.crashSupervisor();
-  await restarted;
+  await logged(SUPERVISOR_BACK);
   // One more edge: the plan that creates it runs after the new supervisor's reconciliation of the
   // group, in the same tick, so by its event the running agents were already found (or not).
   t.is((await svc.send('PUT', '/as/v1/nodegroups/g', group(2))).status, 200);

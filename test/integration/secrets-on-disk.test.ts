@@ -4,26 +4,13 @@
 // login does not log an unknown user name verbatim (a password typed there would land in the log).
 import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import test from 'ava';
-import { createLogger } from '../../src/observability/log.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { request } from '../helpers/http.js';
 import { startTestService, tempDir } from '../helpers/service.js';
 
 // Files made from here on would be world-readable if the service relied on the umask.
 process.umask(0);
-
-/** A logger whose lines the test can read. */
-function capture(): { lines: string[]; log: ReturnType<typeof createLogger> } {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString().split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { lines, log: createLogger('info', sink) };
-}
 
 /** Every entry under `dir` whose mode lets group or others in, with its mode. */
 function shared(dir: string): string[] {
@@ -56,7 +43,7 @@ test('under umask 0 the data directory is 0700 and its files 0600; a loosened on
   chmodSync(dataDir, 0o755);
   chmodSync(join(dataDir, 'switchyard.mdb'), 0o644);
   writeFileSync(join(dataDir, 'notes.txt'), 'x', { mode: 0o666 });
-  const { lines, log } = capture();
+  const { lines, log } = captureLog();
   const second = await startTestService({ dataDir, env: { SWITCHYARD_ADMIN_PASSWORD: '' }, noLogin: true, log, announce: () => {} });
   t.teardown(() => second.close());
   t.deepEqual(shared(dataDir), []);
@@ -68,7 +55,7 @@ test('under umask 0 the data directory is 0700 and its files 0600; a loosened on
 });
 
 test('the generated password is announced once as a plain line, and no log line holds it', async (t) => {
-  const { lines, log } = capture();
+  const { lines, log } = captureLog();
   const announced: string[] = [];
   const svc = await startTestService({ env: { SWITCHYARD_ADMIN_PASSWORD: '' }, noLogin: true, log, announce: (line) => announced.push(line) });
   t.teardown(() => svc.close());
@@ -87,7 +74,7 @@ test('the generated password is announced once as a plain line, and no log line 
 });
 
 test('a failed login logs a known user by name and an unknown one only by a tag', async (t) => {
-  const { lines, log } = capture();
+  const { lines, log } = captureLog();
   const svc = await startTestService({ log });
   t.teardown(() => svc.close());
   const typo = 'my-Secret-passw0rd';
