@@ -46,10 +46,8 @@ export function lockDataDir(dir: string): () => void {
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number(readFileSync(file, 'utf8').trim());
-      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && holder(pid)) {
-        throw new DataDirInUse(dir, pid);
-      }
+      const pid = dataDirHolder(dir);
+      if (pid !== null && pid !== process.pid) throw new DataDirInUse(dir, pid);
       rmSync(file, { force: true });
     }
   }
