@@ -15,6 +15,9 @@ import { LoginThrottle } from './auth/login-throttle.js';
 import { NodeTokens } from './auth/node-tokens.js';
 import { LookupRateLimiter } from './auth/lookup-rate.js';
 import { pkcs8Der, TokenSigner, type SigningKey } from './auth/tokens.js';
+import { AdmissionIssuer } from './admission/issuer.js';
+import { NodeKeys } from './admission/node-keys.js';
+import { AdmissionWebhooks } from './admission/webhook.js';
 import { Users } from './auth/users.js';
 import type { EventRecord } from './domain/events.js';
 import { EventLog, type Events } from './events/log.js';
@@ -142,6 +145,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const events: Events = cluster ? cluster.events : new EventLog(store);
   if (cluster) await cluster.events.start();
   const nodeTokens = new NodeTokens(store.meta, config.auth.nodeTokenTtl);
+  // Admission (docs/security.md, "Who may publish and play"): one secret, each node's key derived from it.
+  const admissionSecret = await keptSecret('admission-secret', () => randomBytes(32), store, cluster);
+  const admission = {
+    issuer: new AdmissionIssuer(new NodeKeys(admissionSecret), (group, nodeId) => nodeTokens.generation(group, nodeId), options.now),
+    webhooks: new AdmissionWebhooks(options.now, undefined, undefined, (msg, extra) => log.warn(extra, msg)),
+  };
 
   let actors!: ActorHost;
   let registry!: NodeGroupRegistry;
@@ -207,6 +216,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     users,
     hasher,
     signer,
+    admission,
     throttle: new LoginThrottle(config.auth.loginThrottle),
     nodeTokens,
     lookupRate: new LookupRateLimiter(config.limits.lookups, options.now),
@@ -310,12 +320,19 @@ async function signingKeyOf(config: Config, store: Store, cluster: ClusterRuntim
   if (algorithm === 'ES256' && jwtPrivateKey) return { algorithm, material: pkcs8Der(jwtPrivateKey) };
   const name = algorithm === 'HS256' ? 'jwt-secret' : 'jwt-es256-key';
   const make = () => (algorithm === 'HS256' ? randomBytes(32) : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'der', type: 'pkcs8' }));
-  // Cluster mode: one key for every instance (a token minted by one is valid on all).
-  if (cluster) return { algorithm, material: await cluster.shared.signingKey(name, make) };
+  return { algorithm, material: await keptSecret(name, make, store, cluster) };
+}
+
+/**
+ * A secret made once and kept: in LMDB, or in cluster mode shared by every instance (the first to
+ * start makes it), so that what one instance signs every other accepts.
+ */
+async function keptSecret(name: string, make: () => Buffer, store: Store, cluster: ClusterRuntime | null): Promise<Buffer> {
+  if (cluster) return await cluster.shared.signingKey(name, make);
   const kept = store.meta.get(name) as Uint8Array | undefined;
-  if (kept) return { algorithm, material: Buffer.from(kept) };
-  const material = algorithm === 'HS256' ? randomBytes(32) : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'der', type: 'pkcs8' });
+  if (kept) return Buffer.from(kept);
+  const material = make();
   await store.meta.put(name, material);
   await store.durable();
-  return { algorithm, material };
+  return material;
 }

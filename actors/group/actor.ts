@@ -186,6 +186,13 @@ class GroupActor extends DurableGroup {
     return result;
   }
 
+  async endStream(name: string): Promise<{ ok: true } | Failure> {
+    if (this.reloading) await this.settle();
+    const result = this.model.endStream(name);
+    if (!(await this.commit(this.model.takeEffects(), true))) return this.refused();
+    return result;
+  }
+
   /** Reads wait, as lookups do, for a write in flight of what they answer with. */
   getProvision(name: string): Promise<Provision | undefined> {
     return this.reveal(

@@ -205,6 +205,40 @@ export const Platform = Type.Object(
   { additionalProperties: false, default: {}, description: 'where its nodes come from (docs/nodes.md, Platforms)' },
 );
 
+/** The operator's app, asked before a lookup hands out a node (docs/security.md, "Who may publish and play"). */
+export const AdmissionWebhook = Type.Object(
+  {
+    url: Type.String({
+      pattern: '^https?://[A-Za-z0-9._~:/?#@!&()*+,;=%\\[\\]-]+$',
+      maxLength: 2048,
+      description: 'an http:// or https:// URL of your app; link-local and cloud metadata addresses are refused unless allowLinkLocal',
+    }),
+    secret: Type.String({
+      pattern: '^whsec_[A-Za-z0-9+/]{22,}={0,2}$',
+      maxLength: 256,
+      description: 'a Standard Webhooks secret: whsec_ and 16 or more random bytes in base64 (requests are signed with it)',
+    }),
+    timeout: described(Duration('2s'), 'how long a lookup waits for the answer'),
+    cacheTtl: described(Duration('10s'), 'how long an answer is reused for the same stream, action and credential (0: never)'),
+    failOpen: Type.Boolean({ default: false, description: 'when the app does not answer in time: false refuses the lookup (503), true lets it through' }),
+    allowLinkLocal: Type.Boolean({ default: false, description: 'allow a link-local or cloud metadata address (refused by default: they are where clouds keep credentials)' }),
+  },
+  { additionalProperties: false },
+);
+
+export const Admission = Type.Object(
+  {
+    enabled: Type.Boolean({
+      default: true,
+      description: 'nodes admit only clients holding the token of a lookup answer (and nodes of the group pulling from each other); false admits anyone, as media servers do by default',
+    }),
+    tokenTtl: described(Duration('2m'), 'how long a lookup answer’s token may be used to connect (a connection outlives it)'),
+    clockLeeway: described(Duration('30s'), "slack for the clocks of the service and its nodes when a node checks a token's times"),
+    webhook: Type.Optional(described(AdmissionWebhook, "your app's say before a lookup hands out a node: a signed POST answered allow or deny")),
+  },
+  { additionalProperties: false, default: {}, description: 'who may publish and play on its nodes (docs/security.md, "Who may publish and play")' },
+);
+
 export const NodeGroupConfig = Type.Object(
   {
     name: described(Name, `the node group's name (the {nodeGroup} of the API's paths): ${NAME_DESCRIPTION}`),
@@ -229,6 +263,7 @@ export const NodeGroupConfig = Type.Object(
       },
       { additionalProperties: false, default: {}, description: 'what one client may hold' },
     ),
+    admission: Admission,
     selection: Type.Object(
       {
         strategy: Type.Union(

@@ -9,6 +9,7 @@ import { compile, type FieldError } from '../schemas/validate.js';
 import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC, STATES_WITH_TIMEOUT, type Role, type TimedState } from '../domain/vocabulary.js';
 import { compileExpression, ExpressionError, type Kind } from '../policy/expressions/compile.js';
 import { ruleKey } from '../domain/scaling.js';
+import { outboundUrlProblem } from '../policy/outbound-url.js';
 import { MODULE_NAME, terraformProblems, type TerraformModules } from '../platforms/terraform/policy.js';
 
 const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
@@ -151,6 +152,15 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     }
   }
 
+  const admission = input.admission;
+  const tokenTtl = durationMs(admission.tokenTtl);
+  if (tokenTtl < 1000 || tokenTtl > 3600_000) err('/admission/tokenTtl', 'must be between 1s and 1h: a token is for connecting now, not for later');
+  if (admission.webhook) {
+    const why = outboundUrlProblem(admission.webhook.url, { allowLinkLocal: admission.webhook.allowLinkLocal });
+    if (why) err('/admission/webhook/url', why);
+    if (durationMs(admission.webhook.timeout) > 30_000) err('/admission/webhook/timeout', 'must be at most 30s: a lookup waits for it');
+  }
+
   const tf = input.platform.terraform;
   for (const [where, map] of [
     ['providerSettings', tf.providerSettings],
@@ -188,6 +198,20 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
       rules,
       selection: input.selection,
       limits: input.limits,
+      admission: {
+        enabled: input.admission.enabled,
+        tokenTtl: durationMs(input.admission.tokenTtl),
+        clockLeeway: durationMs(input.admission.clockLeeway),
+        ...(input.admission.webhook
+          ? {
+              webhook: {
+                ...input.admission.webhook,
+                timeout: durationMs(input.admission.webhook.timeout),
+                cacheTtl: durationMs(input.admission.webhook.cacheTtl),
+              },
+            }
+          : {}),
+      },
       timing: {
         heartbeatMs: t.heartbeatMs,
         nodeTimeout: durationMs(t.nodeTimeout),

@@ -89,6 +89,22 @@ export interface PlatformConfig {
   terraform: TerraformConfig;
 }
 
+export interface AdmissionWebhookConfig {
+  url: string;
+  secret: string;
+  timeout: number;
+  cacheTtl: number;
+  failOpen: boolean;
+  allowLinkLocal: boolean;
+}
+
+export interface AdmissionConfig {
+  enabled: boolean;
+  tokenTtl: number;
+  clockLeeway: number;
+  webhook?: AdmissionWebhookConfig;
+}
+
 export interface NodeGroup {
   name: string;
   scope: string;
@@ -99,6 +115,7 @@ export interface NodeGroup {
   timing: TimingConfig;
   selection: { strategy: StrategyName; nearEqual: number };
   limits: { pendingBindings: number; pendingPerToken: number };
+  admission: AdmissionConfig;
 }
 
 export interface LookupRate {

@@ -161,6 +161,13 @@ export class GroupModel {
     return this.provisions.delete(name);
   }
 
+  /** An admin ends a stream (or a rendition's stream): unbound at once, its publishers dropped at their node's next heartbeat. */
+  endStream(name: string): { ok: true } | Failure {
+    const stream = this.provisions.streamOf(name);
+    if (this.bindings.end(stream)) return { ok: true };
+    return { ok: false, status: 404, code: 'STREAM_NOT_FOUND', detail: `stream '${name}' is not bound in node group '${this.settings.name}'` };
+  }
+
   // ---- time ---------------------------------------------------------------------------------
 
   /** Once a second: bindings that timed out, renditions of ended streams, rebalancing, expression limits. */

@@ -10,6 +10,7 @@ import type { GroupHandle } from '../../actors/group-handle.js';
 import type { NodeGroup } from '../config/types.js';
 import type { Failure } from '../domain/failure.js';
 import { normalizeNodeGroup } from '../config/node-group.js';
+import { keepSecrets } from '../config/secrets.js';
 import type { EventBody } from '../domain/events.js';
 import type { FieldError } from '../schemas/validate.js';
 import type { StoredGroup, Store } from '../store/store.js';
@@ -181,7 +182,7 @@ export class NodeGroupRegistry {
     const handle = this.actors.group(name);
     const stored = this.store.groups.get(name);
     if (!handle || !stored || stored.deleting) return { ok: false, status: 404, code: 'NODE_GROUP_NOT_FOUND', detail: `node group '${name}' does not exist` };
-    const result = normalizeNodeGroup(raw, this.terraform, this.metrics ? { metrics: this.metrics } : {});
+    const result = normalizeNodeGroup(keepSecrets(raw, handle.group), this.terraform, this.metrics ? { metrics: this.metrics } : {});
     if ('errors' in result) return invalid(result.errors);
     const group = result.group;
     if (group.name !== name) return invalid([{ path: 'name', pointer: '/name', message: `must be the node group of the path ('${name}')` }]);

@@ -43,10 +43,17 @@ const RegionList = Type.String({
 });
 const ClientIp = Type.String({ minLength: 2, maxLength: 45, description: "the end user's IP address, when an app asks on its behalf (GeoIP)" });
 
+const Credential = Type.String({
+  minLength: 1,
+  maxLength: 1024,
+  description: 'what the client gives for its admission, passed on as given to the group\'s admission webhook (docs/security.md, "Who may publish and play")',
+});
+
 const RoutingQuery = {
   region: Type.Optional(RegionList),
   strict: BooleanFlag('true: only the first region of the order; 503 instead of falling back'),
   clientIp: Type.Optional(ClientIp),
+  credential: Type.Optional(Credential),
 };
 
 export const StreamLookupQuery = Type.Object(
@@ -62,6 +69,13 @@ export const ServerAssignment = Type.Object({
   nodeId: Type.String(),
   role: RoleName,
   region: Type.String(),
+  url: Type.String({ description: 'the whole URL the client connects to, the admission token included (rtmp://host:port/scope/name?token=…)' }),
+  token: Type.Optional(
+    Type.String({
+      description: "the admission token: for this stream, this node and this action only, valid for the group's admission.tokenTtl (absent where the group admits anyone)",
+    }),
+  ),
+  expiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'when the token stops being accepted for a new connection' })),
 });
 export const ServerAssignmentWithListener = Type.Object({
   ...ServerAssignment.properties,

@@ -41,6 +41,7 @@ export const ParentOrderSchema = Type.Object({
   address: Type.String(),
   port: Type.Optional(Type.Integer({ description: "the parent's pull listener, when it reports one" })),
   protocol: Type.Optional(Type.String()),
+  credential: Type.Optional(Type.String({ description: 'what this node presents to pull from its parent (admission: a relay credential the parent checks)' })),
 });
 export type ParentOrder = Static<typeof ParentOrderSchema>;
 
@@ -49,6 +50,7 @@ export const TranscodeJobSchema = Type.Object({
   stream: Type.String(),
   origin: Type.Object({ nodeId: Type.String(), address: Type.String(), port: Type.Integer(), protocol: Type.String() }),
   renditions: Type.Array(Rendition),
+  tokens: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'admission: per rendition, what the transcoder presents to publish it to the origin' })),
 });
 export type TranscodeJob = Static<typeof TranscodeJobSchema>;
 
@@ -62,6 +64,22 @@ export const HeartbeatReplySchema = Type.Object({
       description: 'for transcoders: the streams to transcode, their renditions and the origin to push to; absent: no change (the control plane may still be loading its bindings)',
     }),
   ),
+  drop: Type.Optional(
+    Type.Object(
+      {
+        at: Type.Integer({ description: "the service's clock (ms)" }),
+        streams: Type.Array(Type.String(), { description: 'streams this node lists as published that are not bound to it: their publishers are to be disconnected' }),
+      },
+      { description: 'admission: publishers to drop, and publish tokens of those streams issued up to `at` to refuse from now on' },
+    ),
+  ),
+  admission: Type.Optional(
+    Type.Object({
+      required: Type.Boolean({ description: 'whether the node admits only clients holding a token (the group setting admission.enabled)' }),
+      keys: Type.Array(Type.Object({ kid: Type.String(), key: Type.String() }), { description: "this node's admission keys, newest first" }),
+      leewayMs: Type.Integer({ description: "slack for the clocks when checking a token's times" }),
+    }),
+  ),
   controlPlanes: Type.Optional(
     Type.Array(Type.String(), { maxItems: 64, description: "cluster mode: every live instance's URL, the answering one first; the agent moves to another when its own fails" }),
   ),
@@ -69,4 +87,4 @@ export const HeartbeatReplySchema = Type.Object({
 export type HeartbeatReply = Static<typeof HeartbeatReplySchema>;
 
 /** What the agent hands its media backend: the reply's orders. */
-export type NodeOrders = Pick<HeartbeatReply, 'parent' | 'drain' | 'transcode'>;
+export type NodeOrders = Pick<HeartbeatReply, 'parent' | 'drain' | 'transcode' | 'drop'>;

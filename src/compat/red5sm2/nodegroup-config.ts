@@ -180,7 +180,10 @@ export function toOurs(config: NodeGroupConfig, platform: unknown): { ok: true; 
     if (ours.startsWith('platform')) return `(the config's compat.red5sm2.platform) ${ours}`;
     return ours;
   };
-  return { ok: true, translation: { spec: { name: config.name, platform: structuredClone(platform), regions, roles, rules }, pathOf } };
+  // SM2's clients build their media URLs from serverAddress themselves and carry no admission
+  // token: a group made through SM2's API admits anyone, as SM2's own nodes do by default
+  // (docs/migrating-from-red5-sm2.md); an operator turns it on with our API.
+  return { ok: true, translation: { spec: { name: config.name, platform: structuredClone(platform), regions, roles, rules, admission: { enabled: false } }, pathOf } };
 }
 
 /** Our node group as SM2's clients read a NodeGroupConfig. */

@@ -7,6 +7,7 @@ import { countsTowardCapacity } from '../../policy/states.js';
 import { GroupName, LoginResponse, NodeGroupDetail, NodeGroupSummary, NodeIdParam, PageQuery } from '../../schemas/api.js';
 import { Problem, problems } from '../problem.js';
 import { NodeGroupConfig } from '../../config/node-group-schema.js';
+import { withoutSecrets } from '../../config/secrets.js';
 import type { Change } from '../../nodegroups/registry.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { fail, groupOr404, iso, page, type Services } from '../services.js';
@@ -37,9 +38,10 @@ function summary(handle: GroupHandle, counts: GroupCounts | null) {
 
 const nodeView = (n: NodeView) => ({ ...n, stateSince: iso(n.stateSince), lastHeartbeat: iso(n.lastHeartbeat) });
 
+/** The group a change made, as the API shows it (no secrets). */
 function settled(change: Change) {
   if (!change.ok) fail(change);
-  return change.group;
+  return withoutSecrets(change.group);
 }
 
 export function nodeGroupRoutes(s: Services): RouteDef[] {
@@ -100,7 +102,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
           };
         });
         const nodes = page(ctx, detail.nodes, limit, (n) => n.id);
-        ctx.body = { ...summary(handle, counts), config: handle.group, nodeList: nodes.map(nodeView), scaling };
+        ctx.body = { ...summary(handle, counts), config: withoutSecrets(handle.group), nodeList: nodes.map(nodeView), scaling };
       },
     }),
     route({
