@@ -214,9 +214,9 @@ export const AdmissionWebhook = Type.Object(
       description: 'an http:// or https:// URL of your app; link-local and cloud metadata addresses are refused unless allowLinkLocal',
     }),
     secret: Type.String({
-      pattern: '^whsec_[A-Za-z0-9+/]{22,}={0,2}$',
+      pattern: '^whsec_([A-Za-z0-9+/]{22,}={0,2}|\\(kept\\))$',
       maxLength: 256,
-      description: 'a Standard Webhooks secret: whsec_ and 16 or more random bytes in base64 (requests are signed with it)',
+      description: 'a Standard Webhooks secret: whsec_ and 16 or more random bytes in base64 (requests are signed with it); whsec_(kept), as the API shows it, keeps the stored one in a replace',
     }),
     timeout: described(Duration('2s'), 'how long a lookup waits for the answer'),
     cacheTtl: described(Duration('10s'), 'how long an answer is reused for the same stream, action and credential (0: never)'),

@@ -10,6 +10,7 @@ import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC, STATES_WITH_TIMEOUT, type Role, ty
 import { compileExpression, ExpressionError, type Kind } from '../policy/expressions/compile.js';
 import { ruleKey } from '../domain/scaling.js';
 import { outboundUrlProblem } from '../policy/outbound-url.js';
+import { KEPT_SECRET } from './secrets.js';
 import { MODULE_NAME, terraformProblems, type TerraformModules } from '../platforms/terraform/policy.js';
 
 const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
@@ -158,6 +159,7 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
   if (admission.webhook) {
     const why = outboundUrlProblem(admission.webhook.url, { allowLinkLocal: admission.webhook.allowLinkLocal });
     if (why) err('/admission/webhook/url', why);
+    if (admission.webhook.secret === KEPT_SECRET) err('/admission/webhook/secret', 'is the marker the API shows in place of a secret: there is no stored one to keep here; send the secret');
     if (durationMs(admission.webhook.timeout) > 30_000) err('/admission/webhook/timeout', 'must be at most 30s: a lookup waits for it');
   }
 

@@ -51,6 +51,8 @@ interface Assignment {
   role: string;
   port?: number;
   protocol?: string;
+  url: string;
+  token?: string;
 }
 interface StreamView {
   name: string;
@@ -95,7 +97,9 @@ test('a stream travels from a publisher through the chosen origin to a player on
   t.like(origin, { role: 'origin', protocol: 'rtmp', port: RTMP_PORT, scope: 'live', name: 'cam1' });
   t.regex(origin.serverAddress, /^127\.0\.70\.\d+$/);
   const publishedAt = Date.now();
-  const publisher = publish(ffmpegs, tools.ffmpeg, `rtmp://${origin.serverAddress}:${origin.port}/${origin.scope}/${origin.name}`);
+  // The answer's url: the node admits the token in it (docs/security.md), and nothing else.
+  t.is(origin.url, `rtmp://${origin.serverAddress}:${origin.port}/${origin.scope}/${origin.name}?token=${origin.token}`);
+  const publisher = publish(ffmpegs, tools.ffmpeg, origin.url);
   await eventually(async () => (await streams()).find((s) => s.name === 'cam1')?.state === 'LIVE', 15_000, 'cam1 to turn LIVE');
   t.log(`cam1 LIVE ${Date.now() - publishedAt} ms after the publisher started`);
 
@@ -103,7 +107,7 @@ test('a stream travels from a publisher through the chosen origin to a player on
   const edge = await get<Assignment>('/as/v1/streams/live/cam1/subscribe');
   t.like(edge, { role: 'edge', protocol: 'rtmp', port: RTMP_PORT });
   t.not(edge.serverAddress, origin.serverAddress);
-  const watching = play(ffmpegs, tools, `rtmp://${edge.serverAddress}:${edge.port}/live/cam1`, 6, 25_000);
+  const watching = play(ffmpegs, tools, edge.url, 6, 25_000);
   await eventually(async () => ((await streams()).find((s) => s.name === 'cam1')?.subscribers ?? 0) >= 1, 20_000, 'the viewer to be counted on cam1');
   const played = await watching;
   t.true(played.frames >= 60, `frames decoded from the edge in 6 s of 25 fps: ${played.frames}\n${played.output}`);
@@ -126,7 +130,8 @@ test('a stream travels from a publisher through the chosen origin to a player on
   const nodes = (await get<{ nodeList: Array<{ id: string; listeners: { publish?: { protocol: string; port: number } } }> }>('/as/v1/nodegroups/default')).nodeList;
   t.deepEqual(nodes.find((n) => n.id === transcoder.nodeId)?.listeners.publish, { protocol: 'rtmp', port: RTMP_PORT });
   const abrAt = Date.now();
-  const abrPublisher = publish(ffmpegs, tools.ffmpeg, `rtmp://${transcoder.serverAddress}:${RTMP_PORT}/live/show`, '640x360');
+  t.is(new URL(transcoder.url).port, String(RTMP_PORT));
+  const abrPublisher = publish(ffmpegs, tools.ffmpeg, transcoder.url, '640x360');
   const live = await eventually(
     async () => {
       const s = (await streams()).find((x) => x.name === 'show');
@@ -140,7 +145,7 @@ test('a stream travels from a publisher through the chosen origin to a player on
   for (const r of ladder.streams) {
     const e = await get<Assignment>(`/as/v1/streams/live/${r.name}/subscribe`);
     t.like(e, { role: 'edge', protocol: 'rtmp', port: RTMP_PORT, name: r.name });
-    const p = await playFrames(ffmpegs, tools, `rtmp://${e.serverAddress}:${e.port}/live/${r.name}`, r.videoFPS, (l) => t.log(l), 3, 25_000);
+    const p = await playFrames(ffmpegs, tools, e.url, r.videoFPS, (l) => t.log(l), 3, 25_000);
     t.true(p.frames >= r.videoFPS, `${r.name}: ${p.frames} frames\n${p.output}`);
     t.deepEqual([p.width, p.height], [r.videoWidth, r.videoHeight], r.name);
     t.log(`${r.name}: first frame on the edge after ${p.firstFrameMs} ms, ${p.frames} frames`);

@@ -74,18 +74,16 @@ export class AdmissionCallbacks {
   }
 }
 
+/** The body, up to MAX_BODY; past it the rest is read and dropped (the answer is 413), within the server's request timeout. */
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY) {
-        req.destroy();
-        reject(new Error('too large'));
-      } else chunks.push(c);
+      if (size <= MAX_BODY) chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    req.on('end', () => (size > MAX_BODY ? reject(new Error('too large')) : resolve(Buffer.concat(chunks).toString('latin1'))));
     req.on('error', reject);
   });
 }
