@@ -3,12 +3,12 @@
 // publisher through the origin endpoint 4 chose to a player on the edge endpoint 5 chose; an ABR
 // ladder goes through the transcoder to two renditions played from edges; a stream that stops
 // publishing is unbound. Every wait is bounded; every process is stopped, pass or fail.
-import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { eventually, inService, waitForEvents } from '../helpers/events.js';
 import { body, request } from '../helpers/http.js';
-import { mediaTools, play, playFrames, Processes, publish } from '../helpers/media.js';
+import { leftovers, mediaTools, play, playFrames, Processes, publish, report } from '../helpers/media.js';
 import { spawnService, type ServiceProcess } from '../helpers/process.js';
 import { killAgentsOf, tempDir } from '../helpers/service.js';
 
@@ -166,44 +166,3 @@ test('a stream travels from a publisher through the chosen origin to a player on
   t.is(await Promise.race([svc.exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 15_000))]), 0);
   await eventually(async () => leftovers(dataDir).length === 0, 5000, 'no process of the nodes left');
 });
-
-/** Processes whose command line names the data directory's nodes (agents, nginx, ffmpeg). */
-function leftovers(dataDir: string): string[] {
-  const out: string[] = [];
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
-      const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
-      const env = readFileSync(`/proc/${p}/environ`, 'utf8');
-      if (cmd.includes(`${dataDir}/nodes/`) || env.includes(`SWITCHYARD_NODE_DIR=${dataDir}/nodes/`)) out.push(`${p} ${cmd.replace(/\0/g, ' ')}`);
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
-}
-
-/** On failure, what the service, each agent and each nginx said. */
-function report(t: { log(...v: unknown[]): void }, dataDir: string, output: readonly string[]): void {
-  t.log(`service output (last 30 lines):\n${output.slice(-30).join('\n')}`);
-  try {
-    for (const id of readdirSync(join(dataDir, 'nodes'))) {
-      for (const f of ['agent.log', 'error.log']) {
-        try {
-          t.log(
-            `${id}/${f}:\n${readFileSync(join(dataDir, 'nodes', id, f), 'utf8')
-              .split('\n')
-              .slice(-12)
-              .join('\n')}`,
-          );
-        } catch {
-          /* not there */
-        }
-      }
-    }
-  } catch {
-    /* no nodes */
-  }
-}

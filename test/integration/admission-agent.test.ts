@@ -21,13 +21,13 @@ function gateFor(nodeId: string): AdmissionGate {
 
 const tokenish = fc.oneof(
   fc.string({ maxLength: 300 }),
-  fc.constant(issuer.client('g', 'other', 'publish', 'cam1', 'x', 60_000).token),
+  fc.constant(issuer.client('g', 'other', 'publish', 'cam1', 60_000).token),
   fc.tuple(fc.base64String({ maxLength: 80 }), fc.base64String({ maxLength: 400 }), fc.base64String({ maxLength: 60 })).map((p) => p.join('.')),
   fc.constant('a'.repeat(5000)),
 );
 
 test('nginx-rtmp callbacks: fuzzed forms are refused without a crash; the right token still admits', async (t) => {
-  const callbacks = new AdmissionCallbacks({ gate: gateFor('o1'), scope: 'live', log: () => {} });
+  const callbacks = new AdmissionCallbacks({ gate: gateFor('o1'), scope: 'live', log: () => {}, pullingFrom: () => '127.0.0.9:1935/live' });
   await callbacks.start();
   t.teardown(() => callbacks.stop());
   const post = async (path: string, body: string) =>
@@ -45,11 +45,17 @@ test('nginx-rtmp callbacks: fuzzed forms are refused without a crash; the right 
     { numRuns: RUNS },
   );
   t.is(await post('/on_publish', 'x'.repeat(20_000)), 413, 'a body past the bound');
-  const good = issuer.client('g', 'o1', 'publish', 'cam1', 'app', 60_000).token;
+  const good = issuer.client('g', 'o1', 'publish', 'cam1', 60_000).token;
   t.is(await post('/on_publish', new URLSearchParams({ app: 'live', name: 'cam1', token: good }).toString()), 200);
   t.is(await post('/on_play', new URLSearchParams({ app: 'live', name: 'cam1', token: good }).toString()), 403);
   t.is(await post('/on_play', new URLSearchParams({ app: 'live', name: 'cam1', pageurl: issuer.relay('g', 'o1', 'e1') }).toString()), 200, "a child's pull");
   t.is(await post('/on_publish', new URLSearchParams({ app: 'other', name: 'cam1', token: good }).toString()), 403, 'another application');
+  // A pull from the parent enters as a local publish: admitted only from the parent's URL, and only as nginx writes it.
+  const relayed = (over: Record<string, string>) => post('/on_publish', new URLSearchParams({ app: '', flashver: 'ngx-local-relay', addr: '127.0.0.9:1935/live', name: 'cam1', ...over }).toString());
+  t.is(await relayed({}), 200);
+  t.is(await relayed({ addr: '127.0.0.8:1935/live' }), 403, 'not the parent');
+  t.is(await relayed({ app: 'live' }), 403, 'a client connection (it names the application) with no token');
+  t.is(await relayed({ addr: '127.0.0.1' }), 403);
 });
 
 test('simulated node sessions: fuzzed tokens and headers are refused without a crash; the right token still opens a session', async (t) => {
@@ -73,7 +79,7 @@ test('simulated node sessions: fuzzed tokens and headers are refused without a c
     }),
     { numRuns: RUNS },
   );
-  const good = issuer.client('g', 'o1', 'publish', 'cam1', 'app', 60_000).token;
+  const good = issuer.client('g', 'o1', 'publish', 'cam1', 60_000).token;
   t.is((await fetch(`${base}/live/cam1/publish`, { method: 'POST', headers: { authorization: `Bearer ${good}` } })).status, 201);
   t.is((await fetch(`${base}/live/cam1/subscribe?token=${good}`, { method: 'POST' })).status, 403, 'a publish token does not play');
 });

@@ -69,7 +69,13 @@ export class NginxRtmpBackend implements MediaBackend {
     this.paths = nodePaths(o.dir);
     this.process = new NginxProcess(o.nginx, o.dir);
     this.process.onExit = (exit) => this.crashed(`nginx ${describeExit(exit)}`);
-    this.callbacks = new AdmissionCallbacks({ gate: o.gate, scope: o.scope, log: o.log });
+    this.callbacks = new AdmissionCallbacks({
+      gate: o.gate,
+      scope: o.scope,
+      log: o.log,
+      // As nginx-rtmp writes the pull's URL in the notification of its local publish.
+      pullingFrom: () => (this.parent ? `${urlHost(this.parent.address)}:${this.parent.port}/${o.scope}` : null),
+    });
   }
 
   private serial<T>(op: () => Promise<T>): Promise<T> {

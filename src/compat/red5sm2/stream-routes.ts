@@ -116,7 +116,7 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
       await askTheApp(s, ctx, handle, action, name, query.credential, asker.subject);
       const outcome = await handle.lookup(transcode ? 'transcode' : kind, name, regions, asker.subject);
       if (!outcome.ok) fail(outcome);
-      const admission = admitted(s, handle, outcome.node, action, transcode ? name : stream, asker.subject);
+      const admission = admitted(s, handle, outcome.node, action, transcode ? name : stream);
       const guid = guidOf(handle.group.scope, name);
       if (!transcode) return [located(outcome.node, guidOf(handle.group.scope, stream), admission)];
       const origin = (await oneStream(handle, name))?.origin;
