@@ -147,10 +147,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const nodeTokens = new NodeTokens(store.meta, config.auth.nodeTokenTtl);
   // Admission (docs/security.md, "Who may publish and play"): one secret, each node's key derived from it.
   const admissionSecret = await keptSecret('admission-secret', () => randomBytes(32), store, cluster);
-  const admission = {
-    issuer: new AdmissionIssuer(new NodeKeys(admissionSecret), (group, nodeId) => nodeTokens.generation(group, nodeId), options.now),
-    webhooks: new AdmissionWebhooks(options.now, undefined, undefined, (msg, extra) => log.warn(extra, msg)),
-  };
+  const admissionIssuer = new AdmissionIssuer(new NodeKeys(admissionSecret), (group, nodeId) => nodeTokens.generation(group, nodeId), options.now);
 
   let actors!: ActorHost;
   let registry!: NodeGroupRegistry;
@@ -168,6 +165,15 @@ export async function startService(config: Config, options: ServiceOptions = {})
         .map(async (g) => ({ group: g.name, ...(await g.callHere('nodeLoads', config.metrics.nodeSeries).catch(() => ({ nodes: [], omitted: 0 }))) })),
     );
   const metrics = new Metrics(counts, actorStats, nodeLoads);
+  const admission = {
+    issuer: admissionIssuer,
+    webhooks: new AdmissionWebhooks(
+      options.now,
+      undefined,
+      (outcome) => metrics.admissionWebhook({ outcome }).inc(),
+      (msg, extra) => log.warn(extra, msg),
+    ),
+  };
   const onEvent = (e: EventRecord) => {
     metrics.observeEvent(e);
     cluster?.noticed(e);

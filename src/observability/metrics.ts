@@ -42,6 +42,8 @@ export class Metrics {
   readonly request: (labels: { method: string; route: string; status: string }) => { inc(): void };
   readonly actorCall: (labels: { method: string }) => { observe(v: number): void };
   readonly channelMessage: (labels: { result: string }) => { inc(): void };
+  /** Admission webhooks asked (docs/security.md): allowed, denied, cached-…, unavailable, failed-open. */
+  readonly admissionWebhook: (labels: { outcome: string }) => { inc(): void };
   private openChannels: () => number = () => 0;
   private channelBacklog: () => number = () => 0;
   private eventStreams: () => number = () => 0;
@@ -86,6 +88,13 @@ export class Metrics {
       registers,
     });
     this.channelMessage = labelled(channelMessages, ['result'] as const);
+    const webhookAnswers = new Counter({
+      name: 'switchyard_admission_webhook_total',
+      help: "Lookups that asked a group's admission webhook, by outcome: allowed, denied, cached-allowed, cached-denied, unavailable (refused), failed-open",
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.admissionWebhook = labelled(webhookAnswers, ['outcome'] as const);
     const channels = () => this.openChannels();
     new Gauge({
       name: 'switchyard_node_channels',
