@@ -158,7 +158,7 @@ test('only the url of a lookup publishes or plays, where it says and while it is
   );
 
   // Ended through the API: unbound at once, the publisher cut off, its url refused.
-  await call('DELETE', '/as/v1/streams/default/cam1', 204);
+  await call('POST', '/as/v1/streams/default/cam1/end', 204);
   const ended = await Promise.race([republished.exited, new Promise<null>((r) => setTimeout(() => r(null), 20_000))]);
   t.not(ended, null, 'the publisher of the ended stream was disconnected');
   t.true(await refusedPublish(moved.url), "the ended stream's url no longer publishes");

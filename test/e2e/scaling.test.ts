@@ -4,7 +4,7 @@
 import test from 'ava';
 import type { EventRecord } from '../../src/domain/events.js';
 import { waitForEvents } from '../helpers/events.js';
-import { body, request } from '../helpers/http.js';
+import { body, openSession, request } from '../helpers/http.js';
 import { OwnService } from '../helpers/process.js';
 
 const CONFIG = {
@@ -49,12 +49,11 @@ test('the edge rule scales out under load and in without it; a killed origin is 
   const pub = body<{ nodeId: string; url: string }>(await get('/as/v1/streams/live/cam/publish'));
   t.is(pub.nodeId, origin);
   // Each client connects to the url its lookup answered (the admission token is in it).
-  const open = (url: string) => request(new URL(url).origin, 'POST', new URL(url).pathname + new URL(url).search);
-  t.is((await open(pub.url)).status, 201);
+  t.is((await openSession(pub.url)).status, 201);
   const sessions: Array<{ node: string; session: string }> = [];
   for (let i = 0; i < 3; i++) {
     const edge = body<{ url: string }>(await get('/as/v1/streams/live/cam/subscribe'));
-    sessions.push({ node: new URL(edge.url).origin, session: body<{ session: string }>(await open(edge.url)).session });
+    sessions.push({ node: new URL(edge.url).origin, session: body<{ session: string }>(await openSession(edge.url)).session });
   }
   seen = await until((s) => nodesIn(s, 'edge', 'INSERVICE').length === 2);
   const out = seen.find((e) => e.type === 'scaling.action' && e.trigger === 'scaleOut') as Extract<EventRecord, { type: 'scaling.action' }>;

@@ -106,8 +106,8 @@ test('an ended stream is unbound, and its origin is told to drop the publisher a
   const nodes = await allInService(svc, 'g', NODES);
   const pub = (await svc.get('/as/v1/streams/live/cam1/publish?nodeGroup=g')).json as Answer;
   await nodes.get(pub.nodeId)!.beat({ streams: [{ name: 'cam1', publishing: true }] });
-  t.is((await svc.send('DELETE', '/as/v1/streams/g/cam1', undefined)).status, 204);
-  t.like((await svc.send('DELETE', '/as/v1/streams/g/cam1', undefined)).json, { status: 404, code: 'STREAM_NOT_FOUND' });
+  t.is((await svc.send('POST', '/as/v1/streams/g/cam1/end', undefined)).status, 204);
+  t.like((await svc.send('POST', '/as/v1/streams/g/cam1/end', undefined)).json, { status: 404, code: 'STREAM_NOT_FOUND' });
   const { gate, dropped } = await gateOf(nodes.get(pub.nodeId)!, [{ name: 'cam1', publishing: true }]);
   t.deepEqual(dropped, ['cam1']);
   t.false(gate.check('publish', 'cam1', pub.token).ok, 'the old token no longer publishes');

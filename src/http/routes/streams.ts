@@ -45,8 +45,8 @@ export function streamRoutes(s: Services): RouteDef[] {
       },
     }),
     route({
-      method: 'DELETE',
-      path: '/as/v1/streams/{nodeGroup}/{streamName}',
+      method: 'POST',
+      path: '/as/v1/streams/{nodeGroup}/{streamName}/end',
       operationId: 'endStream',
       example: { params: { nodeGroup: EXAMPLE_GROUP, streamName: 'cam1' } },
       summary: 'End a stream: unbind it now, and disconnect its publisher at its origin',
