@@ -79,7 +79,7 @@ const VERSION = (JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) a
 const LOUD_EVENTS = /^(node\.|scaling\.|platform\.|actor\.|nodegroup\.|store\.)/;
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
-  const log = options.log ?? createLogger(config.log.level);
+  const log = options.log ?? createLogger(config.log.level, undefined, config.log.format);
   surviveCommitFailures((message) => log.error(message));
   // The Terraform modules node groups may name, read (in a thread of their own) while GeoIP loads.
   const modulesLoading = loadTerraformModules(config.terraform);

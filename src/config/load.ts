@@ -33,6 +33,7 @@ export const ENV_FIELDS: ReadonlyArray<{ env: string; path: readonly string[]; i
   { env: 'SWITCHYARD_ADMIN_USER', path: ['auth', 'adminUser'] },
   { env: 'SWITCHYARD_GEOIP_DB', path: ['geoip', 'database'] },
   { env: 'SWITCHYARD_LOG_LEVEL', path: ['log', 'level'] },
+  { env: 'SWITCHYARD_LOG_FORMAT', path: ['log', 'format'] },
   { env: 'SWITCHYARD_TERRAFORM_BIN', path: ['terraform', 'binary'] },
   { env: 'SWITCHYARD_TERRAFORM_MODULES', path: ['terraform', 'modulesDir'] },
   { env: 'SWITCHYARD_NATS_URL', path: ['cluster', 'nats'], list: true },
@@ -203,7 +204,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
         userSlowdown: durationMs(a.loginThrottle.userSlowdown),
       },
     },
-    log: { level: input.log.level },
+    log: { level: input.log.level, format: input.log.format },
     geoip: {
       enabled: input.geoip.enabled,
       ...(input.geoip.database !== undefined ? { databases: input.geoip.database.split(',').map((p) => resolve(p.trim())) } : {}),

@@ -140,8 +140,15 @@ export const ConfigSchema = Type.Object(
             description: 'fatal, error, warn, info, debug, trace or silent',
           },
         ),
+        format: Type.Union(
+          ['auto', 'pretty', 'json'].map((l) => Type.Literal(l)),
+          {
+            default: 'auto',
+            description: 'pretty (lines for people), json (one JSON object a line, for machines) or auto: pretty when stdout is a terminal, JSON otherwise',
+          },
+        ),
       },
-      { additionalProperties: false, default: {}, description: 'JSON logs on stdout (pino)' },
+      { additionalProperties: false, default: {}, description: 'logs on stdout (pino)' },
     ),
     geoip: Type.Object(
       {

@@ -165,7 +165,7 @@ export interface Config {
     users: UserConfig[];
     loginThrottle: { maxFailures: number; maxAddressFailures: number; window: number; baseDelay: number; maxDelay: number; userSlowdown: number };
   };
-  log: { level: string };
+  log: { level: string; format: 'auto' | 'pretty' | 'json' };
   geoip: { databases?: string[]; enabled: boolean };
   terraform: TerraformOperatorConfig;
   defaultNodeGroup: string;
