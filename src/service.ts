@@ -18,6 +18,8 @@ import { pkcs8Der, TokenSigner, type SigningKey } from './auth/tokens.js';
 import { AdmissionIssuer } from './admission/issuer.js';
 import { NodeKeys } from './admission/node-keys.js';
 import { AdmissionWebhooks } from './admission/webhook.js';
+import { LmdbWebhookKeeping } from './webhooks/keeping.js';
+import { Webhooks } from './webhooks/webhooks.js';
 import { Users } from './auth/users.js';
 import type { EventRecord } from './domain/events.js';
 import { EventLog, type Events } from './events/log.js';
@@ -165,6 +167,14 @@ export async function startService(config: Config, options: ServiceOptions = {})
         .map(async (g) => ({ group: g.name, ...(await g.callHere('nodeLoads', config.metrics.nodeSeries).catch(() => ({ nodes: [], omitted: 0 }))) })),
     );
   const metrics = new Metrics(counts, actorStats, nodeLoads);
+  const webhooks = new Webhooks({
+    events,
+    // Cluster mode keeps endpoints and cursors in the instance's LMDB for now; one instance sends.
+    keeping: new LmdbWebhookKeeping(store.meta),
+    ...(options.now ? { now: options.now } : {}),
+    observe: (id, outcome) => metrics.webhookDelivery({ endpoint: id, outcome }).inc(),
+  });
+  metrics.trackWebhooks(() => webhooks.list());
   const admission = {
     issuer: admissionIssuer,
     webhooks: new AdmissionWebhooks(
@@ -223,6 +233,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     hasher,
     signer,
     admission,
+    webhooks,
     throttle: new LoginThrottle(config.auth.loginThrottle),
     nodeTokens,
     lookupRate: new LookupRateLimiter(config.limits.lookups, options.now),
@@ -282,6 +293,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     cluster.registerMetrics(metrics.registry);
     await cluster.own(actors, config.cluster!.advertiseUrl ?? config.server.publicUrl ?? url);
   }
+  await webhooks.start(config.webhooks);
   ready = true;
   log.info({ url, dataDir: config.dataDir, groups: groups.map((g) => g.group.name) }, 'listening');
 
@@ -301,6 +313,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await drained;
       clearTimeout(timer);
       clearInterval(idle);
+      webhooks.stop();
       // Cluster mode: groups handed over first (the next owners take them at once), and nodes keep
       // running: they belong to the cluster, and report to another instance.
       await cluster?.stop();

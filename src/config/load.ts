@@ -1,6 +1,8 @@
 // Reads the config file, lays the environment over it (docs/configuration.md), validates it and turns it
 // into the shape the service runs on. Any problem stops the start with every bad field named,
 // with its value and what was expected. Each node group is checked by node-group.ts.
+import { outboundUrlProblem } from '../policy/outbound-url.js';
+import { KEPT_SECRET } from './secrets.js';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigSchema, type ConfigInput } from './schema.js';
@@ -124,6 +126,16 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     problems.push(`defaultNodeGroup = ${show(input.defaultNodeGroup)}: must name one of the node groups (${[...names].join(', ') || 'none'})`);
   }
 
+  const hookIds = new Set<string>();
+  input.webhooks.forEach((w, i) => {
+    const why = outboundUrlProblem(w.url, { allowLinkLocal: w.allowLinkLocal });
+    if (why) problems.push(`webhooks[${i}].url = ${show(w.url)}: ${why}`);
+    if (w.secret === KEPT_SECRET) problems.push(`webhooks[${i}].secret: the API's marker, not a secret; give the endpoint's secret`);
+    const id = w.id ?? w.url;
+    if (hookIds.has(id)) problems.push(`webhooks[${i}]: another webhook has this ${w.id ? 'id' : 'URL'} (give each an id)`);
+    hookIds.add(id);
+  });
+
   if (input.cluster && durationMs(input.cluster.leaseTtl) < 1000) {
     problems.push(`cluster.leaseTtl = ${show(input.cluster.leaseTtl)}: must be at least 1 s (renewals go every third of it)`);
   }
@@ -219,6 +231,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     defaultNodeGroup,
     supervisorTick: durationMs(input.supervisorTick),
     nodeGroups: groups,
+    webhooks: input.webhooks,
     limits: input.limits,
     compat: { red5sm2: { enabled: input.compat.red5sm2.enabled, anonymousLookups: input.compat.red5sm2.anonymousLookups, platform: input.compat.red5sm2.platform } },
     metrics: { custom: input.metrics.custom, nodeSeries: input.metrics.nodeSeries },

@@ -5,6 +5,7 @@ import Type from 'typebox';
 import { METRIC_NAME_PATTERN } from '../domain/metrics.js';
 import { MIN_FREE_FLOOR } from '../store/disk-guard.js';
 import { described, Duration, Name, NodeGroupConfig, Platform, Settings } from './node-group-schema.js';
+import { MAX_WEBHOOKS, WebhookSchema } from './webhook-schema.js';
 
 /** A token bucket: a sustained rate and the burst it allows. */
 function LookupRate(perSecond: number, burst: number) {
@@ -161,6 +162,11 @@ export const ConfigSchema = Type.Object(
     defaultNodeGroup: Type.Optional(described(Name, 'the group of lookups that name none (endpoints 4 and 5; default: the first)')),
     supervisorTick: described(Duration('1s'), 'how often the supervisor looks at every node (health, timeouts, min counts)'),
     nodeGroups: Type.Array(NodeGroupConfig, { maxItems: 256, default: [], description: 'node groups the config file defines (the API can add more)' }),
+    webhooks: Type.Array(WebhookSchema, {
+      maxItems: MAX_WEBHOOKS,
+      default: [],
+      description: 'endpoints every matching event is POSTed to, signed the Standard Webhooks way, in order, at least once (docs/webhooks.md; the API can add more)',
+    }),
     limits: Type.Object(
       {
         lookups: Type.Object(

@@ -3,6 +3,7 @@
 import type { Role, TimedState } from '../domain/vocabulary.js';
 import type { Listener } from '../domain/records.js';
 import type { StrategyName } from '../policy/selection/registry.js';
+import type { WebhookInput } from './webhook-schema.js';
 
 export interface RegionConfig {
   name: string;
@@ -171,6 +172,7 @@ export interface Config {
   defaultNodeGroup: string;
   supervisorTick: number;
   nodeGroups: NodeGroup[];
+  webhooks: WebhookInput[];
   limits: { lookups: { app: LookupRate; admin: LookupRate; anonymous: LookupRate } };
   /** Cluster mode (docs/cluster.md): absent, the service is one process and loads nothing of NATS. */
   cluster?: ClusterConfig;
