@@ -31,7 +31,9 @@ function slice(op: (i: number) => unknown, ms: number): number {
 function rates(ops: Array<(i: number) => unknown>): number[] {
   for (const op of ops) for (let i = 0; i < 2000; i++) op(i);
   const best = ops.map(() => 0);
-  for (let r = 0; r < ROUNDS; r++) ops.forEach((op, k) => (best[k] = Math.max(best[k]!, slice(op, (SECONDS * 1000) / ROUNDS))));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [k, op] of ops.entries()) best[k] = Math.max(best[k]!, slice(op, (SECONDS * 1000) / ROUNDS));
+  }
   return best;
 }
 

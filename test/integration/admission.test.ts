@@ -46,7 +46,15 @@ async function receiver(decide: (body: { stream: string; credential: string | nu
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/admit`, calls, close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/admit`,
+    calls,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 async function service(t: { teardown(f: () => Promise<void>): void }, groups: unknown[]): Promise<TestService> {
