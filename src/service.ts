@@ -20,6 +20,7 @@ import { NodeKeys } from './admission/node-keys.js';
 import { AdmissionWebhooks } from './admission/webhook.js';
 import { LmdbWebhookKeeping } from './webhooks/keeping.js';
 import { Webhooks } from './webhooks/webhooks.js';
+import { registerStreamMetrics } from './observability/stream-metrics.js';
 import { Users } from './auth/users.js';
 import type { EventRecord } from './domain/events.js';
 import { EventLog, type Events } from './events/log.js';
@@ -175,6 +176,15 @@ export async function startService(config: Config, options: ServiceOptions = {})
     observe: (id, outcome) => metrics.webhookDelivery({ endpoint: id, outcome }).inc(),
   });
   metrics.trackWebhooks(() => webhooks.list());
+  registerStreamMetrics(metrics.registry, async () => {
+    const all = await Promise.all(
+      [...actors.groups.values()].filter((g) => g.running).map(async (g) => (await g.callHere('busiestStreams', config.metrics.streamSeries).catch(() => [])).map((s) => ({ group: g.name, ...s }))),
+    );
+    return all
+      .flat()
+      .sort((a, b) => b.viewers - a.viewers)
+      .slice(0, config.metrics.streamSeries);
+  });
   const admission = {
     issuer: admissionIssuer,
     webhooks: new AdmissionWebhooks(

@@ -3,6 +3,7 @@
 // acknowledges them, or that reveals what another call is still writing (the write path:
 // durable.ts, commits.ts). The front end reaches it through comlink on the parent port; the
 // supervisor through comlink on a port of its own; events leave on a third port.
+import type { StreamStats } from '../../src/model/stream-stats.js';
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { getHeapStatistics } from 'node:v8';
 import * as Comlink from 'comlink';
@@ -208,6 +209,12 @@ class GroupActor extends DurableGroup {
     );
   }
 
+  /** From the nodes' last reports: memory only, a heartbeat away from the truth, as node views are. */
+  async streamStats(name: string): Promise<StreamStats | null> {
+    await this.loader.done;
+    return this.model.streamStats(name);
+  }
+
   async listStreams(after: string | undefined, limit: number): Promise<StreamView[]> {
     await this.loader.done;
     return this.reveal(
@@ -220,6 +227,11 @@ class GroupActor extends DurableGroup {
   // the disk (a node's metrics are never on disk at all). Nothing in them is acknowledged.
   detail(after: string | undefined, limit: number): GroupDetail {
     return { name: this.model.name, nodes: this.model.nodeViews(after, limit), nodeCount: this.model.nodeCount() };
+  }
+
+  /** The busiest streams for /as/v1/metrics, bounded (GroupModel.busiestStreams). */
+  busiestStreams(cap: number): Array<{ stream: string; viewers: number; bitrate: number | null }> {
+    return this.model.busiestStreams(cap);
   }
 
   /** Per-node load figures for /as/v1/metrics, bounded (GroupModel.nodeLoads). */

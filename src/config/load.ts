@@ -234,7 +234,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     webhooks: input.webhooks,
     limits: input.limits,
     compat: { red5sm2: { enabled: input.compat.red5sm2.enabled, anonymousLookups: input.compat.red5sm2.anonymousLookups, platform: input.compat.red5sm2.platform } },
-    metrics: { custom: input.metrics.custom, nodeSeries: input.metrics.nodeSeries },
+    metrics: { custom: input.metrics.custom, nodeSeries: input.metrics.nodeSeries, streamSeries: input.metrics.streamSeries },
     ...(input.cluster
       ? {
           cluster: {

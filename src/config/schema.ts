@@ -233,6 +233,12 @@ export const ConfigSchema = Type.Object(
           default: 500,
           description: 'nodes per group with series of their own on /as/v1/metrics (the busiest first): bounds the series a scrape carries',
         }),
+        streamSeries: Type.Integer({
+          minimum: 0,
+          maximum: 10_000,
+          default: 50,
+          description: 'streams with series of their own on /as/v1/metrics (viewers, bit rate): the most watched, over every group',
+        }),
       },
       { additionalProperties: false, default: {}, description: 'node metrics: those rules may read, and those exported' },
     ),

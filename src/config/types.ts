@@ -178,7 +178,7 @@ export interface Config {
   cluster?: ClusterConfig;
   compat: { red5sm2: Red5Sm2Config };
   /** Metrics rules may read besides the reported ones (src/domain/metrics.ts); per-node series exported per group. */
-  metrics: { custom: string[]; nodeSeries: number };
+  metrics: { custom: string[]; nodeSeries: number; streamSeries: number };
 }
 
 /** Red5 Pro Stream Manager 2.0's API beside ours (docs/migrating-from-red5-sm2.md). */

@@ -1,7 +1,7 @@
 // Request and response schemas of the REST API. Field names are the specification's
 // (rest-api.md); ranges and rules the specification leaves open are decided here and shown in
 // the OpenAPI document (docs/api.md, docs/choosing-nodes.md, docs/nodes.md).
-import Type from 'typebox';
+import Type, { type TSchema } from 'typebox';
 import { NAME_DESCRIPTION, NAME_PATTERN, NODE_STATES, ROLES, STREAM_NAME_DESCRIPTION, STREAM_NAME_PATTERN } from '../domain/vocabulary.js';
 
 export const GroupName = Type.String({ pattern: NAME_PATTERN, description: `node group name: ${NAME_DESCRIPTION}` });
@@ -141,6 +141,8 @@ export const StreamView = Type.Object({
   }),
   boundAt: Type.String({ format: 'date-time' }),
   since: Type.String({ format: 'date-time' }),
+  bitrate: Type.Union([Type.Integer(), Type.Null()], { description: "bits per second its publisher's node receives, where the node says (GET …/stats has more)" }),
+  uptimeSeconds: Type.Union([Type.Integer(), Type.Null()], { description: 'how long its publisher has been up, where its node says' }),
 });
 
 export const ListenerSchema = Type.Object({ protocol: Type.String({ pattern: '^[a-z][a-z0-9+.-]{0,15}$' }), port: Type.Integer({ minimum: 1, maximum: 65535 }) }, { additionalProperties: false });
@@ -216,4 +218,40 @@ export const ProblemSchema = Type.Object({
   errorMessage: Type.String({ description: 'repeats detail, for older Red5 Stream Manager clients' }),
   errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
   requestId: Type.Optional(Type.String()),
+});
+
+// ---- per-stream statistics (src/model/stream-stats.ts) -------------------------------------------
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const VideoMedia = Type.Object({ codec: Type.Optional(Type.String()), width: Type.Optional(Type.Integer()), height: Type.Optional(Type.Integer()), fps: Type.Optional(Type.Number()) });
+const AudioMedia = Type.Object({ codec: Type.Optional(Type.String()), channels: Type.Optional(Type.Integer()), sampleRate: Type.Optional(Type.Integer()) });
+export const StreamStatsSchema = Type.Object({
+  nodeGroup: Type.String(),
+  stream: Type.String({ description: 'the stream as bound (a rendition resolves to its stream)' }),
+  name: Type.String({ description: 'the name asked for' }),
+  state: Type.Union([Type.Literal('PENDING'), Type.Literal('LIVE')]),
+  uptimeSeconds: Nullable(Type.Integer({ description: 'how long its publisher has been up, as its node says' })),
+  publisher: Nullable(
+    Type.Object({
+      nodeId: Type.String(),
+      role: RoleName,
+      region: Type.String(),
+      bitrate: Nullable(Type.Integer({ description: 'bits per second, as received from the publisher' })),
+      video: Nullable(VideoMedia),
+      audio: Nullable(AudioMedia),
+    }),
+  ),
+  viewers: Type.Integer({ description: 'viewers over every node that serves it' }),
+  nodes: Type.Array(
+    Type.Object({
+      nodeId: Type.String(),
+      role: RoleName,
+      region: Type.String(),
+      viewers: Type.Integer(),
+      bitrateIn: Nullable(Type.Integer()),
+      bitrateOut: Nullable(Type.Integer()),
+    }),
+    { description: 'its origin and each edge carrying it' },
+  ),
+  renditions: Type.Optional(Type.Array(Type.Object({ name: Type.String(), bitrate: Nullable(Type.Integer()), video: Nullable(VideoMedia) }))),
 });

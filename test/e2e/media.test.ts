@@ -109,6 +109,27 @@ test('a stream travels from a publisher through the chosen origin to a player on
   t.not(edge.serverAddress, origin.serverAddress);
   const watching = play(ffmpegs, tools, edge.url, 6, 25_000);
   await eventually(async () => ((await streams()).find((s) => s.name === 'cam1')?.subscribers ?? 0) >= 1, 20_000, 'the viewer to be counted on cam1');
+  // Per-stream statistics, from what the nodes' nginx stat pages say (docs/api.md): the publisher's
+  // rate, codecs and resolution, its uptime, and the viewer on its edge.
+  interface Stats {
+    uptimeSeconds: number | null;
+    viewers: number;
+    publisher: { nodeId: string; bitrate: number | null; video: { codec?: string; width?: number; height?: number } | null; audio: { codec?: string } | null } | null;
+    nodes: Array<{ nodeId: string; viewers: number; bitrateOut: number | null }>;
+  }
+  const stats = await eventually(
+    async () => {
+      const s = await get<Stats>('/as/v1/streams/default/cam1/stats');
+      return s.viewers >= 1 && (s.publisher?.bitrate ?? 0) > 0 ? s : false;
+    },
+    20_000,
+    "cam1's statistics to show its publisher's rate and its viewer",
+  );
+  t.like(stats.publisher, { nodeId: origin.nodeId, video: { codec: 'H264', width: 426, height: 240 }, audio: { codec: 'AAC' } });
+  t.true(stats.publisher!.bitrate! > 10_000 && stats.publisher!.bitrate! < 50_000_000, `a plausible rate: ${stats.publisher!.bitrate}`);
+  t.true((stats.uptimeSeconds ?? -1) >= 0);
+  t.is(stats.nodes.find((n) => n.nodeId === edge.nodeId)?.viewers, 1);
+  t.log(`cam1: ${stats.publisher!.bitrate} bit/s in, up ${stats.uptimeSeconds} s, ${stats.viewers} viewer`);
   const played = await watching;
   t.true(played.frames >= 60, `frames decoded from the edge in 6 s of 25 fps: ${played.frames}\n${played.output}`);
   t.deepEqual([played.width, played.height], [426, 240]);

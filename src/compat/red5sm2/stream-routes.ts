@@ -134,7 +134,9 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
 
   /** A stream's servers as SM2 lists them: its origin, and with aggregate=false its transcoder. */
   function locations(v: StreamView, streamGuid: string, q: Static<typeof StatsQuery>, addresses: Map<string, string | null> | null, now: number): Location[] {
-    const stats = (subscribers: number) => (q.stats ? { subscribers, durationMs: v.state === 'LIVE' ? Math.max(0, now - v.since) : 0 } : {});
+    // As long as its publisher's node says it has been up, else since it went LIVE.
+    const duration = v.uptimeSeconds !== null ? v.uptimeSeconds * 1000 : v.state === 'LIVE' ? Math.max(0, now - v.since) : 0;
+    const stats = (subscribers: number) => (q.stats ? { subscribers, durationMs: duration } : {});
     const out: Location[] = [];
     if (v.origin.serverAddress)
       out.push({ streamGuid, serverAddress: v.origin.serverAddress, nodeRole: 'origin', subGroup: v.origin.region ?? '', nodeState: v.origin.state ?? 'INSERVICE', ...stats(v.subscribers) });
