@@ -255,3 +255,30 @@ export const StreamStatsSchema = Type.Object({
   ),
   renditions: Type.Optional(Type.Array(Type.Object({ name: Type.String(), bitrate: Nullable(Type.Integer()), video: Nullable(VideoMedia) }))),
 });
+
+// ---- webhooks (docs/webhooks.md) ----------------------------------------------------------------
+
+const Delivery = Type.Object({
+  cursor: Type.Integer({ description: 'the last event id sent to it, or passed because it does not want it' }),
+  backlog: Type.Integer({ description: 'events after the cursor (wanted or not): what it has still to be passed' }),
+  delivered: Type.Integer(),
+  failures: Type.Integer({ description: 'failed attempts, all told' }),
+  consecutiveFailures: Type.Integer({ description: 'failed attempts since the last success (the same event each time)' }),
+  lost: Type.Integer({ description: 'events the log dropped (it keeps the last 10,000) before they could be sent' }),
+  lastSuccessAt: Type.Union([Type.Number(), Type.Null()], { description: 'ms since the epoch' }),
+  lastAttemptAt: Type.Union([Type.Number(), Type.Null()]),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  nextAttemptAt: Type.Union([Type.Number(), Type.Null()], { description: 'when the failed event is tried again' }),
+});
+
+export const WebhookViewSchema = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  secret: Type.Literal('whsec_(kept)', { description: 'never shown; send it back in a replace to keep the stored one' }),
+  events: Type.Array(Type.String()),
+  groups: Type.Array(Type.String()),
+  streams: Type.Array(Type.String()),
+  allowLinkLocal: Type.Boolean(),
+  source: Type.Union([Type.Literal('config'), Type.Literal('api')]),
+  delivery: Delivery,
+});

@@ -1,13 +1,13 @@
 // Plays a node agent over the real heartbeat protocol (docs/nodes.md), with a token minted from the
 // test service's signing secret.
-import type { HeartbeatReply } from '../../src/schemas/heartbeat.js';
+import type { HeartbeatReply, StreamMedia } from '../../src/schemas/heartbeat.js';
 import type { TestService } from './service.js';
 
 export interface Beat {
   ready?: boolean;
   publishers?: number;
   subscribers?: number;
-  streams?: Array<{ name: string; publishing?: boolean; subscribers?: number }>;
+  streams?: Array<{ name: string; publishing?: boolean; subscribers?: number } & StreamMedia>;
   listeners?: { publish?: { protocol: string; port: number }; subscribe?: { protocol: string; port: number } };
 }
 
