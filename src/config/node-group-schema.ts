@@ -205,6 +205,24 @@ export const Platform = Type.Object(
   { additionalProperties: false, default: {}, description: 'where its nodes come from (docs/nodes.md, Platforms)' },
 );
 
+/** A window of scheduled capacity (docs/scaling.md, "Schedules"). */
+export const Schedule = Type.Object(
+  {
+    name: described(Name, "the schedule's name, in events and status"),
+    cron: Type.String({ minLength: 1, maxLength: 128, description: 'when each window starts: a cron expression (minute hour day month weekday), e.g. "0 18 * * FRI"' }),
+    duration: described(Duration(), 'how long each window lasts (1 minute to 31 days)'),
+    timezone: Type.String({ minLength: 1, maxLength: 64, default: 'UTC', description: 'the time zone the cron expression reads in: an IANA name such as UTC or Europe/Berlin' }),
+    role: Type.Union(
+      ROLES.map((r) => Type.Literal(r)),
+      { description: 'the role whose rule it changes' },
+    ),
+    region: Type.Optional(described(Name, "the region whose rule it changes (default: every region's rule for the role)")),
+    min: Type.Optional(Type.Integer({ minimum: 0, maximum: 1024, description: 'the min while a window is open' })),
+    max: Type.Optional(Type.Integer({ minimum: 0, maximum: 1024, description: 'the max while a window is open (raised to min if below it)' })),
+  },
+  { additionalProperties: false },
+);
+
 /** The operator's app, asked before a lookup hands out a node (docs/security.md, "Who may publish and play"). */
 export const AdmissionWebhook = Type.Object(
   {
@@ -250,6 +268,7 @@ export const NodeGroupConfig = Type.Object(
       description: 'the roles it has (origin, edge, relay, transcoder), each with its options; edges and relays name the role they pull from',
     }),
     rules: Type.Array(Rule, { maxItems: 1024, default: [], description: 'one per region and role: how many nodes, and when to scale (docs/scaling.md)' }),
+    schedules: Type.Array(Schedule, { maxItems: 64, default: [], description: "windows that raise or lower a role's min and max, e.g. edges warmed before an event (docs/scaling.md)" }),
     timing: Timing,
     limits: Type.Object(
       {

@@ -90,6 +90,18 @@ export interface PlatformConfig {
   terraform: TerraformConfig;
 }
 
+export interface ScheduleConfig {
+  name: string;
+  cron: string;
+  /** ms */
+  duration: number;
+  timezone: string;
+  role: Role;
+  region?: string;
+  min?: number;
+  max?: number;
+}
+
 export interface AdmissionWebhookConfig {
   url: string;
   secret: string;
@@ -113,6 +125,7 @@ export interface NodeGroup {
   regions: RegionConfig[];
   roles: Partial<Record<Role, RoleConfig>>;
   rules: RuleConfig[];
+  schedules: ScheduleConfig[];
   timing: TimingConfig;
   selection: { strategy: StrategyName; nearEqual: number };
   limits: { pendingBindings: number; pendingPerToken: number };

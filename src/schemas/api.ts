@@ -193,12 +193,33 @@ export const NodeGroupDetail = Type.Object({
     Type.Object({
       region: Type.String(),
       role: RoleName,
-      min: Type.Integer(),
-      max: Type.Integer(),
+      min: Type.Integer({ description: 'as it is now: a schedule’s open window may have set it' }),
+      max: Type.Integer({ description: 'as it is now: a schedule’s open window may have set it' }),
       inService: Type.Integer(),
       pending: Type.Integer(),
       fault: Type.Integer(),
+      schedules: Type.Array(
+        Type.Object({
+          name: Type.String(),
+          min: Type.Optional(Type.Integer()),
+          max: Type.Optional(Type.Integer()),
+          from: Type.String({ format: 'date-time' }),
+          until: Type.String({ format: 'date-time' }),
+        }),
+        { description: "the schedules' windows open now for this rule" },
+      ),
     }),
+  ),
+  schedules: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      role: RoleName,
+      region: Type.Union([Type.String(), Type.Null()]),
+      cron: Type.String(),
+      timezone: Type.String(),
+      next: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    }),
+    { description: "the group's schedules and when each next opens a window" },
   ),
 });
 

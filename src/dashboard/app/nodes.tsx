@@ -152,11 +152,28 @@ function Scaling({ detail }: { detail: GroupDetail }) {
               </td>
               <td data-label="Min – max" class="num">
                 {r.min} – {r.max}
+                {r.schedules.map((w) => (
+                  <span key={w.name} class="sub" title={`from ${new Date(w.from).toLocaleString()}`}>
+                    schedule {w.name} until {new Date(w.until).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })}
+                  </span>
+                ))}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
+      {detail.schedules.length > 0 && (
+        <p class="muted small">
+          Schedules:{' '}
+          {detail.schedules.map((x, i) => (
+            <span key={x.name}>
+              {i > 0 ? ' · ' : ''}
+              <span class="mono">{x.name}</span> ({x.role}
+              {x.region ? ` in ${x.region}` : ''}, <span class="mono">{x.cron}</span> {x.timezone}){x.next ? `, next ${new Date(x.next).toLocaleString()}` : ''}
+            </span>
+          ))}
+        </p>
+      )}
     </div>
   );
 }
