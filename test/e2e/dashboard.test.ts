@@ -129,15 +129,15 @@ test.serial('log in, watch nodes come into service, read streams, drain a node b
   // A phone: the same page, one card per node, nothing wider than the screen, actions reachable.
   await page.setViewportSize(PHONE);
   t.deepEqual(await overflowing(page), [], 'nothing wider than the phone');
-  const doom = page.getByRole('button', { name: 'Doom e3', exact: true });
+  const doom = page.getByRole('button', { name: 'Destroy e3 now', exact: true });
   await doom.scrollIntoViewIfNeeded();
   const box = (await doom.boundingBox())!;
-  t.true(box.x >= 0 && box.x + box.width <= PHONE.width, 'the Doom button is on screen');
+  t.true(box.x >= 0 && box.x + box.width <= PHONE.width, 'the Destroy now button is on screen');
   t.true(box.height >= 36, 'and large enough to tap');
   await doom.click();
   await page.getByRole('dialog').waitFor();
   t.is(await page.evaluate('document.activeElement?.textContent'), 'Cancel', 'a destructive action opens on Cancel');
-  await page.getByRole('button', { name: 'Doom node' }).click();
+  await page.getByRole('button', { name: 'Destroy now', exact: true }).click();
   await row(page, 'e3', 'DOOMED').waitFor();
   await b.shot(page, '6-phone');
   await page.getByRole('link', { name: 'Timeline' }).click();
