@@ -81,7 +81,9 @@ export async function logSize(nats: NatsCluster, group: string): Promise<LogSize
   try {
     const jsm = await jetstreamManager(nc);
     const subject = `sy.wal.${group}`;
-    const wal = await jsm.streams.info('SY_WAL', { subjects_filter: subject } as never);
+    // No stream yet: no history was written and no instance has started.
+    const wal = await jsm.streams.info('SY_WAL', { subjects_filter: subject } as never).catch(() => null);
+    if (!wal) return { messages: 0, bytes: 0, snapshotBytes: 0, onDisk: 0 };
     const snapshotBytes = await jsm.streams.info('SY_SNAP').then(
       (s) => s.state.bytes,
       () => 0,
