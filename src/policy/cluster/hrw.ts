@@ -35,3 +35,12 @@ export function handover(owned: readonly string[], instances: readonly string[],
   }
   return null;
 }
+
+/**
+ * The instance that would take the group next: the first in its order among the live instances
+ * other than its owner (the first of all when it has none). It keeps a warm copy of the group's
+ * log (src/cluster/standby.ts), so that taking the group over replays seconds of entries.
+ */
+export function standbyOf(group: string, instances: readonly string[], owner: string | null): string | undefined {
+  return rank(group, instances).find((id) => id !== owner);
+}
