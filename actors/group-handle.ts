@@ -173,7 +173,9 @@ export class GroupHandle {
             dataDir: this.host.options.dataDir,
             durability: this.host.options.durability,
             ...(this.host.options.minFreeBytes !== undefined ? { minFreeBytes: this.host.options.minFreeBytes } : {}),
-            ...(this.host.options.cluster && this.epoch !== null ? { cluster: { servers: this.host.options.cluster.servers, instance: this.host.options.cluster.instance, epoch: this.epoch } } : {}),
+            ...(this.host.options.cluster && this.epoch !== null
+              ? { cluster: { servers: this.host.options.cluster.servers, instance: this.host.options.cluster.instance, epoch: this.epoch, snapshot: this.host.options.cluster.snapshot } }
+              : {}),
             events: events.port2,
           },
           [events.port2],

@@ -19,6 +19,8 @@ import type { SupervisorApi, SupervisorInit } from './supervisor/actor.js';
 export interface ClusterSeam {
   servers: string[];
   instance: string;
+  /** When an owner snapshots its group's log (entries since the last, or time: ms). */
+  snapshot: { entries: number; intervalMs: number };
   /** This instance holds the group's lease and may answer for it now (checked on every call). */
   serving(group: string): boolean;
   /** Whether some instance is known to own the group (its lease is held). */

@@ -12,7 +12,7 @@
 //      its LMDB copy lost, so that no trial is helped by a copy a former owner kept; and the log's
 //      size (messages, bytes, on disk) after the set-up and after the trials.
 // `npm run bench:cluster`; BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_TRIALS, BENCH_HISTORY (comma-
-// separated entry counts), BENCH_HISTORY_TRIALS, BENCH_ONLY=history (only part 4).
+// separated entry counts), BENCH_HISTORY_TRIALS, BENCH_ONLY=history (only part 4) or throughput (parts 1–3).
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, clusterConfig, localGroup, slowBindings, type Instance } from '../test/helpers/cluster.js';
@@ -166,7 +166,7 @@ async function history(): Promise<void> {
 
 async function main(): Promise<void> {
   if (ONLY !== 'history') await throughputAndHandover();
-  await history();
+  if (ONLY !== 'throughput') await history();
 }
 
 async function throughputAndHandover(): Promise<void> {

@@ -264,7 +264,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   for (const g of groups) if (g.deleting) await registry.retire(actors.group(g.group.name)!);
   if (cluster) {
     cluster.registerMetrics(metrics.registry);
-    await cluster.own(actors, config.cluster!.advertiseUrl ?? config.server.publicUrl ?? url);
+    await cluster.own(actors, config.cluster!.advertiseUrl ?? config.server.publicUrl ?? url, store);
   }
   ready = true;
   log.info({ url, dataDir: config.dataDir, groups: groups.map((g) => g.group.name) }, 'listening');
