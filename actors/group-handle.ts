@@ -151,10 +151,12 @@ export class GroupHandle {
     // A spec replaced while this thread loads is applied before it serves (the load used this one).
     const spec = this.group;
     try {
-      worker = this.spawn();
+      // Cluster mode: a thread loaded in advance, when there is one (a takeover's start is mostly a thread's).
+      const spare = (await this.host.spares?.take()) ?? null;
+      worker = spare ? this.adopt(spare.worker) : this.spawn();
       const w = worker;
-      const inFlight = new InFlight();
-      const api = guardedRemote<GroupApi>(nodeEndpoint(w), inFlight);
+      const inFlight = spare?.inFlight ?? new InFlight();
+      const api = spare?.api ?? guardedRemote<GroupApi>(nodeEndpoint(w), inFlight);
       const events = new MessageChannel();
       events.port1.on('message', (batch: EventBody[]) => {
         if ((batch[0]?.type as string) === FENCED_EVENT) return this.host.options.cluster?.fenced(this.name);
@@ -205,7 +207,10 @@ export class GroupHandle {
   }
 
   private spawn(): Worker {
-    const worker = new Worker(new URL('./group/actor.js', import.meta.url), { name: `group:${this.name}` });
+    return this.adopt(new Worker(new URL('./group/actor.js', import.meta.url), { name: `group:${this.name}` }));
+  }
+
+  private adopt(worker: Worker): Worker {
     this.worker = worker;
     return worker;
   }

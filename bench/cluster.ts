@@ -131,7 +131,7 @@ async function history(): Promise<void> {
       const nats = await NatsCluster.start(3);
       ctx.stops.push(() => nats.stop());
       const rate = await writeHistory(nats, 'g', entries);
-      const written = await logSize(nats, 'g');
+      const written = await logSize(nats);
       const started = Date.now();
       const c = await Cluster.start(ctx.t, benchConfig(), { nats });
       const token = await c.login(c.instances[0]!);
@@ -139,7 +139,7 @@ async function history(): Promise<void> {
       const firstStart = Date.now() - started;
       const kills: number[] = [];
       for (let k = 0; k < HISTORY_TRIALS; k++) kills.push(await handover(c, token, 'SIGKILL', k, { timeoutMs: HISTORY_START_MS, loseCopy: true }));
-      const after: LogSize = await logSize(nats, 'g');
+      const after: LogSize = await logSize(nats);
       const a = ms(kills);
       rows.push([
         entries,

@@ -68,6 +68,11 @@ export interface GroupCounts {
 class GroupActor extends DurableGroup {
   private supervisorPort: MessagePort | null = null;
 
+  /** Cluster mode, a spare thread (actors/spare.ts): loads what a start will need before a group is given to it. */
+  async warm(): Promise<void> {
+    await import('../../src/cluster/wal.js');
+  }
+
   async init(init: GroupInit): Promise<void> {
     this.store = openStore(init.dataDir, init.durability, init.minFreeBytes);
     this.name = init.group.name;

@@ -34,6 +34,12 @@ export const STREAMS = {
   snapshots: 'SY_SNAP',
 } as const;
 
+/**
+ * The consumers that read a group's log or snapshot go after this long unused (the client's default
+ * keeps them five minutes: a catch-up that reads in batches would leave one per batch behind).
+ */
+export const CONSUMER_IDLE_MS = 10_000;
+
 export const walSubject = (group: string) => `sy.wal.${group}`;
 export const snapSubject = (group: string) => `sy.snap.${group}`;
 export const rpcSubject = (group: string) => `sy.g.${group}.rpc`;

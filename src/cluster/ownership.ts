@@ -26,7 +26,7 @@ import {
   type OwnerState,
   type Watching,
 } from '../policy/cluster/lease.js';
-import { handover, placeOf } from '../policy/cluster/hrw.js';
+import { contenderPlace, handover } from '../policy/cluster/hrw.js';
 import { isConflict, JS_TIMEOUT_MS } from './nats.js';
 import { Presence } from './presence.js';
 
@@ -191,7 +191,7 @@ export class Ownership {
           w = await this.initial(group, now);
           if (!w) continue;
         }
-        if (this.available && shouldContend(w, placeOf(group, ids, this.me.id), now, this.t)) await this.contend(group);
+        if (this.available && shouldContend(w, contenderPlace(group, ids, this.me.id, w.owner), now, this.t)) await this.contend(group);
       }
       const held = [...this.owned].filter(([g, o]) => this.serving(g) && now - o.acquiredAt >= this.t.holdMs).map(([g]) => g);
       const settled = ids.filter((id) => id === this.me.id || now - (this.presence.since(id) ?? now) >= this.t.settledMs);
@@ -259,7 +259,7 @@ export class Ownership {
     try {
       await this.hooks.acquire(group, epoch);
       o.starting = false;
-      this.log.info({ group, epoch }, 'acquired a node group');
+      this.log.info({ group, epoch, startMs: Math.round(this.clock() - sentAt) }, 'acquired a node group');
     } catch (err) {
       this.log.warn({ group, epoch, err }, 'acquired a node group but could not start serving it: handing it back');
       await this.giveBack(group, `could not start: ${(err as Error).message}`);

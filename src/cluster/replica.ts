@@ -9,7 +9,7 @@ import { unpack } from 'msgpackr';
 import type { Logged, ReplicaPort, SnapshotRef } from '../policy/cluster/snapshot.js';
 import { StoreUnavailable } from '../store/failures.js';
 import { appliedOf, clearGroup, markApplied, putGroupWrites, type GroupWrite, type Store } from '../store/store.js';
-import { STREAMS, walSubject, type Jet } from './nats.js';
+import { CONSUMER_IDLE_MS, STREAMS, walSubject, type Jet } from './nats.js';
 import type { GroupSnapshots } from './snapshots.js';
 
 /**
@@ -55,7 +55,12 @@ export class LocalCopy implements ReplicaPort<Entry> {
   /** A fresh consumer from `from + 1` for each batch: a consumer left with messages undelivered would skip them next time. */
   async read(from: number, to: number): Promise<Array<Logged<Entry>>> {
     if (this.o.stopped?.()) throw new Stopped(this.group);
-    const consumer = await this.j.js.consumers.get(STREAMS.wal, { filter_subjects: this.subject, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from + 1 });
+    const consumer = await this.j.js.consumers.get(STREAMS.wal, {
+      filter_subjects: this.subject,
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: from + 1,
+      inactive_threshold: CONSUMER_IDLE_MS,
+    });
     const batch: Array<Logged<Entry>> = [];
     const messages = await consumer.fetch({ max_messages: READ_BATCH, expires: 2000 });
     for await (const m of messages) {

@@ -19,7 +19,7 @@ import { pack, unpackMultiple } from 'msgpackr';
 import { claim, publish, purgeBelow, stale, type Decision, type Manifest, type SnapshotRef } from '../policy/cluster/snapshot.js';
 import { StoreUnavailable } from '../store/failures.js';
 import { appliedOf, clearGroup, GROUP_RECORD_KINDS, groupTable, markApplied, putGroupWrites, type GroupKey, type GroupWrite, type Store } from '../store/store.js';
-import { isConflict, JS_TIMEOUT_MS, snapSubject, STREAMS, walSubject, type Jet } from './nats.js';
+import { CONSUMER_IDLE_MS, isConflict, JS_TIMEOUT_MS, snapSubject, STREAMS, walSubject, type Jet } from './nats.js';
 
 /**
  * What an instance that reads snapshots says in its presence record (`sy_instances`, `caps`). An
@@ -234,7 +234,12 @@ export class GroupSnapshots {
     let from = ref.first;
     while (next < ref.chunks) {
       if (stop()) return gone();
-      const consumer = await this.j.js.consumers.get(STREAMS.snapshots, { filter_subjects: snapSubject(group), deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from });
+      const consumer = await this.j.js.consumers.get(STREAMS.snapshots, {
+        filter_subjects: snapSubject(group),
+        deliver_policy: DeliverPolicy.StartSequence,
+        opt_start_seq: from,
+        inactive_threshold: CONSUMER_IDLE_MS,
+      });
       const messages = await consumer.fetch({ max_messages: 64, expires: 2000 });
       let got = 0;
       for await (const m of messages) {

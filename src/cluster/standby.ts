@@ -16,7 +16,7 @@ import { unpack } from 'msgpackr';
 import type { Logger } from 'pino';
 import { catchUp, follows, type Logged } from '../policy/cluster/snapshot.js';
 import type { Store } from '../store/store.js';
-import { STREAMS, walSubject, type Jet } from './nats.js';
+import { CONSUMER_IDLE_MS, STREAMS, walSubject, type Jet } from './nats.js';
 import { LocalCopy, type Entry } from './replica.js';
 import { GroupSnapshots } from './snapshots.js';
 
@@ -72,7 +72,12 @@ class Follower {
 
   /** Applies entries as one consumer delivers them; returns at a gap, or when it seems stuck. */
   private async follow(): Promise<void> {
-    const consumer = await this.j.js.consumers.get(STREAMS.wal, { filter_subjects: walSubject(this.group), deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.applied + 1 });
+    const consumer = await this.j.js.consumers.get(STREAMS.wal, {
+      filter_subjects: walSubject(this.group),
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: this.applied + 1,
+      inactive_threshold: CONSUMER_IDLE_MS,
+    });
     let last = this.applied;
     let heard = Date.now();
     while (!this.stopped) {

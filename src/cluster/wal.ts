@@ -15,11 +15,13 @@
 // compacted past it (snapshots.ts). The owner snapshots its group every so many entries (or so
 // long) and purges the log below the snapshot: the log holds the entries of one interval, not the
 // group's whole history.
+import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
 import { pack } from 'msgpackr';
 import { catchUp, due, Gap, type Logged, type Manifest, type SnapshotSettings } from '../policy/cluster/snapshot.js';
 import { markApplied, type GroupWrite, type Store } from '../store/store.js';
 import { StoreUnavailable } from '../store/failures.js';
-import { BUCKETS, connectNats, isConflict, jet, JS_TIMEOUT_MS, STREAMS, walSubject, type Jet } from './nats.js';
+import { BUCKETS, CONSUMER_IDLE_MS, connectNats, isConflict, jet, JS_TIMEOUT_MS, STREAMS, walSubject, type Jet } from './nats.js';
 import { LocalCopy, type Entry } from './replica.js';
 import { GroupSnapshots, SnapshotRefused } from './snapshots.js';
 
@@ -160,11 +162,24 @@ export class GroupLog {
         if (!moved || attempt >= 5) throw err instanceof SnapshotRefused ? new Fenced(this.group, err.message) : err;
       }
     }
-    // What the log holds since the published snapshot: a long history is compacted at once.
+    // What the log holds since the published snapshot, counted in the background: a long history is compacted at once.
+    void this.countSince(manifest?.snap?.seq ?? 0);
+  }
+
+  /** The entries after `seq` on the subject, as a consumer from there counts them pending (the stream's per-subject counts are not always in its answers). */
+  private async countSince(seq: number): Promise<void> {
     try {
-      const info = await this.j.jsm.streams.info(STREAMS.wal, { subjects_filter: this.subject } as never);
-      const count = (info.state.subjects as Record<string, number> | undefined)?.[this.subject] ?? 0;
-      this.snapshotStats.since = Math.max(0, count - (manifest?.snap ? 1 : 0));
+      const ci = await this.j.jsm.consumers.add(STREAMS.wal, {
+        filter_subject: this.subject,
+        deliver_policy: DeliverPolicy.StartSequence,
+        opt_start_seq: seq + 1,
+        ack_policy: AckPolicy.None,
+        mem_storage: true,
+        num_replicas: 1,
+        inactive_threshold: nanos(CONSUMER_IDLE_MS),
+      });
+      void this.j.jsm.consumers.delete(STREAMS.wal, ci.name).catch(() => {});
+      this.snapshotStats.since += ci.num_pending;
     } catch {
       /* counted from here on */
     }

@@ -12,7 +12,7 @@ import type { Failure } from '../domain/failure.js';
 import { normalizeNodeGroup } from '../config/node-group.js';
 import type { EventBody } from '../domain/events.js';
 import type { FieldError } from '../schemas/validate.js';
-import type { StoredGroup, Store } from '../store/store.js';
+import { appliedKey, clearGroup, type StoredGroup, type Store } from '../store/store.js';
 import { stored } from '../store/failures.js';
 import type { TerraformModules } from '../platforms/terraform/policy.js';
 
@@ -139,12 +139,10 @@ export class NodeGroupRegistry {
     await stored(
       () =>
         this.store.root.transaction(() => {
-          for (const db of [this.store.nodes, this.store.bindings, this.store.provisions]) {
-            for (const key of db.getKeys({ start: [name, ''], end: [`${name}\u0000`, ''] })) db.remove(key);
-          }
+          clearGroup(this.store, name);
           this.store.groups.remove(name);
           // Cluster mode: how far this copy held the group's log (src/cluster/wal.ts).
-          this.store.meta.remove(`wal:${name}`);
+          this.store.meta.remove(appliedKey(name));
         }),
       this.store.guard,
     );

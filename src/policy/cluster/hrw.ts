@@ -23,6 +23,15 @@ export function placeOf(group: string, instances: readonly string[], me: string)
 }
 
 /**
+ * A contender's place for a group whose lease it watches: among the live instances without the
+ * lease's last owner. Once the lease is free that owner serves no more, though it may look live a
+ * few seconds longer (presence lingers): the instance next in line (its standby) contends at once.
+ */
+export function contenderPlace(group: string, instances: readonly string[], me: string, lastOwner: string | null): number {
+  return placeOf(group, lastOwner === null || lastOwner === me ? instances : instances.filter((id) => id !== lastOwner), me);
+}
+
+/**
  * The one group an owner should hand over now, if any: one it holds whose preferred instance is
  * another live one. At most one per `everyMs`, so that a joining instance takes its share gradually
  * rather than in a storm of moves.
