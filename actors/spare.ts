@@ -42,7 +42,7 @@ export class Spares {
       loaded: api.warm().then(
         () => true,
         (err: Error) => {
-          this.onError(err);
+          if (!this.closed) this.onError(err);
           return false;
         },
       ),

@@ -3,6 +3,7 @@
 // owners and served for them, whether NATS is reachable, and the logs: snapshots of the groups
 // owned here (from their actors), and the groups this instance keeps a warm copy of.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { perScrape } from '../observability/metrics.js';
 import type { Forwarder } from './forward.js';
 import type { Ownership } from './ownership.js';
 import type { Standbys } from './standby.js';
@@ -57,6 +58,8 @@ export function registerClusterMetrics(registry: Registry, ownership: () => Owne
 }
 
 function registerLogMetrics(registry: Registry, logs: LogSources): void {
+  // Asked of the actors once per scrape, whichever gauges read it.
+  const snapshots = perScrape(() => logs.snapshots());
   new Gauge({
     name: 'switchyard_cluster_standby_groups',
     help: 'Node groups this instance would take next and keeps a warm copy of (follows their logs)',
@@ -73,7 +76,7 @@ function registerLogMetrics(registry: Registry, logs: LogSources): void {
       registers: [registry],
       async collect() {
         this.reset();
-        for (const { group, stats } of await logs.snapshots()) {
+        for (const { group, stats } of await snapshots()) {
           const v = read(stats);
           if (v !== null) this.set({ group }, v);
         }
@@ -88,7 +91,7 @@ function registerLogMetrics(registry: Registry, logs: LogSources): void {
       registers: [registry],
       async collect() {
         this.reset();
-        for (const { group, stats } of await logs.snapshots()) this.inc({ group }, read(stats));
+        for (const { group, stats } of await snapshots()) this.inc({ group }, read(stats));
       },
     });
   perGroup('switchyard_cluster_log_entries_since_snapshot', "Entries appended to the group's log since its last snapshot (groups owned here)", (s) => s.since);

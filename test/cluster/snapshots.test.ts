@@ -101,6 +101,17 @@ test('a long run of commits: the log stays bounded by the snapshot interval, sna
   // The log held one interval, plus what came while a snapshot was written: never the history.
   t.true(Math.max(...counts) <= 2 * SNAPSHOT_ENTRIES, `the subject held up to ${Math.max(...counts)} messages`);
 
+  // What the last snapshot weighed and took (the owner's metrics), for docs/cluster.md's sizing.
+  const last = (await manifests.get('g'))?.json<{ snap: { records: number; bytes: number; chunks: number } }>().snap;
+  const metrics = (await request(owner.url, 'GET', '/as/v1/metrics')).text;
+  const seconds = /switchyard_cluster_snapshot_seconds\{group="g"\} ([0-9.e-]+)/.exec(metrics)?.[1];
+  t.regex(metrics, /switchyard_cluster_snapshots_total\{group="g"\} [1-9]/);
+  const standbys = await Promise.all(c.running().map(async (i) => /switchyard_cluster_standby_groups (\d+)/.exec((await request(i.url, 'GET', '/as/v1/metrics')).text)?.[1]));
+  t.deepEqual(standbys.map(Number).sort(), [0, 0, 1], 'one instance keeps a warm copy of the group: the one next in line');
+  t.log(
+    `last snapshot: ${last?.records} records, ${last?.bytes} bytes in ${last?.chunks} chunks (${Math.round((last?.bytes ?? 0) / (last?.records || 1))} bytes a record), written and published in ${seconds} s`,
+  );
+
   await c.kill(owner, 'SIGKILL');
   await until(
     async () => {
