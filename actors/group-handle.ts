@@ -81,6 +81,11 @@ export class GroupHandle {
     return this.group.name;
   }
 
+  /** Its actor's thread exists on this instance (starting, running or closing). */
+  get threadHere(): boolean {
+    return this.worker !== null;
+  }
+
   /** Its actor answers: here, or (cluster mode) on the instance that owns it. */
   get ready(): boolean {
     const c = this.host.options.cluster;

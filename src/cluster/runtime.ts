@@ -215,9 +215,10 @@ export class ClusterRuntime {
     if (!ownership || !this.host || !this.standbys) return;
     const live = ownership.live().map((i) => i.id);
     const want = new Set<string>();
-    for (const group of this.host.groups.keys()) {
+    for (const [group, handle] of this.host.groups) {
       const owner = ownership.owner(group);
-      if (owner !== this.instance && standbyOf(group, live, owner) === this.instance) want.add(group);
+      // Not while its actor still runs here (a group just lost is closing): one writer per group on this store.
+      if (owner !== this.instance && !handle.threadHere && standbyOf(group, live, owner) === this.instance) want.add(group);
     }
     await this.standbys.set(want).catch((err: Error) => this.log.warn({ err }, 'standby: could not change the groups followed'));
   }

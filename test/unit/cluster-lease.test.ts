@@ -9,6 +9,7 @@ import {
   afterConflict,
   afterCut,
   beforeRenewal,
+  conflicted,
   firstSight,
   leaseTiming,
   probed,
@@ -191,7 +192,8 @@ function simulate(s: Scenario, ms: number, check: (now: number, servingIds: stri
           if (seen) [inst.watch, inst.seenPuts] = [firstSight(seen, now), bucket.seq];
           continue;
         }
-        inst.watch = probed(inst.watch, bucket.available(now), now - inst.lastProbe, 100);
+        // Probes go every 100 ms, at the first step after (ownership.ts: at the first tick after PROBE_MS): one vouches for up to a step more.
+        inst.watch = probed(inst.watch, bucket.available(now), now - inst.lastProbe, 100 + STEP);
         inst.lastProbe = now;
         const place = contenderPlace('g', live, inst.id, inst.watch.owner);
         if (!shouldContend(inst.watch, place, now, T)) continue;
@@ -200,6 +202,8 @@ function simulate(s: Scenario, ms: number, check: (now: number, servingIds: stri
         inst.inflight = {
           at: answerAt(now, outcome),
           run: (at) => {
+            // Still held: again after a probe (ownership.ts `contend`).
+            if (outcome.kind === 'conflict' && inst.watch) inst.watch = conflicted(inst.watch, T, 100);
             if (outcome.kind !== 'ok') return;
             // The new owner fences the log before it serves: a stale owner's appends fail from now on.
             bucket.fence = outcome.revision;
