@@ -301,7 +301,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   for (const g of groups) if (g.deleting) await registry.retire(actors.group(g.group.name)!);
   if (cluster) {
     cluster.registerMetrics(metrics.registry);
-    await cluster.own(actors, config.cluster!.advertiseUrl ?? config.server.publicUrl ?? url);
+    await cluster.own(actors, config.cluster!.advertiseUrl ?? config.server.publicUrl ?? url, store);
   }
   await webhooks.start(config.webhooks);
   ready = true;

@@ -139,6 +139,9 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   if (input.cluster && durationMs(input.cluster.leaseTtl) < 1000) {
     problems.push(`cluster.leaseTtl = ${show(input.cluster.leaseTtl)}: must be at least 1 s (renewals go every third of it)`);
   }
+  if (input.cluster && durationMs(input.cluster.snapshotInterval) < 1000) {
+    problems.push(`cluster.snapshotInterval = ${show(input.cluster.snapshotInterval)}: must be at least 1 s`);
+  }
   const adminPassword = env.SWITCHYARD_ADMIN_PASSWORD || undefined;
   if (adminPassword !== undefined && (adminPassword.length < 12 || adminPassword.length > 1024)) {
     problems.push('SWITCHYARD_ADMIN_PASSWORD = (hidden): must be 12 to 1024 characters');
@@ -241,6 +244,8 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
             servers: input.cluster.nats,
             ...(input.cluster.instanceId !== undefined ? { instanceId: input.cluster.instanceId } : {}),
             leaseTtl: durationMs(input.cluster.leaseTtl),
+            snapshotEntries: input.cluster.snapshotEntries,
+            snapshotInterval: durationMs(input.cluster.snapshotInterval),
             replicas: input.cluster.replicas,
             ...(input.cluster.advertiseUrl ? { advertiseUrl: input.cluster.advertiseUrl.replace(/\/+$/, '') } : {}),
           },

@@ -195,6 +195,17 @@ export const ConfigSchema = Type.Object(
             }),
           ),
           leaseTtl: described(Duration('3s'), "how long a node group's owner may be silent before another instance takes the group over (at least 1 s)"),
+          snapshotEntries: Type.Integer({
+            minimum: 100,
+            maximum: 100_000_000,
+            default: 10_000,
+            description:
+              "a node group's owner snapshots the group and compacts its log once this many entries were appended since the last snapshot: the log holds about that many entries, and a new owner replays at most that many (docs/cluster.md, Sizing)",
+          }),
+          snapshotInterval: described(
+            Duration('1h'),
+            "the owner also snapshots at the group's first commit once this long has passed since its last snapshot, however few entries came (at least 1 s)",
+          ),
           replicas: Type.Union([Type.Literal(1), Type.Literal(3), Type.Literal(5)], {
             default: 3,
             description: 'copies JetStream keeps of the shared state: 3 survives the loss of one NATS server (needs a cluster of at least 3)',

@@ -208,6 +208,10 @@ export interface ClusterConfig {
   /** SWITCHYARD_INSTANCE_ID; default: generated once and kept in the data directory. */
   instanceId?: string;
   leaseTtl: number;
+  /** A group's owner snapshots it every this many log entries (docs/cluster.md). */
+  snapshotEntries: number;
+  /** …or at the first commit this long (ms) after the last snapshot. */
+  snapshotInterval: number;
   replicas: 1 | 3 | 5;
   advertiseUrl?: string;
 }

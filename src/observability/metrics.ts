@@ -27,7 +27,7 @@ export function labelled<L extends string, C>(metric: { labels(...values: string
 }
 
 /** One read per scrape: the gauges collected together share the answer of one call to the actors. */
-function perScrape<T>(read: () => Promise<T>): () => Promise<T> {
+export function perScrape<T>(read: () => Promise<T>): () => Promise<T> {
   let pending: Promise<T> | null = null;
   return () => (pending ??= read().finally(() => setImmediate(() => (pending = null))));
 }

@@ -68,7 +68,8 @@ export function webhookRoutes(s: Services): RouteDef[] {
       operationId: 'getWebhook',
       example: { params: { id: 'billing' } },
       summary: 'One webhook endpoint and its delivery state',
-      description: 'What it wants, where it came from, and how its delivery stands: the last event passed, what waits, the last success and the last error, and when the event that failed is tried again.',
+      description:
+        'What it wants, where it came from, and how its delivery stands: the last event passed, what waits, the last success and the last error, and when the event that failed is tried again.',
       tag: 'webhooks',
       access: 'admin',
       params: IdParams,
