@@ -4,7 +4,7 @@
 // the building blocks both schemas use: described, Duration, Name, Settings.
 import Type, { type TSchema } from 'typebox';
 import { STRATEGY_NAMES } from '../policy/selection/registry.js';
-import { DEFAULT_STATE_TIMEOUTS, DURATION_PATTERN, NAME_DESCRIPTION, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
+import { DEFAULT_STATE_TIMEOUTS, DURATION_PATTERN, NAME_DESCRIPTION, NAME_MAX, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
 
 /**
  * A schema with prose for the docs (the configuration reference, the OpenAPI document), keeping
@@ -31,7 +31,7 @@ export function Duration(defaultValue?: string) {
   });
 }
 
-export const Name = Type.String({ pattern: NAME_PATTERN, description: NAME_DESCRIPTION, 'x-expected': NAME_DESCRIPTION });
+export const Name = Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX, description: NAME_DESCRIPTION, 'x-expected': NAME_DESCRIPTION });
 
 export const Region = Type.Object(
   {

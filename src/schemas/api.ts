@@ -2,9 +2,9 @@
 // (rest-api.md); ranges and rules the specification leaves open are decided here and shown in
 // the OpenAPI document (docs/api.md, docs/choosing-nodes.md, docs/nodes.md).
 import Type, { type TSchema } from 'typebox';
-import { NAME_DESCRIPTION, NAME_PATTERN, NODE_STATES, ROLES, STREAM_NAME_DESCRIPTION, STREAM_NAME_PATTERN } from '../domain/vocabulary.js';
+import { NAME_DESCRIPTION, NAME_MAX, NAME_PATTERN, NODE_STATES, ROLES, STREAM_NAME_DESCRIPTION, STREAM_NAME_PATTERN } from '../domain/vocabulary.js';
 
-export const GroupName = Type.String({ pattern: NAME_PATTERN, description: `node group name: ${NAME_DESCRIPTION}` });
+export const GroupName = Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX, description: `node group name: ${NAME_DESCRIPTION}` });
 export const StreamName = Type.String({ pattern: STREAM_NAME_PATTERN, description: `stream name: ${STREAM_NAME_DESCRIPTION}` });
 const RoleName = Type.Union(ROLES.map((r) => Type.Literal(r)));
 const StateName = Type.Union(NODE_STATES.map((s) => Type.Literal(s)));
@@ -100,7 +100,7 @@ export const Rendition = Type.Object(
 export const ProvisionBody = Type.Object(
   {
     streamName: StreamName,
-    region: Type.String({ pattern: NAME_PATTERN, description: "one of the node group's regions (its transcoded renditions go to an origin nearest it)" }),
+    region: Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX, description: "one of the node group's regions (its transcoded renditions go to an origin nearest it)" }),
     streams: Type.Array(Rendition, { minItems: 1, maxItems: 16, description: '1–16 renditions; names and levels unique' }),
   },
   { additionalProperties: false },
@@ -225,7 +225,7 @@ export const NodeGroupDetail = Type.Object({
 
 // ---- node agents: their messages are declared once, in ./heartbeat.ts ------------------------------
 
-export const NodeIdParam = Type.String({ pattern: NAME_PATTERN, description: `node id: ${NAME_DESCRIPTION}` });
+export const NodeIdParam = Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX, description: `node id: ${NAME_DESCRIPTION}` });
 
 // ---- health and errors ---------------------------------------------------------------------------
 
