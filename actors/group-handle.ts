@@ -11,7 +11,6 @@ import type { GroupApi, HeartbeatRequest, LookupRequest } from './group/actor.js
 import { FENCED_EVENT } from './group/signals.js';
 import type { HeartbeatReply } from '../src/model/heartbeats.js';
 import type { LookupOutcome } from '../src/model/lookups.js';
-import type { KeptCooldowns } from './supervisor/directory.js';
 import type { ActorHost } from './host.js';
 
 export class ActorUnavailable extends Error {
@@ -282,13 +281,9 @@ export class GroupHandle {
     await this.worker?.terminate();
   }
 
-  /** Cluster mode: the cooldowns the group's previous owner left, for this instance's supervisor. */
-  kept: KeptCooldowns | undefined;
-
   /** Cluster mode: this instance acquired the group at `epoch`: its actor loads, fences the log, serves. */
-  async activate(epoch: number, kept?: KeptCooldowns): Promise<void> {
+  async activate(epoch: number): Promise<void> {
     this.epoch = epoch;
-    this.kept = kept;
     this.closing = false;
     await this.start();
   }

@@ -194,7 +194,7 @@ export class ActorHost {
     const channel = new MessageChannel();
     await handle.callHere('attachSupervisor', Comlink.transfer(channel.port2, [channel.port2]));
     // A group deleted while its thread was down is still being retired by the one that follows.
-    await this.supervisor.attachGroup(handle.group, Comlink.transfer(channel.port1, [channel.port1]), handle.deleting, handle.kept);
+    await this.supervisor.attachGroup(handle.group, Comlink.transfer(channel.port1, [channel.port1]), handle.deleting);
   }
 
   async stop(stopNodes: boolean): Promise<void> {
