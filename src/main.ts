@@ -1,18 +1,23 @@
-// `npm start`: load the config, start the service, stop it cleanly on SIGTERM or SIGINT.
+// The service's program (`npm start`, `switchyard serve`): load the config, start the service,
+// stop it cleanly on SIGTERM or SIGINT. `main` takes its environment and arguments, so that the
+// CLI's `serve` runs it with its own flags' settings instead of rewriting process.env; this file
+// run as a program (node dist/src/main.js) calls it with the process's own.
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './config/load.js';
 import { startService } from './service.js';
 import { DataDirInUse } from './store/lock.js';
 import { answerFlags, SERVICE_HELP } from './cli/flags.js';
 
-async function main(): Promise<void> {
+export async function main(env: NodeJS.ProcessEnv = process.env, args: readonly string[] = process.argv.slice(2)): Promise<void> {
   // --help and --version answer instead of starting.
-  answerFlags(process.argv.slice(2), SERVICE_HELP, 'switchyard');
+  answerFlags([...args], SERVICE_HELP, 'switchyard');
   // What the service and the programs it starts (Terraform, node agents) write is theirs alone:
   // the data directory holds the signing key (docs/security.md).
   process.umask(0o077);
   let config: ReturnType<typeof loadConfig>;
   try {
-    config = loadConfig();
+    config = loadConfig(env);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`switchyard: ${err.message}\n`);
@@ -53,7 +58,11 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`switchyard: ${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+/** Run as a program, not imported (by `switchyard serve`, or a test). */
+const isProgram = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+if (isProgram) {
+  main().catch((err: Error) => {
+    process.stderr.write(`switchyard: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  });
+}

@@ -29,6 +29,7 @@ import type { Waiting } from './cluster/waiting-server.js';
 import { noLocator, type Locator } from './geo/locator.js';
 import { bundledDatabases, openGeoIp } from './geo/maxmind.js';
 import { allRoutes, createApp } from './http/app.js';
+import { red5sm2Mount } from './compat/red5sm2/index.js';
 import { closeUnusedConnections, createServer } from './http/server.js';
 import { buildOpenApi } from './http/openapi.js';
 import type { Services } from './http/services.js';
@@ -256,9 +257,11 @@ export async function startService(config: Config, options: ServiceOptions = {})
     stopping: stopping.signal,
     now: options.now ?? Date.now,
   };
-  const routes = allRoutes(services);
+  // Red5 Pro Stream Manager 2.0's paths beside ours, when compat.red5sm2.enabled (docs/migrating-from-red5-sm2.md).
+  const mounts = [red5sm2Mount];
+  const routes = allRoutes(services, mounts);
   openapi = buildOpenApi(routes, VERSION, { metricsAuth: config.server.metricsAuth });
-  const app = createApp(services, routes);
+  const app = createApp(services, routes, mounts);
 
   const servers: Server[] = [];
   const listen = (server: Server, port: number, setting: { port: string; env: string }) =>

@@ -23,7 +23,9 @@ import type { Failure } from '../../src/domain/failure.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 import type { HeartbeatInput, HeartbeatReply } from '../../src/model/heartbeats.js';
 import type { LookupOutcome } from '../../src/model/lookups.js';
-import type { NodeLoad, NodeView, StreamView } from '../../src/model/views.js';
+import type { GroupCounts, NodeLoad, NodeView, StreamView } from '../../src/model/views.js';
+
+export type { GroupCounts };
 import { BindingLoader, loadModel } from './loading.js';
 import { DurableGroup } from './durable.js';
 import type { SnapshotStats } from '../../src/cluster/wal.js';
@@ -58,14 +60,6 @@ export interface GroupDetail {
   name: string;
   nodes: NodeView[];
   nodeCount: number;
-}
-
-export interface GroupCounts {
-  name: string;
-  nodes: Array<{ role: Role; region: string; state: NodeState; count: number }>;
-  bindings: { PENDING: number; LIVE: number };
-  provisions: number;
-  load: Array<{ role: Role; connections: number; capacity: number }>;
 }
 
 class GroupActor extends DurableGroup {

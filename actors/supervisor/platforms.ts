@@ -8,7 +8,7 @@ import { LocalPlatform } from '../../src/platforms/local.js';
 import type { Platform } from '../../src/platforms/platform.js';
 import { StaticPlatform } from '../../src/platforms/static.js';
 import { TerraformPlatform } from '../../src/platforms/terraform/platform.js';
-import type { TerraformModules } from '../../src/platforms/terraform/policy.js';
+import type { TerraformModules } from '../../src/policy/terraform/requests.js';
 import type { RunnerProgress } from '../../src/platforms/terraform/runner.js';
 import type { BackendSettings } from '../../src/platforms/terraform/backend.js';
 

@@ -77,17 +77,6 @@ export class TokenSigner {
   }
 }
 
-/** Why a PEM cannot sign ES256 tokens, or null if it can. */
-export function es256KeyProblem(pem: string): string | null {
-  let key: KeyObject;
-  try {
-    key = createPrivateKey(pem);
-  } catch {
-    return 'must be a private key in PEM';
-  }
-  return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1' ? null : 'must be an EC private key on the P-256 curve (ES256)';
-}
-
 /** A PEM private key as the PKCS#8 DER a SigningKey carries. */
 export function pkcs8Der(pem: string): Uint8Array {
   return createPrivateKey(pem).export({ format: 'der', type: 'pkcs8' });

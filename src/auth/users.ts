@@ -26,10 +26,6 @@ export interface UserRecord {
 const KEY = (name: string) => `user:${name}`;
 export const INITIAL_PASSWORD_FILE = 'initial-admin-password';
 
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
 /**
  * Cluster mode: where users are shared between instances (src/cluster/runtime.ts). Seeding and
  * password changes are decided against the shared record and written by compare-and-set: one

@@ -9,10 +9,10 @@ import { ConfigSchema, type ConfigInput } from './schema.js';
 import type { Config, NodeGroup } from './types.js';
 import { compile, valueAt, type FieldError } from '../schemas/validate.js';
 import { projectPath } from '../paths.js';
-import { es256KeyProblem } from '../auth/tokens.js';
-import { isLoopbackHost } from '../auth/users.js';
+import { es256KeyProblem } from './keys.js';
+import { isLoopbackHost } from '../domain/hosts.js';
 import { knownMetrics } from '../domain/metrics.js';
-import { SECRET_ENV, terraformProblems, type TerraformModules } from '../platforms/terraform/policy.js';
+import { SECRET_ENV, terraformProblems, type TerraformModules } from '../policy/terraform/requests.js';
 import { durationMs, normalizeNodeGroup } from './node-group.js';
 
 export class ConfigError extends Error {

@@ -12,7 +12,7 @@ import { ruleKey } from '../domain/scaling.js';
 import { outboundUrlProblem } from '../policy/outbound-url.js';
 import { KEPT_SECRET } from './secrets.js';
 import { scheduleProblem } from '../policy/scaling/schedules.js';
-import { MODULE_NAME, terraformProblems, type TerraformModules } from '../platforms/terraform/policy.js';
+import { MODULE_NAME, terraformProblems, type TerraformModules } from '../policy/terraform/requests.js';
 
 const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
 

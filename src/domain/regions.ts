@@ -3,3 +3,9 @@
 export function unknownRegion(regions: readonly { name: string }[], region: string): string | null {
   return regions.some((r) => r.name === region) ? null : `must be one of the node group's regions (${regions.map((r) => r.name).join(', ')})`;
 }
+
+/** Where a client is (from its IP address: src/geo), for nearest-region routing. */
+export interface Location {
+  lat: number;
+  lon: number;
+}

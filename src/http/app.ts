@@ -4,7 +4,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { AppContextExtras, AppState } from './context.js';
-import { createGuard } from './middleware/auth.js';
+import { createGuard, type Guard } from './middleware/auth.js';
 import { installRequestLogger, requestFrame } from './middleware/request-context.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { mount, type RouteDef } from './route.js';
@@ -18,9 +18,8 @@ import { webhookRoutes } from './routes/webhooks.js';
 import { systemRoutes } from './routes/system.js';
 import { mountTerraformState } from './routes/terraform-state.js';
 import { staticPages } from './static-pages.js';
-import { isLoopbackHost } from '../auth/users.js';
+import { isLoopbackHost } from '../domain/hosts.js';
 import type { Services } from './services.js';
-import { RED5SM2_QUIET_ROUTES, red5sm2Routes, type Guard } from '../compat/red5sm2/index.js';
 
 /** High-volume routes whose access lines are logged at debug, not info (metrics count them). */
 const QUIET = new Set([
@@ -31,8 +30,17 @@ const QUIET = new Set([
   '/as/v1/healthz',
   '/as/v1/readyz',
   '/as/v1/metrics',
-  ...RED5SM2_QUIET_ROUTES,
 ]);
+
+/**
+ * Routes of another API mounted beside ours by the composition root (src/service.ts): Red5 SM2's
+ * (src/compat). They are given the app's own access guard; their high-volume paths are logged
+ * at debug like ours.
+ */
+export interface RouteMount {
+  routes(s: Services, guard: Guard): RouteDef[];
+  quiet: readonly string[];
+}
 
 /** One access guard per service, so that every route (compat routes' own checks too) shares its token cache. */
 const guards = new WeakMap<Services, Guard>();
@@ -55,7 +63,8 @@ function guardOf(s: Services): Guard {
   return guard;
 }
 
-export function allRoutes(s: Services): RouteDef[] {
+/** Our routes, then the mounts'. */
+export function allRoutes(s: Services, mounts: readonly RouteMount[] = []): RouteDef[] {
   return [
     ...authRoutes(s),
     ...lookupRoutes(s),
@@ -65,12 +74,11 @@ export function allRoutes(s: Services): RouteDef[] {
     ...nodeRoutes(s),
     ...systemRoutes(s),
     ...webhookRoutes(s),
-    // Red5 Pro Stream Manager 2.0's paths, when compat.red5sm2.enabled (docs/migrating-from-red5-sm2.md).
-    ...red5sm2Routes(s, (access) => guardOf(s)(access)),
+    ...mounts.flatMap((m) => m.routes(s, (access) => guardOf(s)(access))),
   ];
 }
 
-export function createApp(s: Services, routes: readonly RouteDef[]): Koa<AppState, AppContextExtras> {
+export function createApp(s: Services, routes: readonly RouteDef[], mounts: readonly RouteMount[] = []): Koa<AppState, AppContextExtras> {
   const app = new Koa<AppState, AppContextExtras>({ proxy: false });
   // Errors are answered and logged by errorHandler; Koa's own printing would duplicate them.
   app.silent = true;
@@ -80,7 +88,7 @@ export function createApp(s: Services, routes: readonly RouteDef[]): Koa<AppStat
   mountTerraformState(router, s);
   const observe = (route: string, method: string, status: number) => s.metrics.request({ method, route, status: String(status) }).inc();
   installRequestLogger(app, s.log);
-  app.use(requestFrame(s.log, observe, securityHeaders(s.config.server.tls !== undefined), QUIET, s.stopping));
+  app.use(requestFrame(s.log, observe, securityHeaders(s.config.server.tls !== undefined), new Set([...QUIET, ...mounts.flatMap((m) => m.quiet)]), s.stopping));
   app.use(router.routes());
   app.use(router.allowedMethods());
   // The dashboard and the docs page: only what no API route took gets here.

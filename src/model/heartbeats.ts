@@ -3,7 +3,7 @@
 // it in service), the streams it lists (bindings turn LIVE, subscriber counts, the edges that
 // carry them), and the reply: its parent, whether to drain, and a transcoder's jobs. Owns no
 // state of its own: it changes what nodes.ts, bindings.ts and serving.ts own, through them.
-import { capabilitiesOf } from '../platforms/capabilities.js';
+import { capabilitiesOf } from '../domain/capabilities.js';
 import type { Heartbeat, HeartbeatReply as HeartbeatReplyMessage, TranscodeJob } from '../schemas/heartbeat.js';
 import { TOLD_TO_DRAIN, transition } from '../policy/states.js';
 import { assignmentOf, peerAddress } from './addresses.js';

@@ -264,3 +264,12 @@ export class Views {
     return b ? this.bindings.record(b) : undefined;
   }
 }
+
+/** A group's counts as its actor answers them (for the group list, status and metrics). */
+export interface GroupCounts {
+  name: string;
+  nodes: Array<{ role: Role; region: string; state: NodeState; count: number }>;
+  bindings: { PENDING: number; LIVE: number };
+  provisions: number;
+  load: Array<{ role: Role; connections: number; capacity: number }>;
+}

@@ -15,7 +15,7 @@ import type { EventBody } from '../domain/events.js';
 import type { FieldError } from '../schemas/validate.js';
 import { appliedKey, clearGroup, type StoredGroup, type Store } from '../store/store.js';
 import { stored } from '../store/failures.js';
-import type { TerraformModules } from '../platforms/terraform/policy.js';
+import type { TerraformModules } from '../policy/terraform/requests.js';
 
 export type Change = { ok: true; group: NodeGroup } | Failure;
 

@@ -1,7 +1,7 @@
 // Prometheus metrics through prom-client. Node and binding counts are read from the actors when
 // scraped, so the front end keeps no copy of group state.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { GroupCounts } from '../../actors/group/actor.js';
+import type { GroupCounts } from '../model/views.js';
 import type { NodeLoad } from '../model/views.js';
 import type { EventRecord } from '../domain/events.js';
 

@@ -9,7 +9,7 @@ import type { NodeGroup } from '../config/types.js';
 import type { PlatformData } from '../domain/records.js';
 import { projectPath } from '../paths.js';
 import { alive, argvOf, signalGroup, stopPidFileGroupsIn } from '../os/process-group.js';
-import { capabilitiesOf } from './capabilities.js';
+import { capabilitiesOf } from '../domain/capabilities.js';
 import { PlatformError, type NewNode, type NodeRef, type Platform, type Reconciliation } from './platform.js';
 
 export interface LocalPlatformOptions {

@@ -1,11 +1,11 @@
 // Where nodes come from (docs/nodes.md, Platforms). A platform is mechanism only: the supervisor
 // decides when to create and destroy; a platform does it and reports what it got. What a
-// platform can do is said by its capabilities (./capabilities.ts), never by asking which
+// platform can do is said by its capabilities (src/domain/capabilities.ts), never by asking which
 // platform it is.
 import type { NodeGroup } from '../config/types.js';
 import type { NodeRecord, PlatformData } from '../domain/records.js';
 import type { NodeState, Role } from '../domain/vocabulary.js';
-import type { PlatformCapabilities } from './capabilities.js';
+import type { PlatformCapabilities } from '../domain/capabilities.js';
 
 export interface NewNode {
   id: string;

@@ -2,7 +2,7 @@
 // created or destroyed here; the supervisor only watches them.
 import type { NodeGroup } from '../config/types.js';
 import type { PlatformData } from '../domain/records.js';
-import { capabilitiesOf } from './capabilities.js';
+import { capabilitiesOf } from '../domain/capabilities.js';
 import { PlatformError, type NewNode, type NodeRef, type Platform, type Reconciliation } from './platform.js';
 
 export class StaticPlatform implements Platform {

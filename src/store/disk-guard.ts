@@ -8,14 +8,6 @@ import { rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StoreUnavailable } from './failures.js';
 
-/**
- * The least reserve `minFreeBytes` may ask for. The guard looks before a write is handed to LMDB,
- * and the writes handed over meanwhile (every thread's, each a batch of a few hundred records at
- * most: a few MiB of new pages) still have to fit: with no reserve, a fault-injection run saw
- * lmdb-js abort the process in about one run in seven once the disk filled.
- */
-export const MIN_FREE_FLOOR = 16 * 2 ** 20;
-
 export class DiskGuard {
   private probedAt = -Infinity;
   private problem: string | null = null;

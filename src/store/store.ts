@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import type { BindingRecord, NodeRecord, PlannerRecord, Provision } from '../domain/records.js';
 import type { EventRecord } from '../domain/events.js';
-import { DiskGuard, MIN_FREE_FLOOR } from './disk-guard.js';
+import { MIN_FREE_FLOOR } from '../config/schema.js';
+import { DiskGuard } from './disk-guard.js';
 import { StoreUnavailable, stored } from './failures.js';
 
 export type GroupKey = [group: string, id: string];

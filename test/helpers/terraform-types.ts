@@ -1,7 +1,7 @@
 // Random Terraform type constraints and values that fit them, for property tests
 // (test/unit/terraform-types.test.ts) and for checks against the real CLI.
 import fc from 'fast-check';
-import type { TypeExpr } from '../../src/platforms/terraform/type-constraint.js';
+import type { TypeExpr } from '../../src/policy/terraform/type-constraint.js';
 
 const identifier = fc.stringMatching(/^[a-z_][a-z0-9_-]{0,8}$/).filter((s) => !['optional'].includes(s));
 

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { MIN_FREE_FLOOR } from '../../src/store/disk-guard.js';
+import { MIN_FREE_FLOOR } from '../../src/config/schema.js';
 import { projectPath } from '../../src/paths.js';
 import { isProblem } from '../helpers/assert.js';
 import { allInService } from '../helpers/fake-node.js';

@@ -6,7 +6,7 @@ import test from 'ava';
 import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
 import { loadTerraformModules } from '../../src/platforms/terraform/modules.js';
-import type { TerraformModules } from '../../src/platforms/terraform/policy.js';
+import type { TerraformModules } from '../../src/policy/terraform/requests.js';
 import { TerraformRunner, type RunnerProgress } from '../../src/platforms/terraform/runner.js';
 import { pinnedInputs, TerraformPlatform } from '../../src/platforms/terraform/platform.js';
 import { projectPath } from '../../src/paths.js';

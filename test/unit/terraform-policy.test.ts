@@ -1,10 +1,10 @@
-// What a node group may set of a Terraform module (src/platforms/terraform/policy.ts), against a
+// What a node group may set of a Terraform module (src/policy/terraform/requests.ts), against a
 // catalog made here: the module contract's inputs and pinned inputs are refused, unknown names are
 // named with those that exist, values are checked by type, provider arguments by the operator's list.
 import test from 'ava';
 import fc from 'fast-check';
-import { terraformProblems, RESERVED_INPUTS, type ModuleInfo, type TerraformModules } from '../../src/platforms/terraform/policy.js';
-import { parseType } from '../../src/platforms/terraform/type-constraint.js';
+import { terraformProblems, RESERVED_INPUTS, type ModuleInfo, type TerraformModules } from '../../src/policy/terraform/requests.js';
+import { parseType } from '../../src/policy/terraform/type-constraint.js';
 
 const variable = (name: string, type: string, options: { required?: boolean; nullable?: boolean } = {}) => ({
   name,

@@ -1,8 +1,8 @@
-// Terraform type constraints (src/platforms/terraform/type-constraint.ts): the parser against the
+// Terraform type constraints (src/policy/terraform/type-constraint.ts): the parser against the
 // printer over random types and layouts, and the value check over values made to fit.
 import test from 'ava';
 import fc from 'fast-check';
-import { parseType, typeToString, TypeSyntaxError, valueProblems, type TypeExpr } from '../../src/platforms/terraform/type-constraint.js';
+import { parseType, typeToString, TypeSyntaxError, valueProblems, type TypeExpr } from '../../src/policy/terraform/type-constraint.js';
 import { typeArb, valueArb } from '../helpers/terraform-types.js';
 
 /** Whitespace, comments and separators as a module author might write them. */

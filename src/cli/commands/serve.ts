@@ -16,16 +16,17 @@ const serve: Command = {
     '2 a bad setting (named on stderr).',
   ].join('\n'),
   async run(_ctx, { values }) {
+    // The flags are settings of the environment the service reads; its own flags it is given none.
+    const env = { ...process.env };
     const set = (name: string, value: unknown) => {
-      if (typeof value === 'string') process.env[name] = value;
+      if (typeof value === 'string') env[name] = value;
     };
     set('SWITCHYARD_CONFIG', values.config);
     set('SWITCHYARD_DATA_DIR', values['data-dir']);
     set('SWITCHYARD_HOST', values.host);
     set('SWITCHYARD_PORT', values.port);
-    // The service's program reads its own flags: it is given none.
-    process.argv = process.argv.slice(0, 1).concat(new URL('../../main.js', import.meta.url).pathname);
-    await import('../../main.js');
+    const { main } = await import('../../main.js');
+    await main(env, []);
     // It runs until a signal stops it (main.ts exits the process).
     await new Promise(() => {});
   },

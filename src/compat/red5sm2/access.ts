@@ -8,11 +8,11 @@ import { isIP } from 'node:net';
 import type { Next } from 'koa';
 import { clientAddress } from '../../http/client-address.js';
 import type { Ctx } from '../../http/context.js';
-import type { Access } from '../../http/route.js';
+import type { Guard } from '../../http/middleware/auth.js';
 import { Problem } from '../../http/problem.js';
 import type { Services } from '../../http/services.js';
 
-export type Guard = (access: Access) => Check;
+export type { Guard };
 /** The guard of one kind of access: passes to `next`, or throws the problem. */
 export type Check = (ctx: Ctx, next: Next) => Promise<void>;
 

@@ -2,6 +2,7 @@
 // (SWITCHYARD_COMPAT_RED5SM2=on): SM2's paths and shapes, translated onto the same services our
 // own routes use. Nothing here chooses nodes, validates a node group or stores anything itself
 // (docs/migrating-from-red5-sm2.md).
+import type { RouteMount } from '../../http/app.js';
 import type { RouteDef } from '../../http/route.js';
 import type { Services } from '../../http/services.js';
 import type { Guard } from './access.js';
@@ -18,3 +19,6 @@ export function red5sm2Routes(s: Services, guard: Guard): RouteDef[] {
 }
 
 export const RED5SM2_QUIET_ROUTES: readonly string[] = [...QUIET_STREAM_ROUTES, '/as/v1/admin/healthz'];
+
+/** SM2's API as the composition root mounts it beside ours (src/service.ts). */
+export const red5sm2Mount: RouteMount = { routes: red5sm2Routes, quiet: RED5SM2_QUIET_ROUTES };

@@ -55,7 +55,10 @@ function wellFormed(c: unknown): c is Claims {
   );
 }
 
-export function createGuard(options: GuardOptions): (access: Access) => (ctx: Ctx, next: Next) => Promise<void> {
+/** The app's access guard: for a kind of access, the middleware that lets it through or throws the problem. */
+export type Guard = (access: Access) => (ctx: Ctx, next: Next) => Promise<void>;
+
+export function createGuard(options: GuardOptions): Guard {
   const now = options.now ?? Date.now;
   const revoked = (c: Claims): boolean => {
     if (c.role === 'node') return options.nodeTokens?.revoked(c) ?? false;

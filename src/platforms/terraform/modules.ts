@@ -1,6 +1,6 @@
 // The catalog of Terraform modules a node group may name: those shipped under config/terraform and
 // those in the operator's modules directory (terraform.modulesDir, SWITCHYARD_TERRAFORM_MODULES),
-// each read once at start with what it declares (./declarations.ts). A module is copied into a
+// each read once at start with what it declares (src/policy/terraform/declarations.ts). A module is copied into a
 // group's working directory only if its files still hash as they did when they were read, so what
 // runs is what requests were checked against; a changed module takes effect at the next start.
 //
@@ -12,8 +12,8 @@ import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { TerraformOperatorConfig } from '../../config/types.js';
 import { projectPath } from '../../paths.js';
-import { declarationsOf, DeclarationError } from './declarations.js';
-import { DEFAULT_PROVIDER_SETTINGS, MODULE_NAME, operatorProblems, perRegionProvider, type ModuleInfo, type TerraformModules } from './policy.js';
+import { declarationsOf, DeclarationError } from '../../policy/terraform/declarations.js';
+import { DEFAULT_PROVIDER_SETTINGS, MODULE_NAME, operatorProblems, perRegionProvider, type ModuleInfo, type TerraformModules } from '../../policy/terraform/requests.js';
 import type { ParseRequest, ParseResult } from './parse-worker.js';
 
 export const SHIPPED_MODULES_DIR = projectPath('config', 'terraform');

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import type { NodeGroup, TerraformOperatorConfig } from '../../config/types.js';
 import type { PlatformData } from '../../domain/records.js';
 import { projectPath } from '../../paths.js';
-import { capabilitiesOf } from '../capabilities.js';
+import { capabilitiesOf } from '../../domain/capabilities.js';
 import { PlatformError, type NewNode, type NodeRef, type Platform, type Reconciliation } from '../platform.js';
 import type { BackendSettings } from './backend.js';
-import type { ModuleInfo, TerraformModules } from './policy.js';
+import type { ModuleInfo, TerraformModules } from '../../policy/terraform/requests.js';
 import { TerraformRunner, type RunnerProgress, type Timers } from './runner.js';
 
 export interface TerraformPlatformOptions {

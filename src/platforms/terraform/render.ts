@@ -7,7 +7,7 @@
 // never count: removing one node must not re-index, and so replace, the others.
 import type { NodeGroup } from '../../config/types.js';
 import type { Role } from '../../domain/vocabulary.js';
-import type { RequiredProvider } from './declarations.js';
+import type { RequiredProvider } from '../../policy/terraform/declarations.js';
 
 export interface NodeVars {
   role: Role;

@@ -1,7 +1,7 @@
 // Capacity: min, max, lookups that found no room, and the rules' conditions. Pure.
 import type { RuleConfig } from '../../config/types.js';
 import { ruleKey, type BlockedCause } from '../../domain/scaling.js';
-import { capabilitiesOf } from '../../platforms/capabilities.js';
+import { capabilitiesOf } from '../../domain/capabilities.js';
 import { compiled, ruleScope, termValues } from '../expressions/scope.js';
 import { BEING_CREATED, countsTowardCapacity, DRAINING } from '../states.js';
 import type { Action, CapacityRequest, PlanInput, Trigger } from './actions.js';

@@ -1,6 +1,6 @@
 // Health: silence, overstayed states, drains that finished or ran out, faults to clear. Pure.
 import type { TimedState } from '../../domain/vocabulary.js';
-import { capabilitiesOf } from '../../platforms/capabilities.js';
+import { capabilitiesOf } from '../../domain/capabilities.js';
 import { HEARTBEATING, type NodeEvent } from '../states.js';
 import type { Action, PlanInput } from './actions.js';
 

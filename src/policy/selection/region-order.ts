@@ -2,7 +2,7 @@
 // given, else nearest first from the client's location, else the configured order. `strict`
 // keeps only the regions asked for (or the nearest one): no fallback.
 import type { NodeGroup } from '../../config/types.js';
-import type { Location } from '../../geo/locator.js';
+import type { Location } from '../../domain/regions.js';
 import { regionsByDistance } from './regions.js';
 
 export type RegionOrder = { ok: true; regions: string[] } | { ok: false; unknown: string[] };

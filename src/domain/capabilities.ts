@@ -1,7 +1,7 @@
 // What each platform can do, as data, so that policy (the scaling plan, the group model) and the
 // supervisor ask what a platform does, not which one it is. Adding a platform: one file
-// implementing Platform (./platform.ts) and one entry here.
-import type { PlatformData } from '../domain/records.js';
+// implementing Platform (src/platforms/platform.ts) and one entry here.
+import type { PlatformData } from './records.js';
 
 export interface PlatformCapabilities {
   /** It creates and destroys nodes: rules scale it, faults are replaced, retired nodes destroyed. */

@@ -1,6 +1,6 @@
 // What a node group may ask of the Terraform platform, and what only the operator or Switchyard
 // decides (README.md, "The Terraform platform"; config/terraform/README.md, the module contract).
-// Pure: checked against the catalog of installed modules that ./modules.ts reads at start.
+// Pure: checked against the catalog of installed modules that src/platforms/terraform/modules.ts reads at start.
 //
 // A node group (from the config file or the admin API: the same rules) names a module by name,
 // sets the variables the module declares (names and types checked), and, when the module has a

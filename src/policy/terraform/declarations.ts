@@ -1,7 +1,7 @@
 // What a Terraform module declares: its input variables (name, type, whether it has a default,
 // whether it takes null) and its required providers (local name, source, version). Pure: fed the
 // bodies of the module's files as HashiCorp's HCL parser turns them into JSON (@cdktf/hcl2json,
-// run by ./modules.ts) or, for `*.tf.json` files, as they are.
+// run by src/platforms/terraform/modules.ts) or, for `*.tf.json` files, as they are.
 import { parseType, TypeSyntaxError, type TypeExpr } from './type-constraint.js';
 
 export interface ModuleVariable {
