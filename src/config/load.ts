@@ -6,14 +6,16 @@ import { KEPT_SECRET } from './secrets.js';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigSchema, type ConfigInput } from './schema.js';
-import type { Config, NodeGroup } from './types.js';
+import type { StaticDecode } from 'typebox';
+import type { ClusterConfig, Config, NodeGroup } from './types.js';
 import { compile, valueAt, type FieldError } from '../schemas/validate.js';
 import { projectPath } from '../paths.js';
 import { es256KeyProblem } from './keys.js';
 import { isLoopbackHost } from '../domain/hosts.js';
 import { knownMetrics } from '../domain/metrics.js';
 import { SECRET_ENV, terraformProblems, type TerraformModules } from '../policy/terraform/requests.js';
-import { durationMs, normalizeNodeGroup } from './node-group.js';
+import { normalizeNodeGroup } from './node-group.js';
+import { decoded, durationMs } from './node-group-schema.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -178,80 +180,42 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   }
   if (problems.length > 0) throw new ConfigError(source, problems);
 
-  const s = input.server;
-  const a = input.auth;
+  // The groups are normalised above, from the file's text (their messages quote it); the SM2
+  // platform stays as written, to be normalised with each group made from it.
+  const { server, auth, geoip, terraform, cluster, ...settings } = decoded(ConfigSchema, structuredClone(input));
   return {
     source,
+    ...settings,
     server: {
-      host: s.host,
-      port: s.port,
-      ...(s.tls ? { tls: { cert: resolve(s.tls.cert), key: resolve(s.tls.key), port: s.tls.port } } : {}),
-      bodyLimit: s.bodyLimit,
-      trustProxy: s.trustProxy,
+      ...server,
+      ...(server.tls ? { tls: { ...server.tls, cert: resolve(server.tls.cert), key: resolve(server.tls.key) } } : {}),
       // Metrics name groups, nodes and regions: open only to this machine unless the operator says so.
-      metricsAuth: s.metricsAuth ?? (isLoopbackHost(s.host) ? 'none' : 'admin'),
-      requestTimeout: durationMs(s.requestTimeout),
-      headersTimeout: durationMs(s.headersTimeout),
-      shutdownTimeout: durationMs(s.shutdownTimeout),
-      channelIdleTimeout: durationMs(s.channelIdleTimeout),
-      ...(s.publicUrl ? { publicUrl: s.publicUrl.replace(/\/+$/, '') } : {}),
+      metricsAuth: server.metricsAuth ?? (isLoopbackHost(server.host) ? 'none' : 'admin'),
+      ...(server.publicUrl ? { publicUrl: server.publicUrl.replace(/\/+$/, '') } : {}),
       ...(metricsToken !== undefined ? { metricsToken } : {}),
     },
     dataDir: resolve(input.dataDir),
-    durability: input.durability,
-    minFreeBytes: input.minFreeBytes,
     auth: {
-      adminUser: a.adminUser,
+      ...auth,
       ...(adminPassword !== undefined ? { adminPassword } : {}),
-      ...(a.adminPasswordHash !== undefined ? { adminPasswordHash: a.adminPasswordHash } : {}),
       ...(jwtSecret !== undefined ? { jwtSecret } : {}),
-      jwtAlgorithm: a.jwtAlgorithm,
       ...(jwtPrivateKey !== undefined ? { jwtPrivateKey } : {}),
-      tokenTtl: durationMs(a.tokenTtl),
-      nodeTokenTtl: durationMs(a.nodeTokenTtl),
-      users: a.users,
-      loginThrottle: {
-        maxFailures: a.loginThrottle.maxFailures,
-        maxAddressFailures: a.loginThrottle.maxAddressFailures,
-        window: durationMs(a.loginThrottle.window),
-        baseDelay: durationMs(a.loginThrottle.baseDelay),
-        maxDelay: durationMs(a.loginThrottle.maxDelay),
-        userSlowdown: durationMs(a.loginThrottle.userSlowdown),
-      },
     },
-    log: { level: input.log.level, format: input.log.format },
     geoip: {
-      enabled: input.geoip.enabled,
-      ...(input.geoip.database !== undefined ? { databases: input.geoip.database.split(',').map((p) => resolve(p.trim())) } : {}),
+      enabled: geoip.enabled,
+      ...(geoip.database !== undefined ? { databases: geoip.database.split(',').map((p) => resolve(p.trim())) } : {}),
     },
-    terraform: {
-      binary: tfBinary,
-      ...(input.terraform.modulesDir !== undefined ? { modulesDir: resolve(input.terraform.modulesDir) } : {}),
-      env: input.terraform.env,
-      providerSettings: input.terraform.providerSettings,
-      modules: input.terraform.modules,
-    },
+    terraform: { ...terraform, ...(terraform.modulesDir !== undefined ? { modulesDir: resolve(terraform.modulesDir) } : {}) },
     defaultNodeGroup,
-    supervisorTick: durationMs(input.supervisorTick),
     nodeGroups: groups,
-    webhooks: input.webhooks,
-    limits: input.limits,
-    compat: { red5sm2: { enabled: input.compat.red5sm2.enabled, anonymousLookups: input.compat.red5sm2.anonymousLookups, platform: input.compat.red5sm2.platform } },
-    metrics: { custom: input.metrics.custom, nodeSeries: input.metrics.nodeSeries, streamSeries: input.metrics.streamSeries },
-    ...(input.cluster
-      ? {
-          cluster: {
-            servers: input.cluster.nats,
-            ...(input.cluster.instanceId !== undefined ? { instanceId: input.cluster.instanceId } : {}),
-            leaseTtl: durationMs(input.cluster.leaseTtl),
-            snapshotEntries: input.cluster.snapshotEntries,
-            snapshotInterval: durationMs(input.cluster.snapshotInterval),
-            replicas: input.cluster.replicas,
-            ...(input.cluster.advertiseUrl ? { advertiseUrl: input.cluster.advertiseUrl.replace(/\/+$/, '') } : {}),
-          },
-        }
-      : {}),
+    compat: { red5sm2: { ...settings.compat.red5sm2, platform: input.compat.red5sm2.platform } },
+    ...(cluster ? { cluster: clusterSettings(cluster) } : {}),
   };
+}
+
+/** cluster.nats is the servers; the advertised URL without a trailing slash. */
+function clusterSettings({ nats, ...cluster }: NonNullable<StaticDecode<typeof ConfigSchema>['cluster']>): ClusterConfig {
+  return { servers: nats, ...cluster, ...(cluster.advertiseUrl ? { advertiseUrl: cluster.advertiseUrl.replace(/\/+$/, '') } : {}) };
 }
 
 /**

@@ -1,12 +1,12 @@
 // One node group's validation and normalisation: the node-group schema's check, then what a
 // schema cannot say (unique names, parent roles, rule expressions that compile, the platform's
-// own rules, moved Terraform settings), and its durations in milliseconds. The config file's
-// groups (load.ts) and the admin API's (src/nodegroups/registry.ts) go through it alike.
-import ms from 'ms';
-import { NodeGroupConfig, type NodeGroupConfigInput } from './node-group-schema.js';
-import type { NodeGroup, RuleConfig } from './types.js';
+// own rules, moved Terraform settings), then its decoded form (node-group-schema.ts: durations in
+// milliseconds) with the defaults that depend on other fields. The config file's groups (load.ts)
+// and the admin API's (src/nodegroups/registry.ts) go through it alike.
+import { decoded, durationMs, NodeGroupConfig, type NodeGroupConfigInput } from './node-group-schema.js';
+import type { NodeGroup } from './types.js';
 import { compile, type FieldError } from '../schemas/validate.js';
-import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC, STATES_WITH_TIMEOUT, type Role, type TimedState } from '../domain/vocabulary.js';
+import { LOAD_METRIC, type Role } from '../domain/vocabulary.js';
 import { compileExpression, ExpressionError, type Kind } from '../policy/expressions/compile.js';
 import { ruleKey } from '../domain/scaling.js';
 import { outboundUrlProblem } from '../policy/outbound-url.js';
@@ -15,10 +15,6 @@ import { scheduleProblem } from '../policy/scaling/schedules.js';
 import { MODULE_NAME, terraformProblems, type TerraformModules } from '../policy/terraform/requests.js';
 
 const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
-
-export function durationMs(value: number | string): number {
-  return typeof value === 'number' ? value : ms(value as ms.StringValue);
-}
 
 /** Settings a node group once had and no longer may (README.md, "The Terraform platform"). */
 const MOVED: ReadonlyArray<[string, string]> = [
@@ -75,9 +71,10 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     }
   });
 
-  const roles = input.roles as Partial<Record<Role, { parentRole?: Role }>>;
+  const roles = input.roles;
+  const configured = Object.entries(roles) as Array<[Role, (typeof roles)[Role]]>;
   const allowedParents: Record<Role, readonly Role[]> = { origin: [], transcoder: [], relay: ['origin'], edge: ['origin', 'relay'] };
-  for (const [role, options] of Object.entries(roles) as Array<[Role, { parentRole?: Role } | undefined]>) {
+  for (const [role, options] of configured) {
     const parent = options?.parentRole;
     if (parent === undefined) {
       if (role === 'edge' || role === 'relay') err(`/roles/${role}`, `a ${role} needs a parentRole (${allowedParents[role].join(' or ')})`);
@@ -91,7 +88,6 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
   }
 
   const seen = new Set<string>();
-  const rules: RuleConfig[] = [];
   input.rules.forEach((r, i) => {
     if (!regions.has(r.region)) err(`/rules/${i}/region`, `must name one of the group's regions (${[...regions].join(', ')})`);
     if (roles[r.role] === undefined) err(`/rules/${i}/role`, `role '${r.role}' is not configured in this node group`);
@@ -99,9 +95,8 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     if (seen.has(key)) err(`/rules/${i}`, `another rule is for region '${r.region}' and role '${r.role}'`);
     seen.add(key);
     if (r.min > r.max) err(`/rules/${i}/min`, `must not be above max (${r.max})`);
-    const rank = r.rank ?? LOAD_METRIC[r.role];
     const expressions: Array<[string, string | undefined, Kind]> = [
-      ['rank', rank, 'rank'],
+      ['rank', r.rank ?? LOAD_METRIC[r.role], 'rank'],
       ['limit', typeof r.limit === 'string' ? r.limit : undefined, 'limit'],
       ['scaleOut', r.scaleOut, 'condition'],
       ['scaleIn', r.scaleIn, 'condition'],
@@ -115,19 +110,6 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
         err(`/rules/${i}/${field}`, `${e.reason} (at column ${e.position + 1})`);
       }
     }
-    rules.push({
-      region: r.region,
-      role: r.role,
-      min: r.min,
-      max: r.max,
-      increment: r.increment,
-      rank,
-      limit: r.limit,
-      ...(r.scaleOut !== undefined ? { scaleOut: r.scaleOut } : {}),
-      ...(r.scaleIn !== undefined ? { scaleIn: r.scaleIn } : {}),
-      cooldown: durationMs(r.cooldown ?? input.timing.cooldown),
-      requestBudget: r.requestBudget ?? r.increment,
-    });
   });
 
   const ids = new Set<string>();
@@ -146,7 +128,7 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     // Real nodes serve what nginx-rtmp serves; an answer naming another listener would send clients nowhere.
     if (local.port === 0) err('/platform/local/port', 'nginx-rtmp nodes listen on a fixed port (each node has its own address): give one, e.g. 1935');
     if (local.statPort === local.port) err('/platform/local/statPort', `must differ from platform.local.port (${local.port})`);
-    for (const [role, options] of Object.entries(roles) as Array<[Role, { publish?: { protocol: string }; subscribe?: { protocol: string } } | undefined]>) {
+    for (const [role, options] of configured) {
       for (const kind of ['publish', 'subscribe'] as const) {
         const protocol = options?.[kind]?.protocol;
         if (protocol !== undefined && protocol !== 'rtmp') err(`/roles/${role}/${kind}/protocol`, 'nginx-rtmp nodes take rtmp only');
@@ -191,59 +173,12 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
   }
 
   if (errors.length > 0) return { errors };
-  const t = input.timing;
-  const stateTimeouts = { ...DEFAULT_STATE_TIMEOUTS };
-  for (const state of STATES_WITH_TIMEOUT) {
-    const v = (t.stateTimeouts as Partial<Record<TimedState, number | string>>)[state];
-    if (v !== undefined) stateTimeouts[state] = durationMs(v);
-  }
+  const group = decoded(NodeGroupConfig, input);
   return {
     group: {
-      name: input.name,
-      scope: input.scope,
-      platform: {
-        ...input.platform,
-        terraform: {
-          ...tf,
-          applyTimeout: durationMs(tf.applyTimeout),
-          commandTimeout: durationMs(tf.commandTimeout),
-          retryBackoff: durationMs(tf.retryBackoff),
-          batchWindow: durationMs(tf.batchWindow),
-        },
-      },
-      regions: input.regions,
-      roles: input.roles as NodeGroup['roles'],
-      rules,
-      schedules: input.schedules.map((s) => ({ ...s, duration: durationMs(s.duration) })),
-      selection: input.selection,
-      limits: input.limits,
-      admission: {
-        enabled: input.admission.enabled,
-        tokenTtl: durationMs(input.admission.tokenTtl),
-        clockLeeway: durationMs(input.admission.clockLeeway),
-        ...(input.admission.webhook
-          ? {
-              webhook: {
-                ...input.admission.webhook,
-                timeout: durationMs(input.admission.webhook.timeout),
-                cacheTtl: durationMs(input.admission.webhook.cacheTtl),
-              },
-            }
-          : {}),
-      },
-      timing: {
-        heartbeatMs: t.heartbeatMs,
-        nodeTimeout: durationMs(t.nodeTimeout),
-        faultTimeout: durationMs(t.faultTimeout),
-        autoReinstate: t.autoReinstate,
-        streamTimeout: durationMs(t.streamTimeout),
-        publishTimeout: durationMs(t.publishTimeout),
-        evaluationInterval: durationMs(t.evaluationInterval),
-        cooldown: durationMs(t.cooldown),
-        drainTimeout: durationMs(t.drainTimeout),
-        faultThreshold: t.faultThreshold,
-        stateTimeouts,
-      },
+      ...group,
+      // A rule's unset rank, cooldown and budget come from its role, the group's timing and its increment.
+      rules: group.rules.map((r) => ({ ...r, rank: r.rank ?? LOAD_METRIC[r.role], cooldown: r.cooldown ?? group.timing.cooldown, requestBudget: r.requestBudget ?? r.increment })),
     },
   };
 }
