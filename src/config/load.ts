@@ -8,7 +8,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { ConfigSchema, type ConfigInput } from './schema.js';
 import type { StaticDecode } from 'typebox';
 import type { ClusterConfig, Config, NodeGroup } from './types.js';
-import { compile, valueAt, type FieldError } from '../schemas/validate.js';
+import { compile, valueAt } from '../schemas/validate.js';
 import { projectPath } from '../paths.js';
 import { es256KeyProblem } from './keys.js';
 import { isLoopbackHost } from '../domain/hosts.js';
@@ -73,113 +73,29 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(source, ['the config must be a JSON object']);
   }
-  const input = structuredClone(raw) as Record<string, unknown>;
-  const fromEnv = new Map<string, string>();
-  for (const field of ENV_FIELDS) {
-    const value = env[field.env];
-    if (value === undefined || value === '') continue;
-    let node = input;
-    for (const key of field.path.slice(0, -1)) {
-      if (node[key] === null || typeof node[key] !== 'object') node[key] = {};
-      node = node[key] as Record<string, unknown>;
-    }
-    node[field.path.at(-1)!] = field.list ? value.split(',').map((v) => v.trim()) : field.integer && /^[0-9]+$/.test(value) ? Number(value) : value;
-    fromEnv.set(`/${field.path.join('/')}`, field.env);
-  }
-  // An on/off switch: anything else is left as given, for the check to refuse by name.
-  const compat = env.SWITCHYARD_COMPAT_RED5SM2;
-  if (compat !== undefined && compat !== '') {
-    const on = /^(on|true|1)$/i.test(compat) ? true : /^(off|false|0)$/i.test(compat) ? false : compat;
-    const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-    if (!isObject(input.compat)) input.compat = {};
-    const section = input.compat as Record<string, unknown>;
-    if (!isObject(section.red5sm2)) section.red5sm2 = {};
-    (section.red5sm2 as Record<string, unknown>).enabled = on;
-    fromEnv.set('/compat/red5sm2/enabled', 'SWITCHYARD_COMPAT_RED5SM2');
-  }
-
+  const { input, fromEnv } = withEnvironment(raw as Record<string, unknown>, env);
   configChecker.withDefaults(input);
-  const problems: string[] = [];
-  const describe = (e: FieldError, root: unknown, base = '') => {
-    const origin = fromEnv.get(e.pointer);
-    const where = origin ? ` (from ${origin})` : '';
-    return `${base}${e.path} = ${show(valueAt(root, e.pointer))}${where}: ${e.message}`;
-  };
   if (!configChecker.check(input)) {
+    const origin = (pointer: string) => (fromEnv.has(pointer) ? ` (from ${fromEnv.get(pointer)})` : '');
     throw new ConfigError(
       source,
-      configChecker.explain(input).map((e) => describe(e, input)),
+      configChecker.explain(input).map((e) => `${e.path} = ${show(valueAt(input, e.pointer))}${origin(e.pointer)}: ${e.message}`),
     );
   }
 
+  const problems: string[] = [];
   const groups: NodeGroup[] = [];
   input.nodeGroups.forEach((g, i) => {
     const result = normalizeNodeGroup(g, undefined, { metrics: knownMetrics(input.metrics.custom) });
     if ('errors' in result) problems.push(...result.errors.map((e) => `nodeGroups[${i}].${e.path} = ${show(valueAt(g, e.pointer))}: ${e.message}`));
     else groups.push(result.group);
   });
-  const names = new Set<string>();
-  input.nodeGroups.forEach((g, i) => {
-    if (names.has(g.name)) problems.push(`nodeGroups[${i}].name = ${show(g.name)}: another node group has this name`);
-    names.add(g.name);
-  });
-  const defaultNodeGroup = input.defaultNodeGroup ?? input.nodeGroups[0]?.name ?? 'default';
-  if (input.defaultNodeGroup !== undefined && !names.has(input.defaultNodeGroup)) {
-    problems.push(`defaultNodeGroup = ${show(input.defaultNodeGroup)}: must name one of the node groups (${[...names].join(', ') || 'none'})`);
-  }
-
-  const hookIds = new Set<string>();
-  input.webhooks.forEach((w, i) => {
-    const why = outboundUrlProblem(w.url, { allowLinkLocal: w.allowLinkLocal });
-    if (why) problems.push(`webhooks[${i}].url = ${show(w.url)}: ${why}`);
-    if (w.secret === KEPT_SECRET) problems.push(`webhooks[${i}].secret: the API's marker, not a secret; give the endpoint's secret`);
-    const id = w.id ?? w.url;
-    if (hookIds.has(id)) problems.push(`webhooks[${i}]: another webhook has this ${w.id ? 'id' : 'URL'} (give each an id)`);
-    hookIds.add(id);
-  });
-
-  if (input.cluster && durationMs(input.cluster.leaseTtl) < 1000) {
-    problems.push(`cluster.leaseTtl = ${show(input.cluster.leaseTtl)}: must be at least 1 s (renewals go every third of it)`);
-  }
-  if (input.cluster && durationMs(input.cluster.snapshotInterval) < 1000) {
-    problems.push(`cluster.snapshotInterval = ${show(input.cluster.snapshotInterval)}: must be at least 1 s`);
-  }
-  const adminPassword = env.SWITCHYARD_ADMIN_PASSWORD || undefined;
-  if (adminPassword !== undefined && (adminPassword.length < 12 || adminPassword.length > 1024)) {
-    problems.push('SWITCHYARD_ADMIN_PASSWORD = (hidden): must be 12 to 1024 characters');
-  }
-  const jwtSecret = env.SWITCHYARD_JWT_SECRET || undefined;
-  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
-    problems.push('SWITCHYARD_JWT_SECRET = (hidden): must be at least 32 bytes');
-  }
-  const metricsToken = env.SWITCHYARD_METRICS_TOKEN || undefined;
-  if (metricsToken !== undefined && (metricsToken.length < 32 || metricsToken.length > 4096 || /\s/.test(metricsToken))) {
-    problems.push('SWITCHYARD_METRICS_TOKEN = (hidden): must be 32 to 4096 characters without spaces');
-  }
-  const jwtPrivateKey = env.SWITCHYARD_JWT_PRIVATE_KEY || undefined;
-  if (jwtPrivateKey !== undefined) {
-    const problem = es256KeyProblem(jwtPrivateKey);
-    if (problem) problems.push(`SWITCHYARD_JWT_PRIVATE_KEY = (hidden): ${problem}`);
-    else if (input.auth.jwtAlgorithm !== 'ES256')
-      problems.push(`SWITCHYARD_JWT_PRIVATE_KEY = (hidden): is for ES256; set auth.jwtAlgorithm to "ES256" (it is ${JSON.stringify(input.auth.jwtAlgorithm)})`);
-  }
-  const usernames = new Set([input.auth.adminUser]);
-  input.auth.users.forEach((u, i) => {
-    if (usernames.has(u.username)) problems.push(`auth.users[${i}].username = ${show(u.username)}: another user has this name`);
-    usernames.add(u.username);
-  });
-  const tfBinary = input.terraform.binary;
-  if (!isAbsolute(tfBinary) && tfBinary.includes('/')) {
-    problems.push(`terraform.binary = ${show(tfBinary)}${env.SWITCHYARD_TERRAFORM_BIN ? ' (from SWITCHYARD_TERRAFORM_BIN)' : ''}: must be a program on the PATH (terraform, tofu) or an absolute path`);
-  }
-  input.terraform.env.forEach((name, i) => {
-    if (SECRET_ENV.test(name)) problems.push(`terraform.env[${i}] = ${show(name)}: is one of the control plane's secrets, which Terraform never gets`);
-  });
-  if (durationMs(input.server.channelIdleTimeout) < 1000) {
-    problems.push(`server.channelIdleTimeout = ${show(input.server.channelIdleTimeout)}: must be at least 1s`);
-  }
+  const secrets = environmentSecrets(env);
+  problems.push(...settingsProblems(input, secrets, env));
   if (problems.length > 0) throw new ConfigError(source, problems);
 
+  const { adminPassword, jwtSecret, metricsToken, jwtPrivateKey } = secrets;
+  const defaultNodeGroup = input.defaultNodeGroup ?? input.nodeGroups[0]?.name ?? 'default';
   // The groups are normalised above, from the file's text (their messages quote it); the SM2
   // platform stays as written, to be normalised with each group made from it.
   const { server, auth, geoip, terraform, cluster, ...settings } = decoded(ConfigSchema, structuredClone(input));
@@ -211,6 +127,108 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     compat: { red5sm2: { ...settings.compat.red5sm2, platform: input.compat.red5sm2.platform } },
     ...(cluster ? { cluster: clusterSettings(cluster) } : {}),
   };
+}
+
+/** The raw config with the environment's overrides laid over it, and which variable set which field (JSON pointers). */
+function withEnvironment(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): { input: Record<string, unknown>; fromEnv: Map<string, string> } {
+  const input = structuredClone(raw) as Record<string, unknown>;
+  const fromEnv = new Map<string, string>();
+  for (const field of ENV_FIELDS) {
+    const value = env[field.env];
+    if (value === undefined || value === '') continue;
+    let node = input;
+    for (const key of field.path.slice(0, -1)) {
+      if (node[key] === null || typeof node[key] !== 'object') node[key] = {};
+      node = node[key] as Record<string, unknown>;
+    }
+    node[field.path.at(-1)!] = field.list ? value.split(',').map((v) => v.trim()) : field.integer && /^[0-9]+$/.test(value) ? Number(value) : value;
+    fromEnv.set(`/${field.path.join('/')}`, field.env);
+  }
+  // An on/off switch: anything else is left as given, for the check to refuse by name.
+  const compat = env.SWITCHYARD_COMPAT_RED5SM2;
+  if (compat !== undefined && compat !== '') {
+    const on = /^(on|true|1)$/i.test(compat) ? true : /^(off|false|0)$/i.test(compat) ? false : compat;
+    const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+    if (!isObject(input.compat)) input.compat = {};
+    const section = input.compat as Record<string, unknown>;
+    if (!isObject(section.red5sm2)) section.red5sm2 = {};
+    (section.red5sm2 as Record<string, unknown>).enabled = on;
+    fromEnv.set('/compat/red5sm2/enabled', 'SWITCHYARD_COMPAT_RED5SM2');
+  }
+
+  return { input, fromEnv };
+}
+
+/** The secrets only the environment gives, never a file (an empty variable is unset). */
+function environmentSecrets(env: NodeJS.ProcessEnv) {
+  return {
+    adminPassword: env.SWITCHYARD_ADMIN_PASSWORD || undefined,
+    jwtSecret: env.SWITCHYARD_JWT_SECRET || undefined,
+    metricsToken: env.SWITCHYARD_METRICS_TOKEN || undefined,
+    jwtPrivateKey: env.SWITCHYARD_JWT_PRIVATE_KEY || undefined,
+  };
+}
+
+/** What the schema cannot say about the settings around the groups: unique names, references, the environment's secrets. */
+function settingsProblems(input: ConfigInput, secrets: ReturnType<typeof environmentSecrets>, env: NodeJS.ProcessEnv): string[] {
+  const problems: string[] = [];
+  const { adminPassword, jwtSecret, metricsToken, jwtPrivateKey } = secrets;
+  const names = new Set<string>();
+  input.nodeGroups.forEach((g, i) => {
+    if (names.has(g.name)) problems.push(`nodeGroups[${i}].name = ${show(g.name)}: another node group has this name`);
+    names.add(g.name);
+  });
+  if (input.defaultNodeGroup !== undefined && !names.has(input.defaultNodeGroup)) {
+    problems.push(`defaultNodeGroup = ${show(input.defaultNodeGroup)}: must name one of the node groups (${[...names].join(', ') || 'none'})`);
+  }
+
+  const hookIds = new Set<string>();
+  input.webhooks.forEach((w, i) => {
+    const why = outboundUrlProblem(w.url, { allowLinkLocal: w.allowLinkLocal });
+    if (why) problems.push(`webhooks[${i}].url = ${show(w.url)}: ${why}`);
+    if (w.secret === KEPT_SECRET) problems.push(`webhooks[${i}].secret: the API's marker, not a secret; give the endpoint's secret`);
+    const id = w.id ?? w.url;
+    if (hookIds.has(id)) problems.push(`webhooks[${i}]: another webhook has this ${w.id ? 'id' : 'URL'} (give each an id)`);
+    hookIds.add(id);
+  });
+
+  if (input.cluster && durationMs(input.cluster.leaseTtl) < 1000) {
+    problems.push(`cluster.leaseTtl = ${show(input.cluster.leaseTtl)}: must be at least 1 s (renewals go every third of it)`);
+  }
+  if (input.cluster && durationMs(input.cluster.snapshotInterval) < 1000) {
+    problems.push(`cluster.snapshotInterval = ${show(input.cluster.snapshotInterval)}: must be at least 1 s`);
+  }
+  if (adminPassword !== undefined && (adminPassword.length < 12 || adminPassword.length > 1024)) {
+    problems.push('SWITCHYARD_ADMIN_PASSWORD = (hidden): must be 12 to 1024 characters');
+  }
+  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
+    problems.push('SWITCHYARD_JWT_SECRET = (hidden): must be at least 32 bytes');
+  }
+  if (metricsToken !== undefined && (metricsToken.length < 32 || metricsToken.length > 4096 || /\s/.test(metricsToken))) {
+    problems.push('SWITCHYARD_METRICS_TOKEN = (hidden): must be 32 to 4096 characters without spaces');
+  }
+  if (jwtPrivateKey !== undefined) {
+    const problem = es256KeyProblem(jwtPrivateKey);
+    if (problem) problems.push(`SWITCHYARD_JWT_PRIVATE_KEY = (hidden): ${problem}`);
+    else if (input.auth.jwtAlgorithm !== 'ES256')
+      problems.push(`SWITCHYARD_JWT_PRIVATE_KEY = (hidden): is for ES256; set auth.jwtAlgorithm to "ES256" (it is ${JSON.stringify(input.auth.jwtAlgorithm)})`);
+  }
+  const usernames = new Set([input.auth.adminUser]);
+  input.auth.users.forEach((u, i) => {
+    if (usernames.has(u.username)) problems.push(`auth.users[${i}].username = ${show(u.username)}: another user has this name`);
+    usernames.add(u.username);
+  });
+  const tfBinary = input.terraform.binary;
+  if (!isAbsolute(tfBinary) && tfBinary.includes('/')) {
+    problems.push(`terraform.binary = ${show(tfBinary)}${env.SWITCHYARD_TERRAFORM_BIN ? ' (from SWITCHYARD_TERRAFORM_BIN)' : ''}: must be a program on the PATH (terraform, tofu) or an absolute path`);
+  }
+  input.terraform.env.forEach((name, i) => {
+    if (SECRET_ENV.test(name)) problems.push(`terraform.env[${i}] = ${show(name)}: is one of the control plane's secrets, which Terraform never gets`);
+  });
+  if (durationMs(input.server.channelIdleTimeout) < 1000) {
+    problems.push(`server.channelIdleTimeout = ${show(input.server.channelIdleTimeout)}: must be at least 1s`);
+  }
+  return problems;
 }
 
 /** cluster.nats is the servers; the advertised URL without a trailing slash. */

@@ -24,19 +24,34 @@ const MOVED: ReadonlyArray<[string, string]> = [
 ];
 
 /**
- * Validates one node group (from the config file or the admin API) and fills its defaults.
- * Errors carry paths relative to the group. With the catalog of installed Terraform modules, a
- * terraform group's module, variables and provider settings are checked against it (the admin
- * API always passes it; the config file's groups are checked by terraformConfigProblems once the
- * modules are read). `stored`: a group from LMDB, written by an older version, whose moved
- * settings are dropped (never used) rather than refused.
+ * Validates one node group (from the config file or the admin API) and returns it as the service
+ * runs on it. Errors carry paths relative to the group. With the catalog of installed Terraform
+ * modules, a terraform group's module, variables and provider settings are checked against it
+ * (the admin API always passes it; the config file's groups are checked by terraformConfigProblems
+ * once the modules are read). `stored`: a group from LMDB, written by an older version, whose
+ * moved settings are dropped (never used) rather than refused.
  */
-const TERRAFORM_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
-
 export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, options: { stored?: boolean; metrics?: ReadonlySet<string> } = {}): { group: NodeGroup } | { errors: FieldError[] } {
   const input = structuredClone(raw);
   groupChecker.withDefaults(input);
   if (!groupChecker.check(input)) return { errors: groupChecker.explain(input) };
+  if (options.stored) for (const [field] of MOVED) delete (input.platform.terraform as Record<string, unknown>)[field];
+  const errors = groupProblems(input, modules, options.metrics);
+  if (errors.length > 0) return { errors };
+  const group = decoded(NodeGroupConfig, input);
+  return {
+    group: {
+      ...group,
+      // A rule's unset rank, cooldown and budget come from its role, the group's timing and its increment.
+      rules: group.rules.map((r) => ({ ...r, rank: r.rank ?? LOAD_METRIC[r.role], cooldown: r.cooldown ?? group.timing.cooldown, requestBudget: r.requestBudget ?? r.increment })),
+    },
+  };
+}
+
+const TERRAFORM_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/** What the schema cannot say about a group it passed: names, cross-references, expressions, the platform's own rules. */
+function groupProblems(input: NodeGroupConfigInput, modules: TerraformModules | undefined, metrics: ReadonlySet<string> | undefined): FieldError[] {
   const errors: FieldError[] = [];
   const err = (pointer: string, message: string) =>
     errors.push({
@@ -48,11 +63,8 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
         .replace(/\//g, '.'),
     });
 
-  const tfRaw = input.platform.terraform as Record<string, unknown>;
   for (const [field, where] of MOVED) {
-    if (!Object.hasOwn(tfRaw, field)) continue;
-    if (options.stored) delete tfRaw[field];
-    else err(`/platform/terraform/${field}`, `is not a node group's setting: ${where}`);
+    if (Object.hasOwn(input.platform.terraform, field)) err(`/platform/terraform/${field}`, `is not a node group's setting: ${where}`);
   }
   const module = input.platform.terraform.module;
   if (module.includes('/') || module.startsWith('.')) {
@@ -104,7 +116,7 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     for (const [field, source, kind] of expressions) {
       if (source === undefined) continue;
       try {
-        compileExpression(source, kind, options.metrics ? { known: options.metrics } : {});
+        compileExpression(source, kind, metrics ? { known: metrics } : {});
       } catch (e) {
         if (!(e instanceof ExpressionError)) throw e;
         err(`/rules/${i}/${field}`, `${e.reason} (at column ${e.position + 1})`);
@@ -172,13 +184,5 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     for (const e of terraformProblems(tf, [...regions], modules)) err(e.pointer, e.message);
   }
 
-  if (errors.length > 0) return { errors };
-  const group = decoded(NodeGroupConfig, input);
-  return {
-    group: {
-      ...group,
-      // A rule's unset rank, cooldown and budget come from its role, the group's timing and its increment.
-      rules: group.rules.map((r) => ({ ...r, rank: r.rank ?? LOAD_METRIC[r.role], cooldown: r.cooldown ?? group.timing.cooldown, requestBudget: r.requestBudget ?? r.increment })),
-    },
-  };
+  return errors;
 }
