@@ -1,0 +1,397 @@
+// The `janus` WebRTC engine (docs/webrtc-janus.md): a Janus gateway beside the agent (runtime.ts),
+// driven with janode (gateway.ts).
+//
+// - WHIP (origins): a VideoRoom room per stream, one publisher in it, its offer given
+//   `a=setup:active` (sdp.ts); a new publisher of the same stream replaces the old.
+// - WHEP (edges, and origins): viewers watch a Streaming mountpoint of the stream, which is fed by
+//   VideoRoom RTP forwarding: from this node's own room on an origin, from the parent's room on an
+//   edge (relay.ts). Janus 1.1.2 offers to viewers rather than answering them: the two offers are
+//   bridged (sdp.ts). A mountpoint lives while it has viewers.
+// - Forwards (forwards.ts) outlive a publisher's reconnection: a new publisher of the stream feeds
+//   every mountpoint that was fed.
+import { randomUUID } from 'node:crypto';
+import Janode from 'janode';
+import type { Role } from '../../../domain/vocabulary.js';
+import { EngineRefusal, type EngineSession, type EngineStream, type ParentLink, type WebRtcEngine } from '../engine.js';
+import { Forwards, type PublisherMedia } from './forwards.js';
+import { JanusError, type ClientHandle, type JanusGateway, type MountpointPorts, type RtpMedia } from './gateway.js';
+import { type RelayClient, type RelaySource, type RelayTarget, RELAY_LEASE_MS } from './relay.js';
+import type { JanusRuntime } from './runtime.js';
+import { bridgeOffers, directionOf, hasEndOfCandidates, midOf, parseSdp, parseTrickleFragment, portOf, preferActiveSetup, SdpError } from './sdp.js';
+
+/** What every mountpoint carries: Janus's offer to viewers names these, so they are fixed. */
+export const MOUNTPOINT_MEDIA: readonly RtpMedia[] = [
+  { kind: 'video', mid: 'v', pt: 96, codec: 'vp8' },
+  { kind: 'audio', mid: 'a', pt: 111, codec: 'opus' },
+];
+
+const PUBLISHES: ReadonlySet<Role> = new Set(['origin']);
+const PLAYS: ReadonlySet<Role> = new Set(['origin', 'edge']);
+/** The one publisher of a room. */
+const FEED = 1;
+
+interface Session {
+  id: string;
+  kind: 'publish' | 'play';
+  stream: string;
+  client: ClientHandle;
+  /** A viewer's mids as Janus knows them (its trickled candidates are renamed). */
+  mids?: Map<string, { mid: string; index: number }>;
+}
+
+interface Mountpoint {
+  id: number;
+  ports: MountpointPorts[];
+  viewers: Set<string>;
+  /** What feeds it: a forward of this node's own room, or one the parent keeps for us. */
+  feed: { kind: 'local'; forward: string } | { kind: 'parent'; parent: ParentLink; forward: string } | null;
+}
+
+export interface JanusEngineOptions {
+  role: Role;
+  runtime: JanusRuntime;
+  relays: RelayClient;
+  log(msg: string, extra?: Record<string, unknown>): void;
+}
+
+/** A failure of Janus as the HTTP answer says it: the client may try again. */
+function unavailable(err: unknown): EngineRefusal {
+  if (err instanceof EngineRefusal) return err;
+  if (err instanceof SdpError) return new EngineRefusal(400, err.message);
+  return new EngineRefusal(503, `janus: ${(err as Error).message}`);
+}
+
+export class JanusEngine implements WebRtcEngine, RelaySource {
+  readonly name = 'janus';
+  private readonly sessions = new Map<string, Session>();
+  private readonly rooms = new Map<string, number>();
+  /** Streams being set up for viewers: one setup per stream, however many viewers arrive at once. */
+  private readonly mountpoints = new Map<string, Promise<Mountpoint>>();
+  private readonly forwards: Forwards;
+  private parent: ParentLink | null = null;
+  private nextId = 1;
+  private renewTimer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly o: JanusEngineOptions) {
+    this.forwards = new Forwards({ gateway: () => this.o.runtime.gateway, log: o.log });
+    o.runtime.onDown = () => this.forgetAll();
+  }
+
+  private gateway(): JanusGateway {
+    const gw = this.o.runtime.gateway;
+    if (!gw) throw new EngineRefusal(503, `janus is not serving: ${this.o.runtime.problem ?? 'down'}`);
+    return gw;
+  }
+
+  async start(): Promise<void> {
+    await this.o.runtime.start();
+    // Forwards the parent keeps for us are leases: renewed at a third of their life.
+    this.renewTimer = setInterval(() => void this.renewParentForwards(), RELAY_LEASE_MS / 3);
+    this.renewTimer.unref();
+    this.forwards.startExpiry();
+  }
+
+  async stop(): Promise<void> {
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.forwards.stopExpiry();
+    await Promise.allSettled([...this.sessions.keys()].map((id) => this.end(id)));
+    await this.o.runtime.stop();
+  }
+
+  /** Whether the node serves, and why not. */
+  status(): { ready: boolean; problem: string | null } {
+    const problem = this.o.runtime.problem;
+    return { ready: problem === null, problem };
+  }
+
+  /** Janus went down: everything it held is gone. */
+  private forgetAll(): void {
+    this.sessions.clear();
+    this.rooms.clear();
+    this.mountpoints.clear();
+    this.forwards.clear();
+  }
+
+  // WHIP.
+
+  async publish(stream: string, offer: string): Promise<EngineSession> {
+    if (!PUBLISHES.has(this.o.role)) throw new EngineRefusal(405, `a ${this.o.role} takes no publishers: publish to the stream's origin`);
+    const sdp = parseSdp(offer);
+    if (!sdp.media.some((m) => portOf(m) !== 0 && directionOf(m, sdp.session) !== 'recvonly' && directionOf(m, sdp.session) !== 'inactive')) {
+      throw new EngineRefusal(400, 'the offer sends no media');
+    }
+    const gw = this.gateway();
+    // A publisher of the same stream here already: the new one replaces it (a reconnecting client).
+    for (const s of [...this.sessions.values()]) if (s.kind === 'publish' && s.stream === stream) await this.end(s.id);
+    let client: ClientHandle | null = null;
+    try {
+      const room = await this.room(gw, stream);
+      client = await gw.clientHandle('videoroom');
+      const answer = await gw.publish(client, room, FEED, preferActiveSetup(offer), stream);
+      if (hasEndOfCandidates(offer)) await client.handle.trickleComplete();
+      const id = randomUUID();
+      const session: Session = { id, kind: 'publish', stream, client };
+      this.sessions.set(id, session);
+      this.watchClient(session);
+      this.forwards.publisherJoined(stream, { room, feed: FEED, media: publisherMedia(answer) });
+      // Media flows once ICE and DTLS are up; forwards start then (Janus says 'webrtcup').
+      client.handle.once(Janode.EVENT.HANDLE_WEBRTCUP, () => {
+        if (this.sessions.get(id) === session) void this.forwards.publisherUp(stream);
+      });
+      this.o.log('publisher joined', { stream, session: id });
+      return { id, sdp: answer };
+    } catch (err) {
+      if (client) await gw.endClient(client);
+      throw unavailable(err);
+    }
+  }
+
+  private async room(gw: JanusGateway, stream: string): Promise<number> {
+    let room = this.rooms.get(stream);
+    if (room === undefined) {
+      room = this.nextId++;
+      this.rooms.set(stream, room);
+    }
+    await gw.createRoom(room);
+    return room;
+  }
+
+  // WHEP.
+
+  async play(stream: string, offer: string): Promise<EngineSession> {
+    if (!PLAYS.has(this.o.role)) throw new EngineRefusal(405, `a ${this.o.role} takes no viewers`);
+    parseSdp(offer);
+    const gw = this.gateway();
+    const id = randomUUID();
+    const mountpoint = await this.mountpoint(gw, stream);
+    // Counted from now, so that a mountpoint is not torn down under a viewer being set up.
+    mountpoint.viewers.add(id);
+    let client: ClientHandle | null = null;
+    try {
+      client = await gw.clientHandle('streaming');
+      const janusOffer = await gw.watch(client, mountpoint.id);
+      const bridged = bridgeOffers(offer, janusOffer);
+      if ('refused' in bridged) throw new EngineRefusal(406, bridged.refused);
+      await gw.start(client, bridged.toJanus);
+      if (hasEndOfCandidates(offer)) await client.handle.trickleComplete();
+      const session: Session = { id, kind: 'play', stream, client, mids: bridged.mids };
+      this.sessions.set(id, session);
+      this.watchClient(session);
+      return { id, sdp: bridged.toClient };
+    } catch (err) {
+      if (client) await gw.endClient(client);
+      await this.viewerGone(stream, id);
+      throw unavailable(err);
+    }
+  }
+
+  /** The stream's mountpoint, made and fed if it is not there yet. */
+  private mountpoint(gw: JanusGateway, stream: string): Promise<Mountpoint> {
+    const existing = this.mountpoints.get(stream);
+    if (existing) return existing;
+    const made = this.makeMountpoint(gw, stream);
+    this.mountpoints.set(stream, made);
+    made.catch(() => {
+      if (this.mountpoints.get(stream) === made) this.mountpoints.delete(stream);
+    });
+    return made;
+  }
+
+  private async makeMountpoint(gw: JanusGateway, stream: string): Promise<Mountpoint> {
+    const local = this.o.role === 'origin';
+    if (local && !this.forwards.hasPublisher(stream)) throw new EngineRefusal(404, `${stream} is not published here`);
+    const parent = this.parent;
+    if (!local && !parent) throw new EngineRefusal(503, 'this edge has no parent yet: try again in a moment');
+    const id = this.nextId++;
+    const ports = await gw.createMountpoint(id, MOUNTPOINT_MEDIA);
+    const mp: Mountpoint = { id, ports, viewers: new Set(), feed: null };
+    const target: RelayTarget = { host: this.o.runtime.mediaAddress, media: ports.map(({ kind, port, rtcpPort }) => ({ kind, port, rtcpPort })) };
+    try {
+      mp.feed = local
+        ? { kind: 'local', forward: await this.forwards.add(stream, target, { lease: false }) }
+        : { kind: 'parent', parent: parent!, forward: await this.o.relays.forward(parent!, stream, target) };
+    } catch (err) {
+      await gw.destroyMountpoint(id).catch(() => undefined);
+      throw err;
+    }
+    this.o.log('mountpoint fed', { stream, mountpoint: id, from: local ? 'this node' : parent!.nodeId });
+    return mp;
+  }
+
+  /** A viewer left: the last one takes the mountpoint and its feed along. */
+  private async viewerGone(stream: string, id: string): Promise<void> {
+    const pending = this.mountpoints.get(stream);
+    if (!pending) return;
+    const mp = await pending.catch(() => null);
+    if (!mp?.viewers.delete(id) || mp.viewers.size > 0) return;
+    if (this.mountpoints.get(stream) === pending) this.mountpoints.delete(stream);
+    await this.releaseFeed(stream, mp);
+    await this.o.runtime.gateway?.destroyMountpoint(mp.id).catch(() => undefined);
+    this.o.log('mountpoint ended', { stream, mountpoint: mp.id });
+  }
+
+  private async releaseFeed(stream: string, mp: Mountpoint): Promise<void> {
+    const feed = mp.feed;
+    mp.feed = null;
+    if (feed?.kind === 'local') await this.forwards.remove(stream, feed.forward);
+    if (feed?.kind === 'parent') await this.o.relays.release(feed.parent, stream, feed.forward);
+  }
+
+  // Sessions.
+
+  /** Janus hung up or detached a client's handle (ICE failed, DTLS alert, the client left): the session ends. */
+  private watchClient(session: Session): void {
+    const gone = () => void this.end(session.id);
+    session.client.handle.once(Janode.EVENT.HANDLE_HANGUP, gone);
+    session.client.handle.once(Janode.EVENT.HANDLE_DETACHED, gone);
+  }
+
+  async patch(id: string, fragment: string): Promise<string | null> {
+    const session = this.sessions.get(id);
+    if (!session) throw new EngineRefusal(404, 'no such session');
+    let frag: ReturnType<typeof parseTrickleFragment>;
+    try {
+      frag = parseTrickleFragment(fragment);
+    } catch (err) {
+      throw new EngineRefusal(400, (err as Error).message);
+    }
+    // An ICE restart (new credentials) needs a new offer from Janus: not done; the client starts a new session.
+    if (frag.ufrag !== null && frag.pwd !== null && this.isRestart(session, frag.ufrag)) return null;
+    const candidates = frag.candidates.map((c) => {
+      const mapped = session.mids?.get(c.sdpMid);
+      return mapped ? { ...c, sdpMid: mapped.mid, sdpMLineIndex: mapped.index } : c;
+    });
+    try {
+      if (candidates.length > 0) await session.client.handle.trickle(candidates);
+      if (frag.complete) await session.client.handle.trickleComplete();
+    } catch (err) {
+      throw unavailable(err);
+    }
+    return '';
+  }
+
+  private readonly ufrags = new Map<string, string>();
+
+  /** Whether a fragment's ufrag differs from the first one the session's PATCHes carried. */
+  private isRestart(session: Session, ufrag: string): boolean {
+    const first = this.ufrags.get(session.id);
+    if (first === undefined) {
+      this.ufrags.set(session.id, ufrag);
+      return false;
+    }
+    return first !== ufrag;
+  }
+
+  async end(id: string): Promise<boolean> {
+    const session = this.sessions.get(id);
+    if (!session) return false;
+    this.sessions.delete(id);
+    this.ufrags.delete(id);
+    await this.o.runtime.gateway?.endClient(session.client);
+    if (session.kind === 'publish') {
+      this.forwards.publisherDown(session.stream);
+      this.o.log('publisher left', { stream: session.stream, session: id });
+    } else {
+      await this.viewerGone(session.stream, id);
+    }
+    return true;
+  }
+
+  async dropPublisher(stream: string): Promise<void> {
+    for (const s of [...this.sessions.values()]) {
+      if (s.kind !== 'publish' || s.stream !== stream) continue;
+      await this.end(s.id);
+      this.o.log('publisher dropped', { stream, session: s.id });
+    }
+  }
+
+  // The relay tree.
+
+  setParent(parent: ParentLink | null): void {
+    const before = this.parent;
+    const same = before?.nodeId === parent?.nodeId && before?.address === parent?.address && before?.port === parent?.port;
+    this.parent = parent;
+    if (same || !parent || this.o.role === 'origin') return;
+    // The same mountpoints, fed from the new parent; then the old feed is let go.
+    void this.refeedAll(parent);
+  }
+
+  private async refeedAll(parent: ParentLink): Promise<void> {
+    for (const [stream, pending] of [...this.mountpoints]) {
+      const mp = await pending.catch(() => null);
+      if (mp?.feed?.kind !== 'parent') continue;
+      await this.refeed(stream, mp, parent);
+    }
+  }
+
+  private async refeed(stream: string, mp: Mountpoint, parent: ParentLink): Promise<void> {
+    const old = mp.feed?.kind === 'parent' ? mp.feed : null;
+    try {
+      const target: RelayTarget = { host: this.o.runtime.mediaAddress, media: mp.ports.map(({ kind, port, rtcpPort }) => ({ kind, port, rtcpPort })) };
+      mp.feed = { kind: 'parent', parent, forward: await this.o.relays.forward(parent, stream, target) };
+      this.o.log('mountpoint fed', { stream, mountpoint: mp.id, from: parent.nodeId });
+    } catch (err) {
+      this.o.log('could not feed a mountpoint from the parent', { stream, parent: parent.nodeId, error: (err as Error).message });
+    }
+    if (old && (old.parent.nodeId !== parent.nodeId || mp.feed === null)) await this.o.relays.release(old.parent, stream, old.forward);
+  }
+
+  /** Renews what the parent forwards for us; a forward it forgot (it restarted) is asked for again. */
+  private async renewParentForwards(): Promise<void> {
+    for (const [stream, pending] of [...this.mountpoints]) {
+      const mp = await pending.catch(() => null);
+      if (mp?.feed?.kind !== 'parent') continue;
+      const { parent, forward } = mp.feed;
+      if (await this.o.relays.renew(parent, stream, forward)) continue;
+      if (this.parent) await this.refeed(stream, mp, this.parent);
+    }
+  }
+
+  // RelaySource: what this node's relay routes do for its children.
+
+  async forward(stream: string, target: RelayTarget): Promise<string> {
+    if (this.o.role !== 'origin') throw new EngineRefusal(404, `a ${this.o.role} forwards nothing (Janus relays: docs/webrtc-janus.md)`);
+    if (!this.forwards.hasPublisher(stream)) throw new EngineRefusal(404, `${stream} is not published here`);
+    this.gateway();
+    return this.forwards.add(stream, target, { lease: true });
+  }
+
+  renew(stream: string, id: string): boolean {
+    return this.forwards.renew(stream, id);
+  }
+
+  unforward(stream: string, id: string): Promise<boolean> {
+    return this.forwards.remove(stream, id);
+  }
+
+  // The heartbeat.
+
+  streams(): EngineStream[] {
+    const out = new Map<string, EngineStream>();
+    const entry = (name: string) => {
+      let e = out.get(name);
+      if (!e) out.set(name, (e = { name, publishing: false, subscribers: 0 }));
+      return e;
+    };
+    for (const s of this.sessions.values()) {
+      if (s.kind === 'publish') entry(s.stream).publishing = true;
+      else entry(s.stream).subscribers++;
+    }
+    return [...out.values()];
+  }
+}
+
+/** The media a publisher sends, from Janus's answer: accepted sections and their payload types. */
+export function publisherMedia(answer: string): PublisherMedia[] {
+  const sdp = parseSdp(answer);
+  const out: PublisherMedia[] = [];
+  for (const [i, m] of sdp.media.entries()) {
+    if (portOf(m) === 0 || (m.kind !== 'audio' && m.kind !== 'video')) continue;
+    const d = directionOf(m, sdp.session);
+    if (d !== 'recvonly' && d !== 'sendrecv') continue;
+    out.push({ kind: m.kind, mid: midOf(m) ?? String(i) });
+  }
+  return out;
+}
+
+export { JanusError };
