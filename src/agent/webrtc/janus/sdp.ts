@@ -142,12 +142,19 @@ interface Codec {
   apt: string | null;
 }
 
+/** The value of `a=<name>:<pt> <value>` for one payload type, or null. */
+function perPayloadType(lines: readonly string[], name: string, pt: string): string | null {
+  const prefix = `a=${name}:${pt} `;
+  const line = lines.find((l) => l.startsWith(prefix));
+  return line === undefined ? null : line.slice(prefix.length);
+}
+
 function codecsOf(section: MediaSection): Codec[] {
   const formats = section.lines[0]!.split(' ').slice(3);
   return formats.map((pt) => ({
     pt,
-    rtpmap: (attribute(section.lines, `rtpmap:${pt}`)?.split(' ')[0] ?? '').toLowerCase(),
-    apt: /(?:^|;)\s*apt=(\d+)/.exec(attribute(section.lines, `fmtp:${pt}`)?.split(' ').slice(1).join(' ') ?? '')?.[1] ?? null,
+    rtpmap: (perPayloadType(section.lines, 'rtpmap', pt) ?? '').toLowerCase(),
+    apt: /(?:^|;)\s*apt=(\d+)/.exec(perPayloadType(section.lines, 'fmtp', pt) ?? '')?.[1] ?? null,
   }));
 }
 

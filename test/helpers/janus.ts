@@ -1,0 +1,72 @@
+// Janus nodes for tests, without the control plane: a runtime (Janus in a namespace of its own on
+// 10.213.0.0/16, the Janus tests' range) and the engine that drives it. Stopped at teardown, and
+// whatever a test leaves of their namespaces and links is listed by leftovers().
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ExecutionContext } from 'ava';
+import { AdmissionGate } from '../../src/agent/admission/gate.js';
+import { JanusEngine } from '../../src/agent/webrtc/janus/engine.js';
+import { RelayClient } from '../../src/agent/webrtc/janus/relay.js';
+import { JanusRuntime } from '../../src/agent/webrtc/janus/runtime.js';
+import type { Role } from '../../src/domain/vocabulary.js';
+import { netnsPlan, type NetnsPlan } from '../../src/os/netns-plan.js';
+import { findProgram } from '../../src/os/programs.js';
+
+export const JANUS_SUBNET = '10.213.0.0/16';
+/** The root namespace's address on the nodes' segment: what test clients offer. */
+export const CLIENT_ADDRESS = '10.213.0.1';
+
+/** Janus and ffmpeg, or a clear failure (not a skip). */
+export function janusTools(): { janus: string; ffmpeg: string } {
+  const janus = findProgram('janus');
+  const ffmpeg = findProgram('ffmpeg');
+  if (!janus || !ffmpeg) throw new Error('the Janus tests need janus and ffmpeg: npm run setup:media (Debian: apt-get install janus ffmpeg)');
+  if (process.getuid?.() !== 0) throw new Error('the Janus tests make network namespaces: run them as root (as CI does)');
+  return { janus, ffmpeg };
+}
+
+export interface TestNode {
+  nodeId: string;
+  plan: NetnsPlan;
+  runtime: JanusRuntime;
+  engine: JanusEngine;
+  gate: AdmissionGate;
+  logs: string[];
+}
+
+/** A gate told that the group admits anyone (the engine tests have no control plane). */
+export function openGate(nodeId: string): AdmissionGate {
+  const gate = new AdmissionGate('g', nodeId);
+  gate.update({ required: false, keys: [], leewayMs: 0 }, undefined);
+  return gate;
+}
+
+export async function janusNode(t: ExecutionContext | { teardown(fn: () => Promise<void>): void }, o: { nodeId: string; role: Role; loopback: string; dir?: string }): Promise<TestNode> {
+  const { janus } = janusTools();
+  const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'sy-janus-'));
+  const plan = netnsPlan(o.nodeId, o.loopback, JANUS_SUBNET);
+  const logs: string[] = [];
+  const log = (msg: string, extra?: Record<string, unknown>) => logs.push(`${msg} ${JSON.stringify(extra ?? {})}`);
+  const runtime = new JanusRuntime({ nodeId: o.nodeId, dir: join(dir, 'janus'), binary: janus, network: { kind: 'netns', plan }, log });
+  const engine = new JanusEngine({ role: o.role, runtime, relays: new RelayClient(), log });
+  t.teardown(async () => {
+    await engine.stop();
+    if (!o.dir) rmSync(dir, { recursive: true, force: true });
+  });
+  await engine.start();
+  return { nodeId: o.nodeId, plan, runtime, engine, gate: openGate(o.nodeId), logs };
+}
+
+/** Namespaces and links of these plans (and their bridge) still on the machine. */
+export function leftovers(plans: readonly NetnsPlan[]): string[] {
+  const namespaces = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' });
+  const links = execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' });
+  const found: string[] = [];
+  for (const p of plans) {
+    if (namespaces.split('\n').some((l) => l.split(' ')[0] === p.namespace)) found.push(p.namespace);
+    for (const name of [p.hostLink, p.bridge]) if (links.includes(` ${name}:`) || links.includes(` ${name}@`)) found.push(name);
+  }
+  return [...new Set(found)];
+}
