@@ -4,8 +4,10 @@
 // removes whatever is there. The bridge is made by the first node of a subnet and removed by the
 // last one down; a node made while another removes it retries.
 import { execFile } from 'node:child_process';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { findProgram } from './programs.js';
-import type { NetnsPlan } from './netns-plan.js';
+import { NETNS_PREFIX, type NetnsPlan } from './netns-plan.js';
 
 export class NetnsError extends Error {
   constructor(message: string) {
@@ -131,4 +133,49 @@ export async function netnsUp(plan: NetnsPlan): Promise<void> {
 /** The command that runs `argv` inside the namespace (as the same user). */
 export function inNamespace(plan: Pick<NetnsPlan, 'namespace'>, argv: readonly string[]): { command: string; args: string[] } {
   return { command: ipBinary(), args: ['netns', 'exec', plan.namespace, ...argv] };
+}
+
+/**
+ * The node's plan, kept in its directory while its namespace may exist: whoever cleans up after
+ * an agent killed outright (the local platform) removes what it names, without knowing why the
+ * agent made it.
+ */
+export const NETNS_RECORD = 'netns.json';
+
+export function recordPlan(dir: string, plan: NetnsPlan): void {
+  const file = join(dir, NETNS_RECORD);
+  writeFileSync(`${file}.tmp`, JSON.stringify(plan), { mode: 0o600 });
+  renameSync(`${file}.tmp`, file);
+}
+
+export function forgetPlan(dir: string): void {
+  rmSync(join(dir, NETNS_RECORD), { force: true });
+}
+
+const NAME_RE = new RegExp(`^${NETNS_PREFIX}[a-z0-9-]{1,13}$`);
+const IPV4_RE = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/** The plan a node directory records, checked to name only things this module makes; null when there is none. */
+export function recordedPlan(dir: string): NetnsPlan | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(join(dir, NETNS_RECORD), 'utf8'));
+  } catch {
+    return null;
+  }
+  const p = raw as Partial<NetnsPlan>;
+  const names = [p.namespace, p.hostLink, p.nodeLink, p.bridge];
+  if (!names.every((n) => typeof n === 'string' && NAME_RE.test(n))) return null;
+  if (typeof p.address !== 'string' || !IPV4_RE.test(p.address) || typeof p.bridgeAddress !== 'string' || !IPV4_RE.test(p.bridgeAddress)) return null;
+  if (!Number.isInteger(p.prefix)) return null;
+  return p as NetnsPlan;
+}
+
+/** Removes the namespace a node directory records (its processes stopped first), and the record. */
+export async function removeRecordedNetns(dir: string): Promise<boolean> {
+  const plan = recordedPlan(dir);
+  if (!plan || netnsUnavailable()) return false;
+  await netnsDown(plan);
+  forgetPlan(dir);
+  return true;
 }

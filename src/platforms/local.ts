@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { NodeGroup } from '../config/types.js';
 import type { PlatformData } from '../domain/records.js';
 import { projectPath } from '../paths.js';
+import { removeRecordedNetns } from '../os/netns.js';
 import { alive, argvOf, signalGroup, stopPidFileGroupsIn } from '../os/process-group.js';
 import { capabilitiesOf } from './capabilities.js';
 import { PlatformError, type NewNode, type NodeRef, type Platform, type Reconciliation } from './platform.js';
@@ -132,6 +133,8 @@ export class LocalPlatform implements Platform {
     // An agent that was killed outright could not stop its media server: stop what the node's
     // directory's pid files name (the agent's own business which programs those are).
     await stopPidFileGroupsIn(join(this.options.dataDir, 'nodes', node.id));
+    // And the network namespace it recorded (Janus nodes: docs/webrtc-janus.md), once nothing runs in it.
+    await removeRecordedNetns(join(this.options.dataDir, 'nodes', node.id));
     this.used.delete(node.platform.address);
     rmSync(join(this.options.dataDir, 'nodes', node.id), { recursive: true, force: true });
   }

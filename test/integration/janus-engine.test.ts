@@ -121,9 +121,18 @@ test.serial('Janus killed outright: the node says why it is not ready, and Janus
   const restarted = new Promise<void>((resolve) => {
     node.runtime.onRestart = resolve;
   });
+  // While Janus is down the node says so (the heartbeat's ready:false and problem).
+  let whileDown: ReturnType<typeof node.engine.status> | null = null;
+  const engineOnDown = node.runtime.onDown;
+  node.runtime.onDown = () => {
+    engineOnDown?.();
+    whileDown = node.engine.status();
+  };
   process.kill(before, 'SIGKILL');
   await within(20_000, 'janus is restarted', restarted);
   t.not(node.runtime.pid, before);
+  t.is(whileDown!.ready, false);
+  t.regex(whileDown!.problem ?? '', /restarting \(attempt 1\)/);
   t.deepEqual(node.engine.status(), { ready: true, problem: null });
   t.true(
     node.logs.some((l) => l.startsWith('janus down')),

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 export interface JanusNode {
   nodeId: string;
-  /** The node's Janus folder: the config in `conf/`, the log and pid file beside it. */
+  /** The node's folder: the config in `conf/`, the log and pid file beside it. */
   dir: string;
   /**
    * The address Janus gathers ICE candidates on and sends media from: an address assigned to a
@@ -59,7 +59,7 @@ export function janusPaths(dir: string) {
     main: join(conf, 'janus.jcfg'),
     log: join(dir, 'janus.log'),
     out: join(dir, 'janus.out'),
-    /** Read by the local platform after an agent was killed outright: it stops the Janus this names. */
+    /** In the node's folder: the local platform stops the Janus it names after an agent was killed outright (src/platforms/local.ts). */
     pid: join(dir, 'janus.pid'),
   };
 }

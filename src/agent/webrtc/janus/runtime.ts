@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import type { NetnsPlan } from '../../../os/netns-plan.js';
-import { inNamespace, netnsDown, netnsUp } from '../../../os/netns.js';
+import { forgetPlan, inNamespace, netnsDown, netnsUp, recordPlan } from '../../../os/netns.js';
 import { describeExit } from '../../media/nginx-process.js';
 import { DEFAULT_JANUS_LIB_DIR, janusPaths, type JanusNode, type JanusSecrets } from './config.js';
 import { JanusGateway } from './gateway.js';
@@ -22,7 +22,7 @@ export type JanusNetwork =
 
 export interface JanusRuntimeOptions {
   nodeId: string;
-  /** The node's Janus folder (config, log, pid file). */
+  /** The node's folder: Janus's config in conf/, its log and pid file, the namespace record (src/os/netns.ts). */
   dir: string;
   binary: string;
   libDir?: string;
@@ -111,7 +111,11 @@ export class JanusRuntime {
     rmSync(janusPaths(this.o.dir).pid, { force: true });
     await this.serial(async () => {
       try {
-        if (this.o.network.kind === 'netns') await netnsUp(this.o.network.plan);
+        if (this.o.network.kind === 'netns') {
+          // Recorded first: if this agent is killed, the local platform removes what it names.
+          recordPlan(this.o.dir, this.o.network.plan);
+          await netnsUp(this.o.network.plan);
+        }
         await this.launch();
       } catch (err) {
         this.crashed((err as Error).message);
@@ -179,7 +183,14 @@ export class JanusRuntime {
       await gw?.close();
       await this.process.stop();
       rmSync(janusPaths(this.o.dir).pid, { force: true });
-      if (this.o.network.kind === 'netns') await netnsDown(this.o.network.plan).catch((err: Error) => this.o.log('could not remove the namespace', { error: err.message }));
+      if (this.o.network.kind === 'netns') {
+        try {
+          await netnsDown(this.o.network.plan);
+          forgetPlan(this.o.dir);
+        } catch (err) {
+          this.o.log('could not remove the namespace', { error: (err as Error).message });
+        }
+      }
     });
   }
 
