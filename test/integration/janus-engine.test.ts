@@ -62,7 +62,8 @@ test.serial('a WHIP publisher on an origin, a WHEP viewer on the origin and one 
   await within(20_000, 'the edge viewer connects', far.connected);
   await within(20_000, 'the edge viewer gets 100 packets and a keyframe', far.received(100, 1));
   t.deepEqual(edge.engine.streams(), [{ name: 'cam', publishing: false, subscribers: 1 }]);
-  t.deepEqual(origin.engine.streams(), [{ name: 'cam', publishing: true, subscribers: 1 }]);
+  // The origin counts its own viewer and the edge it feeds (named by its address: this gate asks no credential).
+  t.deepEqual(origin.engine.streams(), [{ name: 'cam', publishing: true, subscribers: 2, relays: ['10.213.0.3'] }]);
   t.true(edge.logs.some((l) => l.startsWith('mountpoint fed') && l.includes(origin.nodeId)));
   t.true(origin.logs.some((l) => l.startsWith('forwarding') && l.includes('10.213.0.3')));
 
@@ -71,6 +72,8 @@ test.serial('a WHIP publisher on an origin, a WHEP viewer on the origin and one 
   t.deepEqual(edge.engine.streams(), []);
   t.true(edge.logs.some((l) => l.startsWith('mountpoint ended')));
   t.false(await edge.engine.end(farId), 'a session ends once');
+  // The edge released its forward: the origin no longer feeds it.
+  t.deepEqual(origin.engine.streams(), [{ name: 'cam', publishing: true, subscribers: 1 }]);
   await far.close();
 
   // The publisher is dropped (its binding moved): the origin reports nothing published.

@@ -349,11 +349,11 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
 
   // RelaySource: what this node's relay routes do for its children.
 
-  async forward(stream: string, target: RelayTarget): Promise<string> {
+  async forward(stream: string, target: RelayTarget, by: string | null): Promise<string> {
     if (this.o.role !== 'origin') throw new EngineRefusal(404, `a ${this.o.role} forwards nothing (Janus relays: docs/webrtc-janus.md)`);
     if (!this.forwards.hasPublisher(stream)) throw new EngineRefusal(404, `${stream} is not published here`);
     this.gateway();
-    return this.forwards.add(stream, target, { lease: true });
+    return this.forwards.add(stream, target, { lease: true, by });
   }
 
   renew(stream: string, id: string): boolean {
@@ -366,18 +366,24 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
 
   // The heartbeat.
 
+  /** Per stream: its publisher here, and its play sessions: viewers here and the edges fed from here. */
   streams(): EngineStream[] {
-    const out = new Map<string, EngineStream>();
+    const out = new Map<string, EngineStream & { relays: string[] }>();
     const entry = (name: string) => {
       let e = out.get(name);
-      if (!e) out.set(name, (e = { name, publishing: false, subscribers: 0 }));
+      if (!e) out.set(name, (e = { name, publishing: false, subscribers: 0, relays: [] }));
       return e;
     };
     for (const s of this.sessions.values()) {
       if (s.kind === 'publish') entry(s.stream).publishing = true;
       else entry(s.stream).subscribers++;
     }
-    return [...out.values()];
+    for (const [stream, nodes] of this.forwards.children()) {
+      const e = entry(stream);
+      e.relays = [...nodes];
+      e.subscribers += nodes.size;
+    }
+    return [...out.values()].map(({ relays, ...s }) => (relays.length > 0 ? { ...s, relays } : s));
   }
 }
 

@@ -25,6 +25,8 @@ interface Forward {
   id: string;
   stream: string;
   target: RelayTarget;
+  /** The node it feeds (a relay credential's subject), null for this node's own mountpoints or when unknown. */
+  by: string | null;
   /** When the lease ends (ms), or null for this node's own mountpoints. */
   expiresAt: number | null;
   /** Janus's forwarder ids while they run. */
@@ -108,9 +110,16 @@ export class Forwards {
   }
 
   /** A new forward; started now if the stream's media flows. Its id. */
-  add(stream: string, target: RelayTarget, options: { lease: boolean }): Promise<string> {
+  add(stream: string, target: RelayTarget, options: { lease: boolean; by?: string | null }): Promise<string> {
     return this.serial(async () => {
-      const f: Forward = { id: randomBytes(12).toString('base64url'), stream, target, expiresAt: options.lease ? this.now() + this.leaseMs : null, forwarders: null };
+      const f: Forward = {
+        id: randomBytes(12).toString('base64url'),
+        stream,
+        target,
+        by: options.by ?? null,
+        expiresAt: options.lease ? this.now() + this.leaseMs : null,
+        forwarders: null,
+      };
       this.forwards.set(f.id, f);
       const p = this.publishers.get(stream);
       if (p?.up) await this.startForward(f, p);
@@ -172,8 +181,15 @@ export class Forwards {
     this.forwards.clear();
   }
 
-  /** Forwards per stream (for tests and the log). */
-  count(stream: string): number {
-    return [...this.forwards.values()].filter((f) => f.stream === stream).length;
+  /** Per stream, the nodes fed by a lease (edges under this node), by their id or else the address fed. */
+  children(): Map<string, Set<string>> {
+    const out = new Map<string, Set<string>>();
+    for (const f of this.forwards.values()) {
+      if (f.expiresAt === null) continue;
+      const set = out.get(f.stream) ?? new Set<string>();
+      set.add(f.by ?? f.target.host);
+      out.set(f.stream, set);
+    }
+    return out;
   }
 }

@@ -24,7 +24,8 @@ export interface RelayTarget {
 
 /** What the parent's engine does for the relay routes. */
 export interface RelaySource {
-  forward(stream: string, target: RelayTarget): Promise<string>;
+  /** `by`: the asking node (its relay credential's subject), when the credential names one. */
+  forward(stream: string, target: RelayTarget, by: string | null): Promise<string>;
   renew(stream: string, id: string): boolean;
   unforward(stream: string, id: string): Promise<boolean>;
 }
@@ -117,7 +118,7 @@ export async function serveRelay(req: IncomingMessage, res: ServerResponse, deps
       const target = parseRelayTarget(await readJson(req));
       if (typeof target === 'string') return problem(res, 400, target);
       if (!relayHostAllowed(target.host, req.socket.remoteAddress ?? '', deps.subnet)) return problem(res, 403, `this node does not forward to ${target.host}`);
-      const forwardId = await deps.source.forward(stream, target);
+      const forwardId = await deps.source.forward(stream, target, verdict.claims?.sub ?? null);
       res.writeHead(201, { 'content-type': 'application/json', location: `${RELAY_PATH}${encodeURIComponent(stream)}/${forwardId}` });
       res.end(JSON.stringify({ id: forwardId, leaseMs: RELAY_LEASE_MS }));
     } else if (id !== undefined && req.method === 'PUT') {
