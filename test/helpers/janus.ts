@@ -11,7 +11,7 @@ import { JanusEngine } from '../../src/agent/webrtc/janus/engine.js';
 import { RelayClient } from '../../src/agent/webrtc/janus/relay.js';
 import { JanusRuntime } from '../../src/agent/webrtc/janus/runtime.js';
 import type { Role } from '../../src/domain/vocabulary.js';
-import { netnsPlan, type NetnsPlan } from '../../src/os/netns-plan.js';
+import { netnsPlan, parseSubnet, type NetnsPlan } from '../../src/os/netns-plan.js';
 import { findProgram } from '../../src/os/programs.js';
 
 export const JANUS_SUBNET = '10.213.0.0/16';
@@ -50,13 +50,14 @@ export async function janusNode(t: ExecutionContext | { teardown(fn: () => Promi
   const logs: string[] = [];
   const log = (msg: string, extra?: Record<string, unknown>) => logs.push(`${msg} ${JSON.stringify(extra ?? {})}`);
   const runtime = new JanusRuntime({ nodeId: o.nodeId, dir: join(dir, 'janus'), binary: janus, network: { kind: 'netns', plan }, log });
-  const engine = new JanusEngine({ role: o.role, runtime, relays: new RelayClient(), log });
+  const gate = openGate(o.nodeId);
+  const engine = new JanusEngine({ role: o.role, runtime, relays: new RelayClient(), gate, subnet: parseSubnet(JANUS_SUBNET), log });
   t.teardown(async () => {
     await engine.stop();
     if (!o.dir) rmSync(dir, { recursive: true, force: true });
   });
   await engine.start();
-  return { nodeId: o.nodeId, plan, runtime, engine, gate: openGate(o.nodeId), logs };
+  return { nodeId: o.nodeId, plan, runtime, engine, gate, logs };
 }
 
 /** Namespaces and links of these plans (and their bridge) still on the machine. */

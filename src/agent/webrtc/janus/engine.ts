@@ -10,12 +10,14 @@
 // - Forwards (forwards.ts) outlive a publisher's reconnection: a new publisher of the stream feeds
 //   every mountpoint that was fed.
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Janode from 'janode';
+import type { AdmissionGate } from '../../admission/gate.js';
 import type { Role } from '../../../domain/vocabulary.js';
 import { EngineRefusal, type EngineSession, type EngineStream, type ParentLink, type WebRtcEngine } from '../engine.js';
 import { Forwards, type PublisherMedia } from './forwards.js';
 import { JanusError, type ClientHandle, type JanusGateway, type MountpointPorts, type RtpMedia } from './gateway.js';
-import { type RelayClient, type RelaySource, type RelayTarget, RELAY_LEASE_MS } from './relay.js';
+import { type RelayClient, type RelaySource, type RelayTarget, RELAY_LEASE_MS, serveRelay } from './relay.js';
 import type { JanusRuntime } from './runtime.js';
 import { bridgeOffers, directionOf, hasEndOfCandidates, midOf, parseSdp, parseTrickleFragment, portOf, preferActiveSetup, SdpError } from './sdp.js';
 
@@ -51,6 +53,10 @@ export interface JanusEngineOptions {
   role: Role;
   runtime: JanusRuntime;
   relays: RelayClient;
+  /** Checks the relay credentials of the edges that ask this node for forwards. */
+  gate: AdmissionGate;
+  /** The local nodes' subnet (their Janus addresses), which forwards may go to; null on real hosts. */
+  subnet: { base: number; prefix: number } | null;
   log(msg: string, extra?: Record<string, unknown>): void;
 }
 
@@ -96,6 +102,11 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
     this.forwards.stopExpiry();
     await Promise.allSettled([...this.sessions.keys()].map((id) => this.end(id)));
     await this.o.runtime.stop();
+  }
+
+  /** The engine's own routes on the node's WHIP/WHEP listener (relay.ts): true when the request was one of them. */
+  serve(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    return serveRelay(req, res, { source: this, gate: this.o.gate, subnet: this.o.subnet });
   }
 
   /** Whether the node serves, and why not. */
