@@ -6,6 +6,7 @@
 // forwarding) without the root namespace routing anything. Pure: names and addresses from the
 // node id, its loopback address and the subnet; src/os/netns.ts makes and removes them.
 import { createHash } from 'node:crypto';
+import { intToIp, ipToInt, isIPv4 } from './ipv4.js';
 
 export interface NetnsPlan {
   /** The network namespace (`ip netns`). */
@@ -33,20 +34,10 @@ export class NetnsPlanError extends Error {
 /** Every name made here starts so (interface names are at most 15 characters). */
 export const NETNS_PREFIX = 'sy';
 
-const IPV4_RE = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-
-export function ipToInt(ip: string): number {
-  return ip.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
-}
-
-export function intToIp(n: number): string {
-  return [24, 16, 8, 0].map((shift) => Math.floor(n / 2 ** shift) % 256).join('.');
-}
-
 /** `a.b.c.d/p`, a private IPv4 network of 8 to 24 prefix bits whose host bits are zero. */
 export function parseSubnet(subnet: string): { base: number; prefix: number } {
   const m = /^([0-9.]+)\/([0-9]{1,2})$/.exec(subnet);
-  if (!m || !IPV4_RE.test(m[1]!)) throw new NetnsPlanError(`${JSON.stringify(subnet)} is not an IPv4 subnet (a.b.c.d/p)`);
+  if (!m || !isIPv4(m[1]!)) throw new NetnsPlanError(`${JSON.stringify(subnet)} is not an IPv4 subnet (a.b.c.d/p)`);
   const prefix = Number(m[2]);
   if (prefix < 8 || prefix > 24) throw new NetnsPlanError(`subnet ${subnet}: the prefix must be 8 to 24 bits`);
   const base = ipToInt(m[1]!);
@@ -72,7 +63,7 @@ export function bridgeName(subnet: string): string {
  */
 export function netnsPlan(nodeId: string, loopbackAddress: string, subnet: string): NetnsPlan {
   const { base, prefix } = parseSubnet(subnet);
-  if (!IPV4_RE.test(loopbackAddress)) throw new NetnsPlanError(`${JSON.stringify(loopbackAddress)} is not an IPv4 address`);
+  if (!isIPv4(loopbackAddress)) throw new NetnsPlanError(`${JSON.stringify(loopbackAddress)} is not an IPv4 address`);
   const size = 2 ** (32 - prefix);
   const host = ipToInt(loopbackAddress) % size;
   // .0 is the network, .1 the bridge, the last the broadcast.

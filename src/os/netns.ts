@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isIPv4 } from './ipv4.js';
 import { findProgram } from './programs.js';
 import { NETNS_PREFIX, type NetnsPlan } from './netns-plan.js';
 
@@ -153,7 +154,6 @@ export function forgetPlan(dir: string): void {
 }
 
 const NAME_RE = new RegExp(`^${NETNS_PREFIX}[a-z0-9-]{1,13}$`);
-const IPV4_RE = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /** The plan a node directory records, checked to name only things this module makes; null when there is none. */
 export function recordedPlan(dir: string): NetnsPlan | null {
@@ -166,7 +166,7 @@ export function recordedPlan(dir: string): NetnsPlan | null {
   const p = raw as Partial<NetnsPlan>;
   const names = [p.namespace, p.hostLink, p.nodeLink, p.bridge];
   if (!names.every((n) => typeof n === 'string' && NAME_RE.test(n))) return null;
-  if (typeof p.address !== 'string' || !IPV4_RE.test(p.address) || typeof p.bridgeAddress !== 'string' || !IPV4_RE.test(p.bridgeAddress)) return null;
+  if (typeof p.address !== 'string' || !isIPv4(p.address) || typeof p.bridgeAddress !== 'string' || !isIPv4(p.bridgeAddress)) return null;
   if (!Number.isInteger(p.prefix)) return null;
   return p as NetnsPlan;
 }

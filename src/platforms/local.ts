@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { NodeGroup } from '../config/types.js';
 import type { PlatformData } from '../domain/records.js';
 import { projectPath } from '../paths.js';
+import { intToIp, ipToInt } from '../os/ipv4.js';
 import { removeRecordedNetns } from '../os/netns.js';
 import { alive, argvOf, signalGroup, stopPidFileGroupsIn } from '../os/process-group.js';
 import { capabilitiesOf } from './capabilities.js';
@@ -28,13 +29,6 @@ const DISTINCT_LOOPBACK = process.platform === 'linux';
 
 function pick(env: NodeJS.ProcessEnv, names: readonly string[]): Record<string, string> {
   return Object.fromEntries(names.filter((n) => env[n]).map((n) => [n, env[n]!]));
-}
-
-function ipToInt(ip: string): number {
-  return ip.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
-}
-function intToIp(n: number): string {
-  return [24, 16, 8, 0].map((shift) => Math.floor(n / 2 ** shift) % 256).join('.');
 }
 
 /** Whether `pid` is the node agent of `nodeId` (not a stranger that reused the pid). */

@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import { JanusConfigError, janusPaths, renderJanusConfig, type JanusNode } from '../../src/agent/webrtc/janus/config.js';
 import { forwardStreams } from '../../src/agent/webrtc/janus/forwards.js';
 import { parseRelayTarget, relayHostAllowed } from '../../src/agent/webrtc/janus/relay.js';
-import { bridgeName, intToIp, ipToInt, NETNS_PREFIX, NetnsPlanError, netnsPlan, parseSubnet } from '../../src/os/netns-plan.js';
+import { intToIp, ipToInt } from '../../src/os/ipv4.js';
+import { bridgeName, NETNS_PREFIX, NetnsPlanError, netnsPlan, parseSubnet } from '../../src/os/netns-plan.js';
 
 const octet = fc.integer({ min: 0, max: 255 });
 const ip = (first: fc.Arbitrary<number>) => fc.tuple(first, octet, octet, fc.integer({ min: 1, max: 254 })).map((p) => p.join('.'));

@@ -4,6 +4,7 @@
 // /etc/janus then, loads only the VideoRoom and Streaming plugins and the WebSocket and HTTP
 // transports (the admin API, which says when Janus is ready), and logs to a file of its own.
 import { join } from 'node:path';
+import { isIPv4 } from '../../../os/ipv4.js';
 
 export interface JanusNode {
   nodeId: string;
@@ -72,7 +73,6 @@ const UNUSED = {
   events: ['gelfevh', 'mqttevh', 'nanomsgevh', 'rabbitmqevh', 'sampleevh', 'wsevh'].map((e) => `libjanus_${e}.so`),
 };
 
-const IPV4_RE = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 const HOST_PORT_RE = /^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$/;
 const ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 const SECRET_RE = /^[A-Za-z0-9_-]{16,128}$/;
@@ -110,9 +110,9 @@ function checkNode(n: JanusNode): void {
   check(ID_RE.test(n.nodeId), 'the node id', n.nodeId);
   check(PATH_RE.test(n.dir), 'the folder', n.dir);
   check(PATH_RE.test(n.libDir), 'the Janus library folder', n.libDir);
-  check(IPV4_RE.test(n.mediaAddress) && !n.mediaAddress.startsWith('127.'), 'the media address (an IPv4 address on a non-loopback interface)', n.mediaAddress);
-  check(IPV4_RE.test(n.controlAddress), 'the control address', n.controlAddress);
-  if (n.publicAddress !== undefined) check(IPV4_RE.test(n.publicAddress), 'the public address', n.publicAddress);
+  check(isIPv4(n.mediaAddress) && !n.mediaAddress.startsWith('127.'), 'the media address (an IPv4 address on a non-loopback interface)', n.mediaAddress);
+  check(isIPv4(n.controlAddress), 'the control address', n.controlAddress);
+  if (n.publicAddress !== undefined) check(isIPv4(n.publicAddress), 'the public address', n.publicAddress);
   if (n.stunServer !== undefined) check(HOST_PORT_RE.test(n.stunServer), 'the STUN server', n.stunServer);
   if (n.certificate) {
     check(PATH_RE.test(n.certificate.pem), 'the certificate', n.certificate.pem);

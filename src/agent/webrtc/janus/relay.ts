@@ -11,6 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AdmissionGate } from '../../admission/gate.js';
 import { STREAM_NAME_RE } from '../../../domain/vocabulary.js';
+import { ipToInt, isIPv4 } from '../../../os/ipv4.js';
 import { EngineRefusal, type ParentLink } from '../engine.js';
 import type { MountpointPorts } from './gateway.js';
 
@@ -30,12 +31,7 @@ export interface RelaySource {
   unforward(stream: string, id: string): Promise<boolean>;
 }
 
-const IPV4_RE = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
-
-function ipToInt(ip: string): number {
-  return ip.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
-}
 
 /**
  * Where a parent may send RTP: the asking agent's own address, or (on the local platform) an
@@ -43,7 +39,7 @@ function ipToInt(ip: string): number {
  * turn the parent into a traffic cannon.
  */
 export function relayHostAllowed(host: string, remoteAddress: string, subnet: { base: number; prefix: number } | null): boolean {
-  if (!IPV4_RE.test(host)) return false;
+  if (!isIPv4(host)) return false;
   const remote = remoteAddress.replace(/^::ffff:/, '');
   if (host === remote) return true;
   if (!subnet) return false;
@@ -56,7 +52,7 @@ export function relayHostAllowed(host: string, remoteAddress: string, subnet: { 
 export function parseRelayTarget(body: unknown): RelayTarget | string {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'the body must be a JSON object';
   const b = body as Record<string, unknown>;
-  if (typeof b.host !== 'string' || !IPV4_RE.test(b.host)) return '`host` must be an IPv4 address';
+  if (typeof b.host !== 'string' || !isIPv4(b.host)) return '`host` must be an IPv4 address';
   if (!Array.isArray(b.media) || b.media.length < 1 || b.media.length > 2) return '`media` must list one or two media';
   const media: RelayTarget['media'] = [];
   for (const m of b.media as unknown[]) {
