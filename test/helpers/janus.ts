@@ -60,14 +60,19 @@ export async function janusNode(t: ExecutionContext | { teardown(fn: () => Promi
   return { nodeId: o.nodeId, plan, runtime, engine, gate, logs };
 }
 
-/** Namespaces and links of these plans (and their bridge) still on the machine. */
+/**
+ * Namespaces and links of these plans still on the machine, and their bridge if nothing is on it
+ * any more (another test file's nodes may share it meanwhile: then it is theirs).
+ */
 export function leftovers(plans: readonly NetnsPlan[]): string[] {
   const namespaces = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' });
   const links = execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' });
+  const has = (name: string) => links.includes(` ${name}:`) || links.includes(` ${name}@`);
   const found: string[] = [];
   for (const p of plans) {
     if (namespaces.split('\n').some((l) => l.split(' ')[0] === p.namespace)) found.push(p.namespace);
-    for (const name of [p.hostLink, p.bridge]) if (links.includes(` ${name}:`) || links.includes(` ${name}@`)) found.push(name);
+    if (has(p.hostLink)) found.push(p.hostLink);
+    if (has(p.bridge) && !links.includes(` master ${p.bridge} `)) found.push(p.bridge);
   }
   return [...new Set(found)];
 }

@@ -50,7 +50,7 @@ test.serial('the local platform’s destroy of a node whose agent was killed sto
   const { agentPid, janusPid } = await killedAgent(t, dir, nodeId, '127.5.0.20');
   // What the kill left: Janus in the namespace, the namespace, the record.
   t.true(alive(janusPid));
-  t.deepEqual(leftovers([plan]).sort(), [plan.namespace, plan.hostLink, plan.bridge].sort());
+  t.deepEqual(leftovers([plan]).sort(), [plan.namespace, plan.hostLink].sort());
   t.true(existsSync(join(dir, NETNS_RECORD)));
   t.is(Number(readFileSync(janusPaths(dir).pid, 'utf8')), janusPid);
 
