@@ -28,14 +28,25 @@ export interface ParentLink {
   nodeId: string;
   address: string;
   port: number;
+  /** The parent's pull listener's protocol (`whep` on WebRTC nodes), when it reports one. */
+  protocol?: string;
   credential?: string;
+}
+
+/** Who asks to play: a viewer, or a node pulling for its own viewers (admission: a relay credential). */
+export interface PlayOptions {
+  /** The pulling node's id, when it is one: counted apart (connections.clusterchildren). */
+  relayFor?: string;
 }
 
 /** One stream on this node, as the heartbeat reports it. */
 export interface EngineStream {
   name: string;
   publishing: boolean;
+  /** Play sessions: viewers, and nodes pulling the stream. */
   subscribers: number;
+  /** The nodes among them that pull the stream (edges and relays under this node). */
+  relays?: string[];
 }
 
 export interface WebRtcEngine {
@@ -44,8 +55,8 @@ export interface WebRtcEngine {
   stop(): Promise<void>;
   /** WHIP: a publisher's offer for `stream`. */
   publish(stream: string, offer: string): Promise<EngineSession>;
-  /** WHEP: a viewer's offer for `stream`; an edge fetches the stream from its parent first if it must. */
-  play(stream: string, offer: string): Promise<EngineSession>;
+  /** WHEP: a viewer's (or a pulling node's) offer for `stream`; an edge fetches the stream from its parent first if it must. */
+  play(stream: string, offer: string, options?: PlayOptions): Promise<EngineSession>;
   /** A trickle-ice-sdpfrag or ICE restart for a session: the answer fragment, or null (405) where the engine cannot. */
   patch(id: string, fragment: string): Promise<string | null>;
   /** Ends a session; false when there is none. */
