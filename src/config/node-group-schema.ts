@@ -201,7 +201,7 @@ export const Platform = Type.Object(
           {
             default: 'simulated',
             description:
-              'simulated (needs nothing beyond npm), nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg) or werift (WebRTC: WHIP and WHEP in the agent, needs nothing beyond npm; docs/webrtc.md)',
+              "simulated (needs nothing beyond npm), nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg), werift (WebRTC: WHIP and WHEP in the agent, needs nothing beyond npm; docs/webrtc.md) or janus (WebRTC on a Janus gateway per node, each in a network namespace of its own: needs root and Debian's janus; docs/webrtc-janus.md)",
           },
         ),
         firstAddress: Type.String({
@@ -216,6 +216,17 @@ export const Platform = Type.Object(
           description: "the port each local node's media listener asks for on its own address (RTMP for nginx-rtmp nodes, WHIP and WHEP over HTTP for werift nodes)",
         }),
         statPort: Type.Integer({ minimum: 1, maximum: 65535, default: 18080, description: "nginx-rtmp nodes: the HTTP port of each node's stat page, on its own address (read by its agent)" }),
+        janus: Type.Object(
+          {
+            subnet: Type.String({
+              pattern: '^[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}/[0-9]{1,2}$',
+              default: '10.213.0.0/16',
+              description:
+                "janus nodes: the private IPv4 subnet of their network namespaces (one bridge per subnet; the bridge takes .1, a node the low bits of its loopback address); another service's Janus nodes on this machine need another",
+            }),
+          },
+          { additionalProperties: false, default: {}, description: 'janus nodes on the local platform (docs/webrtc-janus.md)' },
+        ),
       },
       { additionalProperties: false, default: {}, description: 'the local platform: node agents on this machine' },
     ),

@@ -20,6 +20,7 @@ import {
 import { compileExpression, ExpressionError, type Kind } from '../policy/expressions/compile.js';
 import { ruleKey } from '../domain/scaling.js';
 import { outboundUrlProblem } from '../policy/outbound-url.js';
+import { NetnsPlanError, netnsPlan } from '../os/netns-plan.js';
 import { MODULE_NAME, terraformProblems, type TerraformModules } from '../platforms/terraform/policy.js';
 
 const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
@@ -168,6 +169,15 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
         const protocol = options?.[kind]?.protocol;
         if (protocol !== undefined && protocol !== 'rtmp') err(`/roles/${role}/${kind}/protocol`, 'nginx-rtmp nodes take rtmp only');
       }
+    }
+  }
+
+  if (input.platform.type === 'local' && local.backend === 'janus') {
+    // The first node's namespace plan: a subnet Janus nodes can use, and loopback addresses that map into it.
+    try {
+      netnsPlan('check', local.firstAddress, local.janus.subnet);
+    } catch (e) {
+      err(e instanceof NetnsPlanError && e.message.startsWith('subnet') ? '/platform/local/janus/subnet' : '/platform/local/firstAddress', (e as Error).message);
     }
   }
 

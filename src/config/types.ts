@@ -86,7 +86,7 @@ export interface TerraformOperatorConfig {
 export interface PlatformConfig {
   type: 'local' | 'static' | 'terraform';
   trustNodeAddress: boolean;
-  local: { backend: LocalBackend; firstAddress: string; port: number; statPort: number };
+  local: { backend: LocalBackend; firstAddress: string; port: number; statPort: number; janus: { subnet: string } };
   static: { nodes: StaticNodeConfig[] };
   terraform: TerraformConfig;
 }

@@ -13,7 +13,7 @@ export const CLIENT_PROTOCOLS = ['rtmp', 'whip', 'whep'] as const;
 export type ClientProtocol = (typeof CLIENT_PROTOCOLS)[number];
 
 /** The media servers the local platform runs beside its node agents (src/agent/backend.ts). */
-export const LOCAL_BACKENDS = ['simulated', 'nginx-rtmp', 'werift'] as const;
+export const LOCAL_BACKENDS = ['simulated', 'nginx-rtmp', 'werift', 'janus'] as const;
 export type LocalBackend = (typeof LOCAL_BACKENDS)[number];
 
 /**
@@ -24,6 +24,8 @@ export const BACKEND_SERVES: Partial<Record<LocalBackend, Record<Role, readonly 
   'nginx-rtmp': { origin: ['rtmp'], edge: ['rtmp'], relay: ['rtmp'], transcoder: ['rtmp'] },
   // A WebRTC transcoder waits for a later round (docs/webrtc.md).
   werift: { origin: ['whip', 'whep'], edge: ['whep'], relay: ['whep'], transcoder: [] },
+  // Janus forwards from an origin's room only: no relay role (docs/webrtc-janus.md).
+  janus: { origin: ['whip', 'whep'], edge: ['whep'], relay: [], transcoder: [] },
 };
 
 /** Which connection count a role's load is measured in, and what one assignment adds to. */

@@ -37,7 +37,7 @@ export const NETNS_PREFIX = 'sy';
 /** `a.b.c.d/p`, a private IPv4 network of 8 to 24 prefix bits whose host bits are zero. */
 export function parseSubnet(subnet: string): { base: number; prefix: number } {
   const m = /^([0-9.]+)\/([0-9]{1,2})$/.exec(subnet);
-  if (!m || !isIPv4(m[1]!)) throw new NetnsPlanError(`${JSON.stringify(subnet)} is not an IPv4 subnet (a.b.c.d/p)`);
+  if (!m || !isIPv4(m[1]!)) throw new NetnsPlanError(`subnet ${JSON.stringify(subnet)} is not an IPv4 subnet (a.b.c.d/p)`);
   const prefix = Number(m[2]);
   if (prefix < 8 || prefix > 24) throw new NetnsPlanError(`subnet ${subnet}: the prefix must be 8 to 24 bits`);
   const base = ipToInt(m[1]!);

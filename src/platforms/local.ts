@@ -98,8 +98,10 @@ export class LocalPlatform implements Platform {
           SWITCHYARD_NODE_BACKEND: group.platform.local.backend,
           SWITCHYARD_NODE_STAT_PORT: String(group.platform.local.statPort),
           SWITCHYARD_NODE_DIR: dir,
-          // Where the media programs are, when not on PATH (nginx-rtmp nodes).
-          ...pick(process.env, ['SWITCHYARD_NGINX_BIN', 'SWITCHYARD_FFMPEG_BIN', 'SWITCHYARD_NGINX_RTMP_MODULE']),
+          // Where the media programs are, when not on PATH (nginx-rtmp and janus nodes).
+          ...pick(process.env, ['SWITCHYARD_NGINX_BIN', 'SWITCHYARD_FFMPEG_BIN', 'SWITCHYARD_NGINX_RTMP_MODULE', 'SWITCHYARD_JANUS_BIN', 'SWITCHYARD_JANUS_LIB_DIR']),
+          // Janus nodes get a network namespace of their own on this subnet (docs/webrtc-janus.md).
+          ...(group.platform.local.backend === 'janus' ? { SWITCHYARD_JANUS_SUBNET: group.platform.local.janus.subnet } : {}),
           SWITCHYARD_ORPHAN_TIMEOUT_MS: String(this.options.orphanTimeoutMs ?? 5 * 60_000),
         },
       });

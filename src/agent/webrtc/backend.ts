@@ -74,10 +74,20 @@ export class WebRtcBackend implements MediaBackend {
       for (const r of s.relays ?? []) children.add(r);
     }
     const port = this.endpoints.port;
-    const ready = this.started && (serves.publish || serves.play);
+    // An engine with a media server of its own (Janus) says whether it serves now, and why not.
+    const engine = this.o.engine.status?.() ?? { ready: true, problem: null };
+    const ready = this.started && (serves.publish || serves.play) && engine.ready;
     return {
       ready,
-      ...(ready ? {} : { problem: this.started ? `a ${this.o.role} does not serve WebRTC on the ${this.o.engine.name} engine` : 'starting' }),
+      ...(ready
+        ? {}
+        : {
+            problem: !this.started
+              ? 'starting'
+              : !engine.ready
+                ? (engine.problem ?? `the ${this.o.engine.name} engine is not serving`)
+                : `a ${this.o.role} does not serve WebRTC on the ${this.o.engine.name} engine`,
+          }),
       listeners: {
         ...(serves.publish ? { publish: { protocol: 'whip', port } } : {}),
         ...(serves.play ? { subscribe: { protocol: 'whep', port } } : {}),

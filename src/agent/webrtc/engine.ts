@@ -4,6 +4,8 @@
 // or `janus` (a Janus gateway the agent runs and drives with janode). One interface, one file
 // per engine, as for the control plane's selectors.
 
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
 /** A session the engine made from a client's SDP offer. */
 export interface EngineSession {
   /** The engine's id for the session: the WHIP/WHEP resource's last path segment. */
@@ -67,4 +69,14 @@ export interface WebRtcEngine {
   setParent(parent: ParentLink | null): void;
   /** Publishers and viewers per stream, for the heartbeat. */
   streams(): EngineStream[];
+  /**
+   * Whether the engine serves now, and why not (a media server beside the agent that crashed and
+   * is being restarted); absent: always, once started.
+   */
+  status?(): { ready: boolean; problem: string | null };
+  /**
+   * Routes of the engine's own on the node's WHIP/WHEP listener (Janus: the relay routes an edge's
+   * agent asks its parent's for RTP forwards); true when the request was one of them and answered.
+   */
+  serve?(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
 }

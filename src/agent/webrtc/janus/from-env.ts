@@ -4,7 +4,6 @@
 //   SWITCHYARD_JANUS_BIN            the janus program (default: janus on PATH)
 //   SWITCHYARD_JANUS_LIB_DIR        Janus's plugins and transports (default: Debian's multiarch folder)
 //   SWITCHYARD_JANUS_STUN           a STUN server host:port, for a node that must learn its public address
-//   SWITCHYARD_WEBRTC_PORT_RANGE    ICE's UDP ports, "min-max" (default 20000-29999)
 //   SWITCHYARD_NODE_PUBLIC_ADDRESS  Janus's nat_1_1_mapping (a host behind a 1:1 NAT)
 import type { Role } from '../../../domain/vocabulary.js';
 import { netnsPlan, parseSubnet } from '../../../os/netns-plan.js';
@@ -23,16 +22,10 @@ export interface JanusAgentConfig {
   publicAddress: string | undefined;
   /** The node's directory: Janus's config, log and pid file, the namespace record. */
   dir: string;
+  /** ICE's UDP ports (SWITCHYARD_WEBRTC_PORT_RANGE; default 20000-29999). */
+  icePorts: [number, number] | undefined;
   gate: AdmissionGate;
   log(msg: string, extra?: Record<string, unknown>): void;
-}
-
-/** "min-max" as a port range, or undefined. */
-function range(text: string | undefined): [number, number] | undefined {
-  const m = /^(\d{1,5})-(\d{1,5})$/.exec(text ?? '');
-  if (!m) return undefined;
-  const [min, max] = [Number(m[1]), Number(m[2])];
-  return min >= 1024 && max <= 65535 && min < max ? [min, max] : undefined;
 }
 
 export function janusEngineFromEnv(c: JanusAgentConfig, env: NodeJS.ProcessEnv): JanusEngine {
@@ -42,7 +35,6 @@ export function janusEngineFromEnv(c: JanusAgentConfig, env: NodeJS.ProcessEnv):
     ? { kind: 'netns', plan: netnsPlan(c.nodeId, c.address, subnetText) }
     : { kind: 'host', mediaAddress: env.SWITCHYARD_JANUS_MEDIA_ADDRESS || c.address, controlAddress: '127.0.0.1' };
   const bin = env.SWITCHYARD_JANUS_BIN || 'janus';
-  const icePorts = range(env.SWITCHYARD_WEBRTC_PORT_RANGE);
   const runtime = new JanusRuntime({
     nodeId: c.nodeId,
     dir: c.dir,
@@ -51,7 +43,7 @@ export function janusEngineFromEnv(c: JanusAgentConfig, env: NodeJS.ProcessEnv):
     network,
     ...(c.publicAddress ? { publicAddress: c.publicAddress } : {}),
     ...(env.SWITCHYARD_JANUS_STUN ? { stunServer: env.SWITCHYARD_JANUS_STUN } : {}),
-    ...(icePorts ? { icePorts } : {}),
+    ...(c.icePorts ? { icePorts: c.icePorts } : {}),
     log: c.log,
   });
   return new JanusEngine({ role: c.role, runtime, relays: new RelayClient(), gate: c.gate, subnet, log: c.log });

@@ -1,0 +1,129 @@
+// End to end on Janus: the service as a process, on config/examples/webrtc-janus.json's group
+// (local nodes on the janus backend, each Janus in a network namespace of its own), a werift WHIP
+// publisher with VP8 from ffmpeg at the origin endpoint 4 chose, a werift WHEP viewer at the edge
+// endpoint 5 chose (fed by RTP forwarding from the origin), a session without a token refused, and
+// every node, Janus and namespace gone once the service stopped. Run under the heavy-test lock.
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'ava';
+import { projectPath } from '../../src/paths.js';
+import { removeRecordedNetns } from '../../src/os/netns.js';
+import { netnsPlan } from '../../src/os/netns-plan.js';
+import { eventually, inService, waitForEvents } from '../helpers/events.js';
+import { body, request } from '../helpers/http.js';
+import { publisher, vp8Source, viewer, within } from '../helpers/janus-clients.js';
+import { CLIENT_ADDRESS, janusTools, leftovers } from '../helpers/janus.js';
+import { spawnService, type ServiceProcess } from '../helpers/process.js';
+import { killAgentsOf, tempDir } from '../helpers/service.js';
+
+const PASSWORD = 'janus-e2e-password';
+const FIRST = '127.5.1.2';
+
+/** The example config, on the Janus tests' loopback range and a fast clock. */
+function writeConfig(dir: string): { file: string; subnet: string } {
+  const example = JSON.parse(readFileSync(projectPath('config', 'examples', 'webrtc-janus.json'), 'utf8')) as {
+    nodeGroups: Array<{ platform: { local: Record<string, unknown> }; rules: Array<Record<string, unknown>>; timing: Record<string, unknown> }>;
+  };
+  const group = example.nodeGroups[0]!;
+  group.platform.local.firstAddress = FIRST;
+  group.rules = group.rules.map((r) => ({ ...r, min: 1, max: 1 }));
+  group.timing = { ...group.timing, heartbeatMs: 300, evaluationInterval: '1s' };
+  const file = join(dir, 'config.json');
+  writeFileSync(file, JSON.stringify({ ...example, server: { host: '127.0.0.1', port: 0 }, supervisorTick: '200ms', geoip: { enabled: false } }));
+  return { file, subnet: (group.platform.local.janus as { subnet: string }).subnet };
+}
+
+interface Assignment {
+  serverAddress: string;
+  nodeId: string;
+  role: string;
+  protocol?: string;
+  port?: number;
+  url: string;
+}
+
+/** POSTs an offer to a WHIP/WHEP URL; the answer, or the status and body. */
+async function exchange(url: string, offer: string): Promise<{ status: number; text: string; location: string | null }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: offer, signal: AbortSignal.timeout(15_000) });
+  return { status: res.status, text: await res.text(), location: res.headers.get('location') };
+}
+
+test('WHIP to the Janus origin endpoint 4 chose, WHEP from the Janus edge endpoint 5 chose, a session without a token refused, nothing left', async (t) => {
+  t.timeout(120_000);
+  const { ffmpeg } = janusTools();
+  const dir = tempDir('switchyard-janus-e2e-');
+  const dataDir = join(dir, 'data');
+  const { file, subnet } = writeConfig(dir);
+  let svc: ServiceProcess | null = null;
+  const nodeDirs = () => {
+    try {
+      return readdirSync(join(dataDir, 'nodes')).map((id) => join(dataDir, 'nodes', id));
+    } catch {
+      return [];
+    }
+  };
+  t.teardown(async () => {
+    if (svc && svc.proc.exitCode === null) {
+      svc.proc.kill('SIGTERM');
+      await Promise.race([svc.exited, new Promise((r) => setTimeout(r, 15_000))]);
+      if (svc.proc.exitCode === null) svc.proc.kill('SIGKILL');
+    }
+    // Whatever a failure left: agents, their Janus, their namespaces.
+    killAgentsOf(dataDir);
+    for (const d of nodeDirs()) await removeRecordedNetns(d).catch(() => undefined);
+    if (!t.passed && svc) t.log(svc.output.slice(-30).join('\n'));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  svc = await spawnService({ SWITCHYARD_CONFIG: file, SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_ADMIN_PASSWORD: PASSWORD });
+  const token = body<{ accessToken: string }>(await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: PASSWORD })).accessToken;
+  const get = async <T>(path: string): Promise<T> => {
+    const r = await request(svc!.url, 'GET', path, undefined, { authorization: `Bearer ${token}` });
+    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
+    return r.json as T;
+  };
+  const started = Date.now();
+  await waitForEvents(svc.url, token, (seen) => inService(seen).size >= 2, { timeoutMs: 60_000 });
+  t.log(`two Janus nodes in service ${Date.now() - started} ms after the service listened`);
+  const nodes = (await get<{ nodeList: Array<{ id: string; address: string }> }>('/as/v1/nodegroups/default')).nodeList;
+  const plans = nodes.map((n) => netnsPlan(n.id, n.address, subnet));
+
+  // Endpoint 4: the origin's WHIP endpoint, with an admission token in the URL.
+  const origin = await get<Assignment>('/as/v1/streams/live/cam1/publish');
+  t.like(origin, { role: 'origin', protocol: 'whip' });
+  t.regex(origin.url, /^http:\/\/127\.5\.1\.\d+:\d+\/whip\/live\/cam1\?token=/);
+  const source = await vp8Source(t, ffmpeg);
+  const pub = await publisher(t, source, CLIENT_ADDRESS, async (offer) => {
+    const r = await exchange(origin.url, offer);
+    if (r.status !== 201) throw new Error(`WHIP: ${r.status} ${r.text}`);
+    t.regex(r.location ?? '', /^\/sessions\//);
+    return r.text;
+  });
+  await within(20_000, 'the publisher connects to the origin’s Janus', pub.connected);
+  await eventually(async () => (await get<Array<{ name: string; state: string }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.state === 'LIVE', 20_000, 'cam1 to turn LIVE');
+
+  // Endpoint 5: the edge's WHEP endpoint; the edge's agent has its parent's Janus forward the stream.
+  const edge = await get<Assignment>('/as/v1/streams/live/cam1/subscribe');
+  t.like(edge, { role: 'edge', protocol: 'whep' });
+  t.not(edge.nodeId, origin.nodeId);
+  const watcher = await viewer(t, CLIENT_ADDRESS, async (offer) => {
+    const r = await exchange(edge.url, offer);
+    if (r.status !== 201) throw new Error(`WHEP: ${r.status} ${r.text}`);
+    return r.text;
+  });
+  await within(20_000, 'the viewer connects to the edge’s Janus', watcher.connected);
+  await within(20_000, 'the edge viewer gets 100 RTP packets and a VP8 keyframe', watcher.received(100, 1));
+  await eventually(async () => ((await get<Array<{ name: string; subscribers: number }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.subscribers ?? 0) >= 1, 10_000, 'the viewer to be counted');
+
+  // Without the token the lookup gave: refused before Janus hears of it.
+  const bare = await exchange(edge.url.split('?')[0]!, watcher.pc.localDescription!.sdp);
+  t.is(bare.status, 401);
+  t.regex(bare.text, /not admitted/);
+
+  await watcher.close();
+  await pub.close();
+  // The service stops its nodes: every Janus and namespace goes with them.
+  svc.proc.kill('SIGTERM');
+  await within(30_000, 'the service stops', svc.exited);
+  t.deepEqual(leftovers(plans), []);
+});
