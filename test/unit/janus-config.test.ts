@@ -2,6 +2,9 @@
 // Janus node (src/os/netns-plan.ts), and the checks of the relay routes (relay.ts, forwards.ts).
 import test from 'ava';
 import fc from 'fast-check';
+import { type ConfigError, loadConfig, parseConfig } from '../../src/config/load.js';
+import { projectPath } from '../../src/paths.js';
+import { staticGroup } from '../helpers/fixtures.js';
 import { JanusConfigError, janusPaths, renderJanusConfig, type JanusNode } from '../../src/agent/webrtc/janus/config.js';
 import { forwardStreams } from '../../src/agent/webrtc/janus/forwards.js';
 import { parseRelayTarget, relayHostAllowed } from '../../src/agent/webrtc/janus/relay.js';
@@ -200,4 +203,28 @@ test('a forward sends each medium a publisher has to the mountpoint port of its 
     ],
   );
   t.deepEqual(forwardStreams([{ kind: 'video', mid: '0' }], { host: 'x', media: [target.media[1]!] }, ssrc), [], 'no port for the kind: nothing');
+});
+
+test('a local group on janus: origins serve WHIP and WHEP, edges WHEP, relays nothing; its subnet and first address are checked at load', (t) => {
+  const group = (local: object, roles: object = { origin: {}, edge: { parentRole: 'origin' } }) => ({
+    nodeGroups: [{ ...staticGroup({ roles, rules: [] }), platform: { type: 'local', local: { backend: 'janus', port: 18088, ...local } } }],
+  });
+  const g = parseConfig(group({}), 'test').nodeGroups[0]!;
+  t.deepEqual(g.platform.local.janus, { subnet: '10.213.0.0/16' });
+  t.deepEqual(g.roles.origin?.serves, ['whip', 'whep']);
+  t.deepEqual(g.roles.edge?.serves, ['whep']);
+  const shipped = loadConfig({ SWITCHYARD_CONFIG: projectPath('config', 'examples', 'webrtc-janus.json') });
+  t.like(shipped.nodeGroups[0]!.platform.local, { backend: 'janus', janus: { subnet: '10.213.0.0/16' } });
+  const problems = (raw: unknown) => {
+    try {
+      parseConfig(raw, 'test');
+      return [];
+    } catch (err) {
+      return (err as ConfigError).problems;
+    }
+  };
+  t.regex(problems(group({ janus: { subnet: '10.213.0.0/30' } })).join('\n'), /platform\.local\.janus\.subnet.*prefix must be 8 to 24 bits/);
+  t.regex(problems(group({ janus: { subnet: '10.213.0.7/16' } })).join('\n'), /platform\.local\.janus\.subnet.*host bits are set/);
+  t.regex(problems(group({ firstAddress: '127.0.0.1' })).join('\n'), /platform\.local\.firstAddress.*reserves/);
+  t.regex(problems(group({}, { origin: {}, relay: { parentRole: 'origin', serves: ['whep'] } })).join('\n'), /roles\.relay\.serves\[0\].*janus relays serve nothing a client takes, not whep/);
 });
