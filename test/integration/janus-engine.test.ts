@@ -86,6 +86,37 @@ test.serial('a WHIP publisher on an origin, a WHEP viewer on the origin and one 
   await pub.close();
 });
 
+test.serial('an edge whose parent changes feeds the same mountpoint from the new parent: its viewer stays, the old forward goes', async (t) => {
+  t.timeout(90_000);
+  const a = await janusNode(t, { nodeId: `jt-a-${run}`, role: 'origin', loopback: '127.5.0.6' });
+  const b = await janusNode(t, { nodeId: `jt-b-${run}`, role: 'origin', loopback: '127.5.0.7' });
+  const edge = await janusNode(t, { nodeId: `jt-e-${run}`, role: 'edge', loopback: '127.5.0.8' });
+  const ra = await relayServer(t, a, '127.5.0.6');
+  const rb = await relayServer(t, b, '127.5.0.7');
+  // The stream published on both origins (its publisher moved, say): one source, two publishers.
+  const source = await vp8Source(t, tools.ffmpeg);
+  const pa = await publisher(t, source, CLIENT_ADDRESS, async (offer) => (await a.engine.publish('cam', offer)).sdp);
+  const pb = await publisher(t, source, CLIENT_ADDRESS, async (offer) => (await b.engine.publish('cam', offer)).sdp);
+  await within(20_000, 'both publishers connect', Promise.all([pa.connected, pb.connected]));
+
+  edge.engine.setParent({ nodeId: a.nodeId, address: '127.5.0.6', port: ra.port });
+  const v = await viewer(t, CLIENT_ADDRESS, async (offer) => (await edge.engine.play('cam', offer)).sdp);
+  await within(20_000, 'the viewer gets the stream through the first parent', v.received(50, 1));
+  t.deepEqual(a.engine.streams()[0]?.relays, ['10.213.0.8']);
+
+  edge.engine.setParent({ nodeId: b.nodeId, address: '127.5.0.7', port: rb.port });
+  await eventually(async () => edge.logs.some((l) => l.startsWith('mountpoint fed') && l.includes(b.nodeId)), 10_000, 'the edge to be fed from the new parent');
+  await eventually(async () => a.engine.streams()[0]?.relays === undefined, 10_000, 'the first parent to let go of its forward');
+  t.deepEqual(b.engine.streams()[0]?.relays, ['10.213.0.8']);
+  // The same viewer, no new session: packets and a keyframe keep coming, now from the new parent.
+  const [packets, keyframes] = [v.packets, v.keyframes];
+  await within(20_000, 'the viewer keeps receiving after the change', v.received(packets + 50, keyframes + 1));
+  t.is(edge.engine.streams()[0]?.subscribers, 1);
+  await v.close();
+  await pa.close();
+  await pb.close();
+});
+
 test.serial('an edge asks for a forward without a relay credential, or for another host: refused', async (t) => {
   t.timeout(60_000);
   const origin = await janusNode(t, { nodeId: `jt-origin2-${run}`, role: 'origin', loopback: '127.5.0.4' });
@@ -145,7 +176,15 @@ test.serial('Janus killed outright: the node says why it is not ready, and Janus
 
 test.serial('nothing of the nodes is left on the machine once they stopped', async (t) => {
   // The namespaces of every node above (their teardowns ran): gone, links and bridge with them.
-  const plans = ['jt-origin', 'jt-edge', 'jt-origin2', 'jt-crash'].map((n, i) => ({ nodeId: `${n}-${run}`, loopback: `127.5.0.${i + 2}` }));
+  const plans = [
+    ['jt-origin', '127.5.0.2'],
+    ['jt-edge', '127.5.0.3'],
+    ['jt-origin2', '127.5.0.4'],
+    ['jt-crash', '127.5.0.5'],
+    ['jt-a', '127.5.0.6'],
+    ['jt-b', '127.5.0.7'],
+    ['jt-e', '127.5.0.8'],
+  ].map(([n, loopback]) => ({ nodeId: `${n}-${run}`, loopback: loopback! }));
   const { netnsPlan } = await import('../../src/os/netns-plan.js');
   const all = plans.map((p) => netnsPlan(p.nodeId, p.loopback, JANUS_SUBNET));
   t.deepEqual(await eventually(async () => (leftovers(all).length === 0 ? [] : false), 5000, 'no leftovers').catch(() => leftovers(all)), []);

@@ -6,7 +6,7 @@ import { type ConfigError, loadConfig, parseConfig } from '../../src/config/load
 import { projectPath } from '../../src/paths.js';
 import { staticGroup } from '../helpers/fixtures.js';
 import { JanusConfigError, janusPaths, renderJanusConfig, type JanusNode } from '../../src/agent/webrtc/janus/config.js';
-import { forwardStreams } from '../../src/agent/webrtc/janus/forwards.js';
+import { Forwards, forwardStreams } from '../../src/agent/webrtc/janus/forwards.js';
 import { parseRelayTarget, relayHostAllowed } from '../../src/agent/webrtc/janus/relay.js';
 import { intToIp, ipToInt } from '../../src/os/ipv4.js';
 import { bridgeName, NETNS_PREFIX, NetnsPlanError, netnsPlan, parseSubnet } from '../../src/os/netns-plan.js';
@@ -227,4 +227,32 @@ test('a local group on janus: origins serve WHIP and WHEP, edges WHEP, relays no
   t.regex(problems(group({ janus: { subnet: '10.213.0.7/16' } })).join('\n'), /platform\.local\.janus\.subnet.*host bits are set/);
   t.regex(problems(group({ firstAddress: '127.0.0.1' })).join('\n'), /platform\.local\.firstAddress.*reserves/);
   t.regex(problems(group({}, { origin: {}, relay: { parentRole: 'origin', serves: ['whep'] } })).join('\n'), /roles\.relay\.serves\[0\].*janus relays serve nothing a client takes, not whep/);
+});
+
+test('forward leases: renewed ones live on, the others end after their lease; this node’s own never do; children are listed per stream', async (t) => {
+  let now = 1_000_000;
+  const logs: string[] = [];
+  const forwards = new Forwards({ gateway: () => null, log: (m) => logs.push(m), now: () => now, leaseMs: 30_000 });
+  forwards.publisherJoined('cam', { room: 1, feed: 1, media: [{ kind: 'video', mid: '0' }] });
+  t.true(forwards.hasPublisher('cam'));
+  const target = (host: string) => ({ host, media: [{ kind: 'video' as const, port: 30000, rtcpPort: 30001 }] });
+  const own = await forwards.add('cam', target('10.213.0.2'), { lease: false });
+  const kept = await forwards.add('cam', target('10.213.0.3'), { lease: true, by: 'edge-1' });
+  const lapsed = await forwards.add('cam', target('10.213.0.4'), { lease: true });
+  t.deepEqual([...forwards.children()], [['cam', new Set(['edge-1', '10.213.0.4'])]]);
+  now += 20_000;
+  t.true(forwards.renew('cam', kept));
+  t.false(forwards.renew('other', kept), 'a forward is renewed under its own stream only');
+  t.false(forwards.renew('cam', 'no-such'));
+  now += 15_000;
+  await forwards.expire();
+  t.deepEqual([...forwards.children()], [['cam', new Set(['edge-1'])]]);
+  t.true(logs.includes('forward lease ended'));
+  now += 60_000;
+  await forwards.expire();
+  t.deepEqual([...forwards.children()], []);
+  t.true(await forwards.remove('cam', own), 'this node’s own forward outlived every lease');
+  t.false(await forwards.remove('cam', lapsed));
+  forwards.publisherDown('cam');
+  t.false(forwards.hasPublisher('cam'));
 });
