@@ -129,6 +129,14 @@ function connected(pc: RTCPeerConnection, ms: number): Promise<void> {
   });
 }
 
+/** Ends a session as a WHIP/WHEP client does: DELETE on its Location (best effort: the server may be gone). */
+async function deleteSession(location: string | null | undefined): Promise<void> {
+  if (!location) return;
+  await fetch(location, { method: 'DELETE', signal: AbortSignal.timeout(3000) })
+    .then((r) => r.body?.cancel())
+    .catch(() => {});
+}
+
 /** Closes without waiting on werift's close for ever. */
 async function closeCapped(pc: RTCPeerConnection): Promise<void> {
   await Promise.race([pc.close().catch(() => {}), new Promise((r) => setTimeout(r, 2000).unref())]);
@@ -218,12 +226,13 @@ export class WhipPublisher {
     });
   }
 
+  /** Ends the session (DELETE on its Location) and the connection. */
   async close(): Promise<void> {
     this.unwatch();
     this.unfeed();
     const pc = this.pc;
     this.pc = null;
-    if (pc) await closeCapped(pc);
+    if (pc) await Promise.all([deleteSession(this.answered?.location), closeCapped(pc)]);
   }
 }
 
@@ -334,10 +343,11 @@ export class WhepViewer {
     });
   }
 
+  /** Ends the session (DELETE on its Location) and the connection. */
   async close(): Promise<void> {
     this.unwatch();
     const pc = this.pc;
     this.pc = null;
-    if (pc) await closeCapped(pc);
+    if (pc) await Promise.all([deleteSession(this.answered?.location), closeCapped(pc)]);
   }
 }

@@ -36,6 +36,8 @@ interface PullState {
   failures: number;
 }
 
+/** How long an answered session may take to connect (ICE and DTLS) before it is ended. */
+export const CONNECT_DEADLINE_MS = 15_000;
 /** An edge keeps a pull this long after its last viewer left: a viewer who reloads finds it still there. */
 export const PULL_LINGER_MS = 5000;
 const RETRY_MS = [500, 1000, 2000, 5000];
@@ -211,9 +213,8 @@ export class WeriftEngine implements WebRtcEngine {
   }
 
   setParent(parent: ParentLink | null): void {
-    const before = this.parent;
+    const moved = parentKey(this.parent) !== parentKey(parent);
     this.parent = parent;
-    const moved = before?.nodeId !== parent?.nodeId || before?.address !== parent?.address || before?.port !== parent?.port;
     if (!moved || this.o.role === 'origin') return;
     // Streams come from the new parent now: pulls from the old one end, those with viewers start again.
     for (const stream of [...this.pulls.keys()]) {
@@ -244,10 +245,21 @@ export class WeriftEngine implements WebRtcEngine {
     return undefined;
   }
 
-  /** A session whose connection fails or closes is ended (the peer left without a DELETE). */
+  /**
+   * A session whose connection fails or closes is ended (the peer left without a DELETE), and so
+   * is one that does not connect within CONNECT_DEADLINE_MS (a client that offered and went away).
+   */
   private watch(id: string, pc: RTCPeerConnection): void {
+    const deadline = setTimeout(() => {
+      if (pc.connectionState !== 'connected') void this.end(id);
+    }, CONNECT_DEADLINE_MS);
+    deadline.unref();
     pc.connectionStateChange.subscribe((state) => {
-      if (state === 'failed' || state === 'closed') void this.end(id);
+      if (state === 'connected') clearTimeout(deadline);
+      if (state === 'failed' || state === 'closed') {
+        clearTimeout(deadline);
+        void this.end(id);
+      }
     });
   }
 
@@ -289,7 +301,7 @@ export class WeriftEngine implements WebRtcEngine {
       this.o.log('pull from the parent failed', { stream, parent: parent.nodeId, error: (err as Error).message });
       throw new EngineRefusal(503, `the stream could not be taken from this node's parent (${parent.nodeId})`);
     }
-    if (this.pulls.get(stream) !== st || this.parent !== parent || this.stopped) {
+    if (this.pulls.get(stream) !== st || parentKey(this.parent) !== parentKey(parent) || this.stopped) {
       await opened.pull.close();
       throw new EngineRefusal(503, 'this node changed parents while taking the stream; try again');
     }
@@ -366,6 +378,9 @@ export class WeriftEngine implements WebRtcEngine {
     if (hub && !hub.fed && hub.outputCount === 0 && !this.pulls.has(stream)) this.hubs.delete(stream);
   }
 }
+
+/** Which parent this is: a new credential for the same parent changes nothing. */
+const parentKey = (p: ParentLink | null) => (p ? `${p.nodeId} ${p.address} ${p.port}` : '');
 
 /** What werift's failure to take an offer means to the client. */
 function refusalOf(err: unknown): EngineRefusal {

@@ -8,6 +8,8 @@ import { SDP_TYPE } from '../../../domain/sdp.js';
 import type { Kind, Source } from './hub.js';
 import { closeCapped, type Peers, publishCodecs } from './peers.js';
 
+/** How long a pull may take to connect before it counts as lost. */
+const CONNECT_DEADLINE_MS = 15_000;
 /** How long the parent may take to answer an offer. */
 const ANSWER_CAP_MS = 8000;
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -77,11 +79,20 @@ export class Pull {
           },
         };
       }
+      const gone = () => {
+        if (pull.closed) return;
+        pull.closed = true;
+        clearTimeout(deadline);
+        lost();
+      };
+      // A pull that does not connect is as good as lost: the engine opens another.
+      const deadline = setTimeout(() => {
+        if (pc.connectionState !== 'connected') gone();
+      }, CONNECT_DEADLINE_MS);
+      deadline.unref();
       pc.connectionStateChange.subscribe((state) => {
-        if ((state === 'failed' || state === 'closed') && !pull.closed) {
-          pull.closed = true;
-          lost();
-        }
+        if (state === 'connected') clearTimeout(deadline);
+        if (state === 'failed' || state === 'closed') gone();
       });
       return { pull, sources };
     } catch (err) {
