@@ -1,8 +1,10 @@
 // End to end on Janus: the service as a process, on config/examples/webrtc-janus.json's group
 // (local nodes on the janus backend, each Janus in a network namespace of its own), a werift WHIP
-// publisher with VP8 from ffmpeg at the origin endpoint 4 chose, a werift WHEP viewer at the edge
-// endpoint 5 chose (fed by RTP forwarding from the origin), a session without a token refused, and
-// every node, Janus and namespace gone once the service stopped. Run under the heavy-test lock.
+// publisher with VP8 from ffmpeg through the control plane's proxy to the origin it chose, a werift
+// WHEP viewer through the proxy on the edge it chose (fed by RTP forwarding from the origin),
+// sessions without a token refused (at the proxy and at the node), sessions ended through their
+// proxy Location, and every node, Janus and namespace gone once the service stopped. Run under the
+// heavy-test lock.
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
@@ -42,13 +44,18 @@ interface Assignment {
   url: string;
 }
 
-/** POSTs an offer to a WHIP/WHEP URL; the answer, or the status and body. */
-async function exchange(url: string, offer: string): Promise<{ status: number; text: string; location: string | null }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: offer, signal: AbortSignal.timeout(15_000) });
-  return { status: res.status, text: await res.text(), location: res.headers.get('location') };
+/** POSTs an offer to a WHIP/WHEP URL (with an app token for the proxy); the answer, or the status and body. */
+async function exchange(url: string, offer: string, token?: string): Promise<{ status: number; text: string; location: string | null; node: string | null }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/sdp', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: offer,
+    signal: AbortSignal.timeout(15_000),
+  });
+  return { status: res.status, text: await res.text(), location: res.headers.get('location'), node: res.headers.get('x-switchyard-node') };
 }
 
-test('WHIP to the Janus origin endpoint 4 chose, WHEP from the Janus edge endpoint 5 chose, a session without a token refused, nothing left', async (t) => {
+test('WHIP and WHEP through the proxy on Janus nodes: origin → edge by RTP forwarding; sessions without a token refused; nothing left', async (t) => {
   t.timeout(120_000);
   const { ffmpeg } = janusTools();
   const dir = tempDir('switchyard-janus-e2e-');
@@ -85,41 +92,53 @@ test('WHIP to the Janus origin endpoint 4 chose, WHEP from the Janus edge endpoi
   const started = Date.now();
   await waitForEvents(svc.url, token, (seen) => inService(seen).size >= 2, { timeoutMs: 60_000 });
   t.log(`two Janus nodes in service ${Date.now() - started} ms after the service listened`);
-  const nodes = (await get<{ nodeList: Array<{ id: string; address: string }> }>('/as/v1/nodegroups/default')).nodeList;
+  const nodes = (await get<{ nodeList: Array<{ id: string; address: string; role: string }> }>('/as/v1/nodegroups/default')).nodeList;
   const plans = nodes.map((n) => netnsPlan(n.id, n.address, subnet));
 
-  // Endpoint 4: the origin's WHIP endpoint, with an admission token in the URL.
-  const origin = await get<Assignment>('/as/v1/streams/live/cam1/publish');
-  t.like(origin, { role: 'origin', protocol: 'whip' });
-  t.regex(origin.url, /^http:\/\/127\.5\.1\.\d+:\d+\/whip\/live\/cam1\?token=/);
+  const proxy = (protocol: 'whip' | 'whep') => `${svc!.url}/as/v1/proxy/${protocol}/live/cam1`;
+  const nodeIds = (role: string) => nodes.filter((n) => n.role === role).map((n) => n.id);
+
+  // Through the proxy, as endpoint 4 chooses: the origin's Janus answers the publisher.
   const source = await vp8Source(t, ffmpeg);
+  let published: Awaited<ReturnType<typeof exchange>> | null = null;
   const pub = await publisher(t, source, CLIENT_ADDRESS, async (offer) => {
-    const r = await exchange(origin.url, offer);
-    if (r.status !== 201) throw new Error(`WHIP: ${r.status} ${r.text}`);
-    t.regex(r.location ?? '', /^\/sessions\//);
-    return r.text;
+    t.is((await exchange(proxy('whip'), offer)).status, 401, 'the proxy wants an app token');
+    published = await exchange(proxy('whip'), offer, token);
+    if (published.status !== 201) throw new Error(`WHIP through the proxy: ${published.status} ${published.text}`);
+    return published.text;
   });
+  const whip = published!;
+  t.true(nodeIds('origin').includes(whip.node ?? ''), `the proxy names the origin it chose (${whip.node})`);
+  t.regex(whip.location ?? '', /^\/as\/v1\/proxy\/sessions\//);
+  t.regex(pub.answer, /^a=candidate:.* 10\.213\.1\.\d+ \d+ typ host/m, 'the answer is Janus’s, in its namespace');
   await within(20_000, 'the publisher connects to the origin’s Janus', pub.connected);
   await eventually(async () => (await get<Array<{ name: string; state: string }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.state === 'LIVE', 20_000, 'cam1 to turn LIVE');
 
-  // Endpoint 5: the edge's WHEP endpoint; the edge's agent has its parent's Janus forward the stream.
-  const edge = await get<Assignment>('/as/v1/streams/live/cam1/subscribe');
-  t.like(edge, { role: 'edge', protocol: 'whep' });
-  t.not(edge.nodeId, origin.nodeId);
+  // Through the proxy, as endpoint 5 chooses: an edge, whose agent has the origin's Janus forward the stream.
+  let watched: Awaited<ReturnType<typeof exchange>> | null = null;
   const watcher = await viewer(t, CLIENT_ADDRESS, async (offer) => {
-    const r = await exchange(edge.url, offer);
-    if (r.status !== 201) throw new Error(`WHEP: ${r.status} ${r.text}`);
-    return r.text;
+    watched = await exchange(proxy('whep'), offer, token);
+    if (watched.status !== 201) throw new Error(`WHEP through the proxy: ${watched.status} ${watched.text}`);
+    return watched.text;
   });
+  t.true(nodeIds('edge').includes(watched!.node ?? ''), `the proxy names the edge it chose (${watched!.node})`);
   await within(20_000, 'the viewer connects to the edge’s Janus', watcher.connected);
   await within(20_000, 'the edge viewer gets 100 RTP packets and a VP8 keyframe', watcher.received(100, 1));
   await eventually(async () => ((await get<Array<{ name: string; subscribers: number }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.subscribers ?? 0) >= 1, 10_000, 'the viewer to be counted');
 
-  // Without the token the lookup gave: refused before Janus hears of it.
+  // At the node itself, without the token a lookup gives: refused before Janus hears of it.
+  const edge = await get<Assignment>('/as/v1/streams/live/cam1/subscribe');
+  t.like(edge, { role: 'edge', protocol: 'whep', nodeId: watched!.node });
   const bare = await exchange(edge.url.split('?')[0]!, watcher.pc.localDescription!.sdp);
   t.is(bare.status, 401);
   t.regex(bare.text, /not admitted/);
 
+  // The sessions end through their proxy Locations (WHEP DELETE, then WHIP DELETE).
+  for (const location of [watched!.location!, whip.location!]) {
+    const del = await fetch(`${svc.url}${location}`, { method: 'DELETE' });
+    t.is(del.status, 200, location);
+  }
+  await eventually(async () => ((await get<Array<{ name: string; subscribers: number }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.subscribers ?? 0) === 0, 10_000, 'the viewer to be gone');
   await watcher.close();
   await pub.close();
   // The service stops its nodes: every Janus and namespace goes with them.
