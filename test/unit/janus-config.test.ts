@@ -69,6 +69,7 @@ test('a rendered config loads the VideoRoom and Streaming plugins only, listens 
       // ICE only on the media address; a NAT mapping and STUN only when given.
       const nat = section(main, 'nat');
       t.is(nat.ice_enforce_list, `"${n.mediaAddress}"`);
+      t.is(nat.ice_keepalive_conncheck, 'true');
       t.is(nat.nat_1_1_mapping, n.publicAddress ? `"${n.publicAddress}"` : undefined);
       t.is(nat.stun_server, n.stunServer ? `"${n.stunServer.split(':')[0]}"` : undefined);
       t.is(section(main, 'media').rtp_port_range, '"20000-29999"');

@@ -145,6 +145,8 @@ export function renderJanusConfig(n: JanusNode): Record<string, string> {
     // Candidates on the media address only: never the host's other interfaces.
     ice_enforce_list: n.mediaAddress,
     ignore_mdns: true,
+    // Keepalives as connectivity checks: a client gone without a DELETE is seen as an ICE failure, and hung up.
+    ice_keepalive_conncheck: true,
     ...(n.publicAddress ? { nat_1_1_mapping: n.publicAddress, keep_private_host: false } : {}),
     ...(n.stunServer ? { stun_server: n.stunServer.split(':')[0]!, stun_port: Number(n.stunServer.split(':')[1]) } : {}),
   };

@@ -3,10 +3,10 @@
 //
 // - WHIP (origins): a VideoRoom room per stream, one publisher in it, its offer given
 //   `a=setup:active` (sdp.ts); a new publisher of the same stream replaces the old.
-// - WHEP (edges, and origins): viewers watch a Streaming mountpoint of the stream, which is fed by
-//   VideoRoom RTP forwarding: from this node's own room on an origin, from the parent's room on an
-//   edge (relay.ts). Janus 1.1.2 offers to viewers rather than answering them: the two offers are
-//   bridged (sdp.ts). A mountpoint lives while it has viewers.
+// - WHEP (edges, and origins): viewers watch a Streaming mountpoint of the stream (mountpoints.ts),
+//   fed by VideoRoom RTP forwarding: from this node's own room on an origin, from the parent's room
+//   on an edge (relay.ts). Janus 1.1.2 offers to viewers rather than answering them: the two offers
+//   are bridged (sdp.ts). A mountpoint lives while it has viewers.
 // - Forwards (forwards.ts) outlive a publisher's reconnection: a new publisher of the stream feeds
 //   every mountpoint that was fed.
 import { randomUUID } from 'node:crypto';
@@ -16,16 +16,11 @@ import type { AdmissionGate } from '../../admission/gate.js';
 import type { Role } from '../../../domain/vocabulary.js';
 import { EngineRefusal, type EngineSession, type EngineStream, type ParentLink, type WebRtcEngine } from '../engine.js';
 import { Forwards, type PublisherMedia } from './forwards.js';
-import { JanusError, type ClientHandle, type JanusGateway, type MountpointPorts, type RtpMedia } from './gateway.js';
-import { type RelayClient, type RelaySource, type RelayTarget, RELAY_LEASE_MS, serveRelay } from './relay.js';
+import { JanusError, type ClientHandle, type JanusGateway } from './gateway.js';
+import { Mountpoints } from './mountpoints.js';
+import { type RelayClient, type RelaySource, type RelayTarget, serveRelay } from './relay.js';
 import type { JanusRuntime } from './runtime.js';
 import { bridgeOffers, directionOf, hasEndOfCandidates, midOf, parseSdp, parseTrickleFragment, portOf, preferActiveSetup, SdpError } from './sdp.js';
-
-/** What every mountpoint carries: Janus's offer to viewers names these, so they are fixed. */
-export const MOUNTPOINT_MEDIA: readonly RtpMedia[] = [
-  { kind: 'video', mid: 'v', pt: 96, codec: 'vp8' },
-  { kind: 'audio', mid: 'a', pt: 111, codec: 'opus' },
-];
 
 const PUBLISHES: ReadonlySet<Role> = new Set(['origin']);
 const PLAYS: ReadonlySet<Role> = new Set(['origin', 'edge']);
@@ -39,14 +34,6 @@ interface Session {
   client: ClientHandle;
   /** A viewer's mids as Janus knows them (its trickled candidates are renamed). */
   mids?: Map<string, { mid: string; index: number }>;
-}
-
-interface Mountpoint {
-  id: number;
-  ports: MountpointPorts[];
-  viewers: Set<string>;
-  /** What feeds it: a forward of this node's own room, or one the parent keeps for us. */
-  feed: { kind: 'local'; forward: string } | { kind: 'parent'; parent: ParentLink; forward: string } | null;
 }
 
 export interface JanusEngineOptions {
@@ -71,15 +58,21 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
   readonly name = 'janus';
   private readonly sessions = new Map<string, Session>();
   private readonly rooms = new Map<string, number>();
-  /** Streams being set up for viewers: one setup per stream, however many viewers arrive at once. */
-  private readonly mountpoints = new Map<string, Promise<Mountpoint>>();
+  private readonly mountpoints: Mountpoints;
   private readonly forwards: Forwards;
-  private parent: ParentLink | null = null;
   private nextId = 1;
-  private renewTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly o: JanusEngineOptions) {
     this.forwards = new Forwards({ gateway: () => this.o.runtime.gateway, log: o.log });
+    this.mountpoints = new Mountpoints({
+      role: o.role,
+      mediaAddress: () => o.runtime.mediaAddress,
+      gateway: () => o.runtime.gateway,
+      forwards: this.forwards,
+      relays: o.relays,
+      nextId: () => this.nextId++,
+      log: o.log,
+    });
     o.runtime.onDown = () => this.forgetAll();
   }
 
@@ -91,14 +84,12 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
 
   async start(): Promise<void> {
     await this.o.runtime.start();
-    // Forwards the parent keeps for us are leases: renewed at a third of their life.
-    this.renewTimer = setInterval(() => void this.renewParentForwards(), RELAY_LEASE_MS / 3);
-    this.renewTimer.unref();
+    this.mountpoints.startRenewal();
     this.forwards.startExpiry();
   }
 
   async stop(): Promise<void> {
-    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.mountpoints.stopRenewal();
     this.forwards.stopExpiry();
     await Promise.allSettled([...this.sessions.keys()].map((id) => this.end(id)));
     await this.o.runtime.stop();
@@ -174,9 +165,7 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
     parseSdp(offer);
     const gw = this.gateway();
     const id = randomUUID();
-    const mountpoint = await this.mountpoint(gw, stream);
-    // Counted from now, so that a mountpoint is not torn down under a viewer being set up.
-    mountpoint.viewers.add(id);
+    const mountpoint = await this.mountpoints.join(gw, stream, id);
     let client: ClientHandle | null = null;
     try {
       client = await gw.clientHandle('streaming');
@@ -191,61 +180,9 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
       return { id, sdp: bridged.toClient };
     } catch (err) {
       if (client) await gw.endClient(client);
-      await this.viewerGone(stream, id);
+      await this.mountpoints.leave(stream, id);
       throw unavailable(err);
     }
-  }
-
-  /** The stream's mountpoint, made and fed if it is not there yet. */
-  private mountpoint(gw: JanusGateway, stream: string): Promise<Mountpoint> {
-    const existing = this.mountpoints.get(stream);
-    if (existing) return existing;
-    const made = this.makeMountpoint(gw, stream);
-    this.mountpoints.set(stream, made);
-    made.catch(() => {
-      if (this.mountpoints.get(stream) === made) this.mountpoints.delete(stream);
-    });
-    return made;
-  }
-
-  private async makeMountpoint(gw: JanusGateway, stream: string): Promise<Mountpoint> {
-    const local = this.o.role === 'origin';
-    if (local && !this.forwards.hasPublisher(stream)) throw new EngineRefusal(404, `${stream} is not published here`);
-    const parent = this.parent;
-    if (!local && !parent) throw new EngineRefusal(503, 'this edge has no parent yet: try again in a moment');
-    const id = this.nextId++;
-    const ports = await gw.createMountpoint(id, MOUNTPOINT_MEDIA);
-    const mp: Mountpoint = { id, ports, viewers: new Set(), feed: null };
-    const target: RelayTarget = { host: this.o.runtime.mediaAddress, media: ports.map(({ kind, port, rtcpPort }) => ({ kind, port, rtcpPort })) };
-    try {
-      mp.feed = local
-        ? { kind: 'local', forward: await this.forwards.add(stream, target, { lease: false }) }
-        : { kind: 'parent', parent: parent!, forward: await this.o.relays.forward(parent!, stream, target) };
-    } catch (err) {
-      await gw.destroyMountpoint(id).catch(() => undefined);
-      throw err;
-    }
-    this.o.log('mountpoint fed', { stream, mountpoint: id, from: local ? 'this node' : parent!.nodeId });
-    return mp;
-  }
-
-  /** A viewer left: the last one takes the mountpoint and its feed along. */
-  private async viewerGone(stream: string, id: string): Promise<void> {
-    const pending = this.mountpoints.get(stream);
-    if (!pending) return;
-    const mp = await pending.catch(() => null);
-    if (!mp?.viewers.delete(id) || mp.viewers.size > 0) return;
-    if (this.mountpoints.get(stream) === pending) this.mountpoints.delete(stream);
-    await this.releaseFeed(stream, mp);
-    await this.o.runtime.gateway?.destroyMountpoint(mp.id).catch(() => undefined);
-    this.o.log('mountpoint ended', { stream, mountpoint: mp.id });
-  }
-
-  private async releaseFeed(stream: string, mp: Mountpoint): Promise<void> {
-    const feed = mp.feed;
-    mp.feed = null;
-    if (feed?.kind === 'local') await this.forwards.remove(stream, feed.forward);
-    if (feed?.kind === 'parent') await this.o.relays.release(feed.parent, stream, feed.forward);
   }
 
   // Sessions.
@@ -303,7 +240,7 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
       this.forwards.publisherDown(session.stream);
       this.o.log('publisher left', { stream: session.stream, session: id });
     } else {
-      await this.viewerGone(session.stream, id);
+      await this.mountpoints.leave(session.stream, id);
     }
     return true;
   }
@@ -319,43 +256,7 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
   // The relay tree.
 
   setParent(parent: ParentLink | null): void {
-    const before = this.parent;
-    const same = before?.nodeId === parent?.nodeId && before?.address === parent?.address && before?.port === parent?.port;
-    this.parent = parent;
-    if (same || !parent || this.o.role === 'origin') return;
-    // The same mountpoints, fed from the new parent; then the old feed is let go.
-    void this.refeedAll(parent);
-  }
-
-  private async refeedAll(parent: ParentLink): Promise<void> {
-    for (const [stream, pending] of [...this.mountpoints]) {
-      const mp = await pending.catch(() => null);
-      if (mp?.feed?.kind !== 'parent') continue;
-      await this.refeed(stream, mp, parent);
-    }
-  }
-
-  private async refeed(stream: string, mp: Mountpoint, parent: ParentLink): Promise<void> {
-    const old = mp.feed?.kind === 'parent' ? mp.feed : null;
-    try {
-      const target: RelayTarget = { host: this.o.runtime.mediaAddress, media: mp.ports.map(({ kind, port, rtcpPort }) => ({ kind, port, rtcpPort })) };
-      mp.feed = { kind: 'parent', parent, forward: await this.o.relays.forward(parent, stream, target) };
-      this.o.log('mountpoint fed', { stream, mountpoint: mp.id, from: parent.nodeId });
-    } catch (err) {
-      this.o.log('could not feed a mountpoint from the parent', { stream, parent: parent.nodeId, error: (err as Error).message });
-    }
-    if (old && (old.parent.nodeId !== parent.nodeId || mp.feed === null)) await this.o.relays.release(old.parent, stream, old.forward);
-  }
-
-  /** Renews what the parent forwards for us; a forward it forgot (it restarted) is asked for again. */
-  private async renewParentForwards(): Promise<void> {
-    for (const [stream, pending] of [...this.mountpoints]) {
-      const mp = await pending.catch(() => null);
-      if (mp?.feed?.kind !== 'parent') continue;
-      const { parent, forward } = mp.feed;
-      if (await this.o.relays.renew(parent, stream, forward)) continue;
-      if (this.parent) await this.refeed(stream, mp, this.parent);
-    }
+    this.mountpoints.setParent(parent);
   }
 
   // RelaySource: what this node's relay routes do for its children.
