@@ -13,8 +13,8 @@ import { removeRecordedNetns } from '../../src/os/netns.js';
 import { netnsPlan } from '../../src/os/netns-plan.js';
 import { eventually, inService, waitForEvents } from '../helpers/events.js';
 import { body, request } from '../helpers/http.js';
-import { publisher, vp8Source, viewer, within } from '../helpers/janus-clients.js';
-import { CLIENT_ADDRESS, janusTools, leftovers } from '../helpers/janus.js';
+import { CLIENT_ADDRESS, janusTools, leftovers, within } from '../helpers/janus.js';
+import { VideoSource, WhepViewer, WhipPublisher } from '../helpers/webrtc.js';
 import { spawnService, type ServiceProcess } from '../helpers/process.js';
 import { killAgentsOf, tempDir } from '../helpers/service.js';
 
@@ -42,17 +42,6 @@ interface Assignment {
   protocol?: string;
   port?: number;
   url: string;
-}
-
-/** POSTs an offer to a WHIP/WHEP URL (with an app token for the proxy); the answer, or the status and body. */
-async function exchange(url: string, offer: string, token?: string): Promise<{ status: number; text: string; location: string | null; node: string | null }> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/sdp', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: offer,
-    signal: AbortSignal.timeout(15_000),
-  });
-  return { status: res.status, text: await res.text(), location: res.headers.get('location'), node: res.headers.get('x-switchyard-node') };
 }
 
 test('WHIP and WHEP through the proxy on Janus nodes: origin → edge by RTP forwarding; sessions without a token refused; nothing left', async (t) => {
@@ -97,50 +86,45 @@ test('WHIP and WHEP through the proxy on Janus nodes: origin → edge by RTP for
 
   const proxy = (protocol: 'whip' | 'whep') => `${svc!.url}/as/v1/proxy/${protocol}/live/cam1`;
   const nodeIds = (role: string) => nodes.filter((n) => n.role === role).map((n) => n.id);
+  const app = { authorization: `Bearer ${token}` };
 
   // Through the proxy, as endpoint 4 chooses: the origin's Janus answers the publisher.
-  const source = await vp8Source(t, ffmpeg);
-  let published: Awaited<ReturnType<typeof exchange>> | null = null;
-  const pub = await publisher(t, source, CLIENT_ADDRESS, async (offer) => {
-    t.is((await exchange(proxy('whip'), offer)).status, 401, 'the proxy wants an app token');
-    published = await exchange(proxy('whip'), offer, token);
-    if (published.status !== 201) throw new Error(`WHIP through the proxy: ${published.status} ${published.text}`);
-    return published.text;
+  const source = await VideoSource.start(ffmpeg);
+  const pub = new WhipPublisher(source);
+  const view = new WhepViewer();
+  t.teardown(async () => {
+    await Promise.allSettled([view.close(), pub.close()]);
+    await source.stop();
   });
-  const whip = published!;
+  t.is((await pub.connect(proxy('whip'), { address: CLIENT_ADDRESS })).status, 401, 'the proxy wants an app token');
+  const whip = await pub.connect(proxy('whip'), { address: CLIENT_ADDRESS, headers: app });
+  t.is(whip.status, 201, whip.text);
   t.true(nodeIds('origin').includes(whip.node ?? ''), `the proxy names the origin it chose (${whip.node})`);
-  t.regex(whip.location ?? '', /^\/as\/v1\/proxy\/sessions\//);
-  t.regex(pub.answer, /^a=candidate:.* 10\.213\.1\.\d+ \d+ typ host/m, 'the answer is Janus’s, in its namespace');
-  await within(20_000, 'the publisher connects to the origin’s Janus', pub.connected);
+  t.regex(whip.location ?? '', /\/as\/v1\/proxy\/sessions\//);
+  t.regex(whip.text, /^a=candidate:.* 10\.213\.1\.\d+ \d+ typ host/m, 'the answer is Janus’s, in its namespace');
+  t.log(`WHIP through the proxy answered in ${Math.round(whip.ms)} ms`);
   await eventually(async () => (await get<Array<{ name: string; state: string }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.state === 'LIVE', 20_000, 'cam1 to turn LIVE');
 
   // Through the proxy, as endpoint 5 chooses: an edge, whose agent has the origin's Janus forward the stream.
-  let watched: Awaited<ReturnType<typeof exchange>> | null = null;
-  const watcher = await viewer(t, CLIENT_ADDRESS, async (offer) => {
-    watched = await exchange(proxy('whep'), offer, token);
-    if (watched.status !== 201) throw new Error(`WHEP through the proxy: ${watched.status} ${watched.text}`);
-    return watched.text;
-  });
-  t.true(nodeIds('edge').includes(watched!.node ?? ''), `the proxy names the edge it chose (${watched!.node})`);
-  await within(20_000, 'the viewer connects to the edge’s Janus', watcher.connected);
-  await within(20_000, 'the edge viewer gets 100 RTP packets and a VP8 keyframe', watcher.received(100, 1));
+  const whep = await view.connect(proxy('whep'), { address: CLIENT_ADDRESS, headers: app });
+  t.is(whep.status, 201, whep.text);
+  t.true(nodeIds('edge').includes(whep.node ?? ''), `the proxy names the edge it chose (${whep.node})`);
+  await view.media(100, 1, 20_000);
+  t.deepEqual(view.size, { width: 320, height: 240 });
+  t.log(`WHEP through the proxy answered in ${Math.round(whep.ms)} ms; first keyframe ${Math.round(view.firstFrameMs ?? -1)} ms after the offer`);
   await eventually(async () => ((await get<Array<{ name: string; subscribers: number }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.subscribers ?? 0) >= 1, 10_000, 'the viewer to be counted');
 
   // At the node itself, without the token a lookup gives: refused before Janus hears of it.
   const edge = await get<Assignment>('/as/v1/streams/live/cam1/subscribe');
-  t.like(edge, { role: 'edge', protocol: 'whep', nodeId: watched!.node });
-  const bare = await exchange(edge.url.split('?')[0]!, watcher.pc.localDescription!.sdp);
+  t.like(edge, { role: 'edge', protocol: 'whep', nodeId: whep.node });
+  const bare = await new WhepViewer().connect(edge.url.split('?')[0]!, { address: CLIENT_ADDRESS });
   t.is(bare.status, 401);
   t.regex(bare.text, /not admitted/);
 
-  // The sessions end through their proxy Locations (WHEP DELETE, then WHIP DELETE).
-  for (const location of [watched!.location!, whip.location!]) {
-    const del = await fetch(`${svc.url}${location}`, { method: 'DELETE' });
-    t.is(del.status, 200, location);
-  }
-  await eventually(async () => ((await get<Array<{ name: string; subscribers: number }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.subscribers ?? 0) === 0, 10_000, 'the viewer to be gone');
-  await watcher.close();
+  // The sessions end through their proxy Locations (their DELETE), the viewer first.
+  await view.close();
   await pub.close();
+  await eventually(async () => ((await get<Array<{ name: string; subscribers: number }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.subscribers ?? 0) === 0, 10_000, 'the viewer to be gone');
   // The service stops its nodes: every Janus and namespace goes with them.
   svc.proc.kill('SIGTERM');
   await within(30_000, 'the service stops', svc.exited);

@@ -1,12 +1,16 @@
 // Janus nodes for tests, without the control plane: a runtime (Janus in a namespace of its own on
-// 10.213.0.0/16, the Janus tests' range) and the engine that drives it. Stopped at teardown, and
-// whatever a test leaves of their namespaces and links is listed by leftovers().
+// 10.213.0.0/16, the Janus tests' range), the engine that drives it, and the agent's WHIP/WHEP
+// endpoints in front of it on the node's loopback address (127.5.x.y, the Janus tests' range).
+// Stopped at teardown, and whatever a test leaves of their namespaces and links is listed by
+// leftovers().
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { AdmissionGate } from '../../src/agent/admission/gate.js';
+import { WebRtcEndpoints } from '../../src/agent/webrtc/endpoints.js';
+import type { ParentLink } from '../../src/agent/webrtc/engine.js';
 import { JanusEngine } from '../../src/agent/webrtc/janus/engine.js';
 import { RelayClient } from '../../src/agent/webrtc/janus/relay.js';
 import { JanusRuntime } from '../../src/agent/webrtc/janus/runtime.js';
@@ -29,6 +33,10 @@ export function janusTools(): { janus: string; ffmpeg: string } {
 
 export interface TestNode {
   nodeId: string;
+  /** The WHIP or WHEP URL of a stream at this node's endpoints. */
+  url(protocol: 'whip' | 'whep', stream: string): string;
+  /** This node as an edge's parent. */
+  link: ParentLink;
   plan: NetnsPlan;
   runtime: JanusRuntime;
   engine: JanusEngine;
@@ -52,12 +60,25 @@ export async function janusNode(t: ExecutionContext | { teardown(fn: () => Promi
   const runtime = new JanusRuntime({ nodeId: o.nodeId, dir: join(dir, 'janus'), binary: janus, network: { kind: 'netns', plan }, log });
   const gate = openGate(o.nodeId);
   const engine = new JanusEngine({ role: o.role, runtime, relays: new RelayClient(), gate, subnet: parseSubnet(JANUS_SUBNET), log });
+  const endpoints = new WebRtcEndpoints({ engine, gate, role: o.role, scope: 'live', draining: () => false, maxSessions: 100, log });
   t.teardown(async () => {
+    await endpoints.stop();
     await engine.stop();
     if (!o.dir) rmSync(dir, { recursive: true, force: true });
   });
   await engine.start();
-  return { nodeId: o.nodeId, plan, runtime, engine, gate, logs };
+  await endpoints.start(o.loopback, 0);
+  const base = `http://${o.loopback}:${endpoints.port}`;
+  return {
+    nodeId: o.nodeId,
+    url: (protocol, stream) => `${base}/${protocol}/live/${stream}`,
+    link: { nodeId: o.nodeId, address: o.loopback, port: endpoints.port, protocol: 'whep' },
+    plan,
+    runtime,
+    engine,
+    gate,
+    logs,
+  };
 }
 
 /**
@@ -75,4 +96,14 @@ export function leftovers(plans: readonly NetnsPlan[]): string[] {
     if (has(p.bridge) && !links.includes(` master ${p.bridge} `)) found.push(p.bridge);
   }
   return [...new Set(found)];
+}
+
+/** A promise bounded by `ms`: the test fails with `what` instead of hanging (a bound, not a synchronisation). */
+export async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

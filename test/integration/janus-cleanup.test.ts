@@ -15,8 +15,7 @@ import { NETNS_RECORD } from '../../src/os/netns.js';
 import { alive } from '../../src/os/process-group.js';
 import { projectPath } from '../../src/paths.js';
 import { LocalPlatform } from '../../src/platforms/local.js';
-import { JANUS_SUBNET, janusTools, leftovers } from '../helpers/janus.js';
-import { within } from '../helpers/janus-clients.js';
+import { JANUS_SUBNET, janusTools, leftovers, within } from '../helpers/janus.js';
 
 const { janus } = janusTools();
 

@@ -5,12 +5,12 @@
 // Run under the heavy-test lock (HELPERS.md): flock /tmp/switchyard-heavy.lock npx ava dist/test/integration/janus-engine.test.js
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { AdmissionGate } from '../../src/agent/admission/gate.js';
 import { serveRelay } from '../../src/agent/webrtc/janus/relay.js';
 import { parseSubnet } from '../../src/os/netns-plan.js';
-import { CLIENT_ADDRESS, JANUS_SUBNET, janusNode, janusTools, leftovers, type TestNode } from '../helpers/janus.js';
-import { publisher, vp8Source, viewer, within } from '../helpers/janus-clients.js';
+import { CLIENT_ADDRESS, JANUS_SUBNET, janusNode, janusTools, leftovers, type TestNode, within } from '../helpers/janus.js';
+import { VideoSource, WhepViewer, WhipPublisher } from '../helpers/webrtc.js';
 import { eventually } from '../helpers/events.js';
 
 const tools = janusTools();
@@ -28,39 +28,61 @@ async function relayServer(t: { teardown(fn: () => Promise<void>): void }, node:
   return { port: (server.address() as AddressInfo).port, server };
 }
 
+/** The shared werift clients (test/helpers/webrtc.ts), offering the segment's address, with werift's own codec numbers (VP8 98, Opus 96). */
+async function clients(t: ExecutionContext) {
+  const source = await VideoSource.start(tools.ffmpeg);
+  const made: Array<WhipPublisher | WhepViewer> = [];
+  t.teardown(async () => {
+    await Promise.allSettled(made.map((c) => c.close()));
+    await source.stop();
+  });
+  return {
+    async publish(url: string): Promise<WhipPublisher> {
+      const p = new WhipPublisher(source);
+      made.push(p);
+      const a = await p.connect(url, { address: CLIENT_ADDRESS });
+      if (a.status !== 201) throw new Error(`WHIP ${url}: ${a.status} ${a.text}`);
+      return p;
+    },
+    async watch(url: string): Promise<WhepViewer> {
+      const v = new WhepViewer();
+      made.push(v);
+      const a = await v.connect(url, { address: CLIENT_ADDRESS });
+      if (a.status !== 201) throw new Error(`WHEP ${url}: ${a.status} ${a.text}`);
+      return v;
+    },
+  };
+}
+
 test.serial('a WHIP publisher on an origin, a WHEP viewer on the origin and one on an edge fed by RTP forwarding; all torn down', async (t) => {
   t.timeout(90_000);
   const origin = await janusNode(t, { nodeId: `jt-origin-${run}`, role: 'origin', loopback: '127.5.0.2' });
   const edge = await janusNode(t, { nodeId: `jt-edge-${run}`, role: 'edge', loopback: '127.5.0.3' });
   t.is(origin.runtime.version?.version, 1102, 'Debian 12 ships Janus 1.1.2');
   t.is(origin.runtime.mediaAddress, '10.213.0.2');
-  const relays = await relayServer(t, origin, '127.5.0.2');
-  edge.engine.setParent({ nodeId: origin.nodeId, address: '127.5.0.2', port: relays.port });
+  edge.engine.setParent(origin.link);
+  const c = await clients(t);
 
-  const source = await vp8Source(t, tools.ffmpeg);
-  const pub = await publisher(t, source, CLIENT_ADDRESS, async (offer) => (await origin.engine.publish('cam', offer)).sdp);
+  const pub = await c.publish(origin.url('whip', 'cam'));
+  const answer = pub.answered!.text;
   // The publisher's offer said actpass; Janus was told active and answers passive (no 1 s DTLS stall).
-  t.regex(pub.answer, /^a=setup:passive\r?$/m);
-  t.regex(pub.answer, /^a=candidate:.* 10\.213\.0\.2 \d+ typ host/m, 'Janus offers its namespace address');
-  await within(20_000, 'the publisher connects', pub.connected);
+  t.regex(answer, /^a=setup:passive\r?$/m);
+  t.regex(answer, /^a=candidate:.* 10\.213\.0\.2 \d+ typ host/m, 'Janus offers its namespace address');
   t.deepEqual(origin.engine.streams(), [{ name: 'cam', publishing: true, subscribers: 0 }]);
 
-  // A viewer on the origin itself: its own mountpoint, fed by forwarding from its own room.
-  const near = await viewer(t, CLIENT_ADDRESS, async (offer) => (await origin.engine.play('cam', offer)).sdp);
-  t.regex(near.answer, /^a=setup:passive\r?$/m, 'the bridged answer makes the client the DTLS client');
-  t.notRegex(near.answer, /^a=extmap/m);
-  await within(20_000, 'the origin viewer connects', near.connected);
-  await within(20_000, 'the origin viewer gets 100 packets and a keyframe', near.received(100, 1));
+  // A viewer on the origin itself: its own mountpoint, fed by forwarding from its own room. werift
+  // offers VP8 as 98 and Opus as 96: the mountpoint is made with those numbers.
+  const near = await c.watch(origin.url('whep', 'cam'));
+  t.regex(near.answered!.text, /^a=setup:passive\r?$/m, 'the bridged answer makes the client the DTLS client');
+  t.regex(near.answered!.text, /^m=video 9 UDP\/TLS\/RTP\/SAVPF 98\r?$/m, 'answered under the viewer’s own payload type');
+  t.notRegex(near.answered!.text, /^a=extmap/m);
+  await near.media(100, 1, 20_000);
+  t.deepEqual(near.size, { width: 320, height: 240 });
 
   // A viewer on the edge: a mountpoint there, fed by the origin's forward (asked for over HTTP).
-  let farId = '';
-  const far = await viewer(t, CLIENT_ADDRESS, async (offer) => {
-    const session = await edge.engine.play('cam', offer);
-    farId = session.id;
-    return session.sdp;
-  });
-  await within(20_000, 'the edge viewer connects', far.connected);
-  await within(20_000, 'the edge viewer gets 100 packets and a keyframe', far.received(100, 1));
+  const far = await c.watch(edge.url('whep', 'cam'));
+  await far.media(100, 1, 20_000);
+  t.log(`edge viewer: first keyframe ${Math.round(far.firstFrameMs ?? -1)} ms after its offer`);
   t.deepEqual(edge.engine.streams(), [{ name: 'cam', publishing: false, subscribers: 1 }]);
   // The origin counts its own viewer and the edge it feeds (named by its address: this gate asks no credential).
   t.deepEqual(origin.engine.streams(), [{ name: 'cam', publishing: true, subscribers: 2, relays: ['10.213.0.3'] }]);
@@ -68,22 +90,19 @@ test.serial('a WHIP publisher on an origin, a WHEP viewer on the origin and one 
   t.true(origin.logs.some((l) => l.startsWith('forwarding') && l.includes('10.213.0.3')));
 
   // The edge viewer leaves (WHEP DELETE): its mountpoint and the origin's forward to it go.
-  t.true(await edge.engine.end(farId));
+  const location = far.answered!.location!;
+  await far.close();
   t.deepEqual(edge.engine.streams(), []);
   t.true(edge.logs.some((l) => l.startsWith('mountpoint ended')));
-  t.false(await edge.engine.end(farId), 'a session ends once');
-  // The edge released its forward: the origin no longer feeds it.
+  t.is((await fetch(location, { method: 'DELETE' })).status, 404, 'a session ends once');
   t.deepEqual(origin.engine.streams(), [{ name: 'cam', publishing: true, subscribers: 1 }]);
-  await far.close();
 
   // The publisher is dropped (its binding moved): the origin reports nothing published.
   await origin.engine.dropPublisher('cam');
   t.deepEqual(
-    origin.engine.streams().filter((s) => s.publishing),
+    origin.engine.streams().filter((x) => x.publishing),
     [],
   );
-  await near.close();
-  await pub.close();
 });
 
 test.serial('an edge whose parent changes feeds the same mountpoint from the new parent: its viewer stays, the old forward goes', async (t) => {
@@ -91,30 +110,23 @@ test.serial('an edge whose parent changes feeds the same mountpoint from the new
   const a = await janusNode(t, { nodeId: `jt-a-${run}`, role: 'origin', loopback: '127.5.0.6' });
   const b = await janusNode(t, { nodeId: `jt-b-${run}`, role: 'origin', loopback: '127.5.0.7' });
   const edge = await janusNode(t, { nodeId: `jt-e-${run}`, role: 'edge', loopback: '127.5.0.8' });
-  const ra = await relayServer(t, a, '127.5.0.6');
-  const rb = await relayServer(t, b, '127.5.0.7');
+  const c = await clients(t);
   // The stream published on both origins (its publisher moved, say): one source, two publishers.
-  const source = await vp8Source(t, tools.ffmpeg);
-  const pa = await publisher(t, source, CLIENT_ADDRESS, async (offer) => (await a.engine.publish('cam', offer)).sdp);
-  const pb = await publisher(t, source, CLIENT_ADDRESS, async (offer) => (await b.engine.publish('cam', offer)).sdp);
-  await within(20_000, 'both publishers connect', Promise.all([pa.connected, pb.connected]));
+  await c.publish(a.url('whip', 'cam'));
+  await c.publish(b.url('whip', 'cam'));
 
-  edge.engine.setParent({ nodeId: a.nodeId, address: '127.5.0.6', port: ra.port });
-  const v = await viewer(t, CLIENT_ADDRESS, async (offer) => (await edge.engine.play('cam', offer)).sdp);
-  await within(20_000, 'the viewer gets the stream through the first parent', v.received(50, 1));
+  edge.engine.setParent(a.link);
+  const v = await c.watch(edge.url('whep', 'cam'));
+  await v.media(50, 1, 20_000);
   t.deepEqual(a.engine.streams()[0]?.relays, ['10.213.0.8']);
 
-  edge.engine.setParent({ nodeId: b.nodeId, address: '127.5.0.7', port: rb.port });
+  edge.engine.setParent(b.link);
   await eventually(async () => edge.logs.some((l) => l.startsWith('mountpoint fed') && l.includes(b.nodeId)), 10_000, 'the edge to be fed from the new parent');
   await eventually(async () => a.engine.streams()[0]?.relays === undefined, 10_000, 'the first parent to let go of its forward');
   t.deepEqual(b.engine.streams()[0]?.relays, ['10.213.0.8']);
   // The same viewer, no new session: packets and a keyframe keep coming, now from the new parent.
-  const [packets, keyframes] = [v.packets, v.keyframes];
-  await within(20_000, 'the viewer keeps receiving after the change', v.received(packets + 50, keyframes + 1));
+  await v.media(v.packets + 50, v.keyframes + 1, 20_000);
   t.is(edge.engine.streams()[0]?.subscribers, 1);
-  await v.close();
-  await pa.close();
-  await pb.close();
 });
 
 test.serial('an edge asks for a forward without a relay credential, or for another host: refused', async (t) => {
@@ -124,7 +136,7 @@ test.serial('an edge asks for a forward without a relay credential, or for anoth
   strict.update({ required: true, keys: [{ kid: 'k1', key: Buffer.alloc(32, 7).toString('base64url') }], leewayMs: 0 }, undefined);
   const relays = await relayServer(t, origin, '127.5.0.4', strict);
   const url = `http://127.5.0.4:${relays.port}/relay/janus/cam`;
-  const body = JSON.stringify({ host: '10.213.0.9', media: [{ kind: 'video', port: 30000, rtcpPort: 30001 }] });
+  const body = JSON.stringify({ host: '10.213.0.9', media: [{ kind: 'video', port: 30000, rtcpPort: 30001, pt: 96 }] });
   const anonymous = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   t.is(anonymous.status, 401);
   t.regex(((await anonymous.json()) as { detail: string }).detail, /no token/);
@@ -137,7 +149,7 @@ test.serial('an edge asks for a forward without a relay credential, or for anoth
   const elsewhere = await fetch(openUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ host: '192.0.2.77', media: [{ kind: 'video', port: 30000, rtcpPort: 30001 }] }),
+    body: JSON.stringify({ host: '192.0.2.77', media: [{ kind: 'video', port: 30000, rtcpPort: 30001, pt: 96 }] }),
   });
   t.is(elsewhere.status, 403);
   const unpublished = await fetch(openUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });

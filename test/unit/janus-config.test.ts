@@ -162,31 +162,33 @@ test('relay routes: a parent forwards only to the asking node or an address of t
       t.true(parsed.media.length >= 1 && parsed.media.length <= 2);
     }),
   );
-  t.deepEqual(parseRelayTarget({ host: '10.213.0.3', media: [{ kind: 'video', port: 30002, rtcpPort: 30003, extra: 1 }] }), {
+  t.deepEqual(parseRelayTarget({ host: '10.213.0.3', media: [{ kind: 'video', port: 30002, rtcpPort: 30003, pt: 120, extra: 1 }] }), {
     host: '10.213.0.3',
-    media: [{ kind: 'video', port: 30002, rtcpPort: 30003 }],
+    media: [{ kind: 'video', port: 30002, rtcpPort: 30003, pt: 120 }],
   });
   t.regex(
     parseRelayTarget({
       host: '10.213.0.3',
       media: [
-        { kind: 'video', port: 1, rtcpPort: 2 },
-        { kind: 'video', port: 3, rtcpPort: 4 },
+        { kind: 'video', port: 1, rtcpPort: 2, pt: 96 },
+        { kind: 'video', port: 3, rtcpPort: 4, pt: 97 },
       ],
     }) as string,
     /twice/,
   );
-  t.regex(parseRelayTarget({ host: '10.213.0.3', media: [{ kind: 'data', port: 1, rtcpPort: 2 }] }) as string, /kind/);
+  t.regex(parseRelayTarget({ host: '10.213.0.3', media: [{ kind: 'data', port: 1, rtcpPort: 2, pt: 96 }] }) as string, /kind/);
+  for (const pt of [undefined, 0, 72, 95, 128, 96.5])
+    t.regex(parseRelayTarget({ host: '10.213.0.3', media: [{ kind: 'video', port: 1, rtcpPort: 2, pt }] }) as string, /dynamic payload type/, String(pt));
 });
 
-test('a forward sends each medium a publisher has to the mountpoint port of its kind, renumbered to the mountpoint’s payload type', (t) => {
+test('a forward sends each medium a publisher has to the mountpoint port of its kind, renumbered to the payload type the mountpoint expects', (t) => {
   let n = 0;
   const ssrc = () => ++n;
   const target = {
     host: '10.213.0.3',
     media: [
-      { kind: 'video' as const, port: 30002, rtcpPort: 30003 },
-      { kind: 'audio' as const, port: 30000, rtcpPort: 30001 },
+      { kind: 'video' as const, port: 30002, rtcpPort: 30003, pt: 98 },
+      { kind: 'audio' as const, port: 30000, rtcpPort: 30001, pt: 96 },
     ],
   };
   t.deepEqual(
@@ -199,8 +201,8 @@ test('a forward sends each medium a publisher has to the mountpoint port of its 
       ssrc,
     ),
     [
-      { mid: '0', port: 30000, rtcpPort: 30001, pt: 111, ssrc: 1 },
-      { mid: '1', port: 30002, rtcpPort: 30003, pt: 96, ssrc: 2 },
+      { mid: '0', port: 30000, rtcpPort: 30001, pt: 96, ssrc: 1 },
+      { mid: '1', port: 30002, rtcpPort: 30003, pt: 98, ssrc: 2 },
     ],
   );
   t.deepEqual(forwardStreams([{ kind: 'video', mid: '0' }], { host: 'x', media: [target.media[1]!] }, ssrc), [], 'no port for the kind: nothing');
@@ -236,7 +238,7 @@ test('forward leases: renewed ones live on, the others end after their lease; th
   const forwards = new Forwards({ gateway: () => null, log: (m) => logs.push(m), now: () => now, leaseMs: 30_000 });
   forwards.publisherJoined('cam', { room: 1, feed: 1, media: [{ kind: 'video', mid: '0' }] });
   t.true(forwards.hasPublisher('cam'));
-  const target = (host: string) => ({ host, media: [{ kind: 'video' as const, port: 30000, rtcpPort: 30001 }] });
+  const target = (host: string) => ({ host, media: [{ kind: 'video' as const, port: 30000, rtcpPort: 30001, pt: 96 }] });
   const own = await forwards.add('cam', target('10.213.0.2'), { lease: false });
   const kept = await forwards.add('cam', target('10.213.0.3'), { lease: true, by: 'edge-1' });
   const lapsed = await forwards.add('cam', target('10.213.0.4'), { lease: true });

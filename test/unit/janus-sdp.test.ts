@@ -16,6 +16,7 @@ import {
   preferActiveSetup,
   SdpError,
   serializeSdp,
+  viewerPayloadTypes,
 } from '../../src/agent/webrtc/janus/sdp.js';
 
 interface CodecSpec {
@@ -260,6 +261,31 @@ test('WHEP bridge: a section is taken only with a codec both offered under the s
         t.true(c.media.some((m) => midOf(m) === mid));
         t.is(midOf(j.media[to.index]!), to.mid);
       }
+    }),
+  );
+});
+
+test('WHEP: a mountpoint made with the payload types a viewer receives VP8 and Opus under is always taken by its bridge', (t) => {
+  fc.assert(
+    fc.property(offerSpec, (o) => {
+      const offer = render(o);
+      const pts = viewerPayloadTypes(offer);
+      const mountpoint = [
+        ...(pts.video !== null ? [{ kind: 'video' as const, mid: 'v', codecs: [{ pt: pts.video, name: 'VP8', clock: 90000 }], rtx: false, direction: 'sendonly' as const, rejected: false }] : []),
+        ...(pts.audio !== null ? [{ kind: 'audio' as const, mid: 'a', codecs: [{ pt: pts.audio, name: 'opus', clock: 48000 }], rtx: false, direction: 'sendonly' as const, rejected: false }] : []),
+      ];
+      // What the viewer receives: a live section, receiving, with VP8 (video) or Opus (audio).
+      const c = parseSdp(offer);
+      const wanted = c.media.filter((m) => {
+        const d = directionOf(m, c.session);
+        const codec = m.kind === 'video' ? 'VP8' : 'opus';
+        return portOf(m) !== 0 && d !== 'sendonly' && d !== 'inactive' && m.lines.some((l) => l.startsWith('a=rtpmap:') && l.includes(` ${codec}/`));
+      });
+      t.is(pts.video === null && pts.audio === null, wanted.length === 0);
+      if (mountpoint.length === 0) return;
+      const bridged = bridgeOffers(offer, janusOffer({ sections: mountpoint }));
+      if ('refused' in bridged) return t.fail(bridged.refused);
+      t.is(parseSdp(bridged.toJanus).media.filter((m) => portOf(m) !== 0).length, mountpoint.length, 'every medium of the mountpoint reaches the viewer');
     }),
   );
 });

@@ -20,7 +20,7 @@ import { JanusError, type ClientHandle, type JanusGateway } from './gateway.js';
 import { Mountpoints } from './mountpoints.js';
 import { type RelayClient, type RelaySource, type RelayTarget, serveRelay } from './relay.js';
 import type { JanusRuntime } from './runtime.js';
-import { bridgeOffers, directionOf, hasEndOfCandidates, midOf, parseSdp, parseTrickleFragment, portOf, preferActiveSetup, SdpError } from './sdp.js';
+import { bridgeOffers, directionOf, hasEndOfCandidates, midOf, parseSdp, parseTrickleFragment, portOf, preferActiveSetup, SdpError, viewerPayloadTypes } from './sdp.js';
 
 const PUBLISHES: ReadonlySet<Role> = new Set(['origin']);
 const PLAYS: ReadonlySet<Role> = new Set(['origin', 'edge']);
@@ -34,6 +34,8 @@ interface Session {
   client: ClientHandle;
   /** A viewer's mids as Janus knows them (its trickled candidates are renamed). */
   mids?: Map<string, { mid: string; index: number }>;
+  /** A viewer's mountpoint (mountpoints.ts). */
+  mountpoint?: string;
 }
 
 export interface JanusEngineOptions {
@@ -162,10 +164,11 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
 
   async play(stream: string, offer: string): Promise<EngineSession> {
     if (!PLAYS.has(this.o.role)) throw new EngineRefusal(405, `a ${this.o.role} takes no viewers`);
-    parseSdp(offer);
+    const pts = viewerPayloadTypes(offer);
+    if (pts.video === null && pts.audio === null) throw new EngineRefusal(406, 'the offer receives neither VP8 video nor Opus audio, which is all this node sends');
     const gw = this.gateway();
     const id = randomUUID();
-    const mountpoint = await this.mountpoints.join(gw, stream, id);
+    const { mountpoint, key } = await this.mountpoints.join(gw, stream, pts, id);
     let client: ClientHandle | null = null;
     try {
       client = await gw.clientHandle('streaming');
@@ -174,13 +177,13 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
       if ('refused' in bridged) throw new EngineRefusal(406, bridged.refused);
       await gw.start(client, bridged.toJanus);
       if (hasEndOfCandidates(offer)) await client.handle.trickleComplete();
-      const session: Session = { id, kind: 'play', stream, client, mids: bridged.mids };
+      const session: Session = { id, kind: 'play', stream, client, mids: bridged.mids, mountpoint: key };
       this.sessions.set(id, session);
       this.watchClient(session);
       return { id, sdp: bridged.toClient };
     } catch (err) {
       if (client) await gw.endClient(client);
-      await this.mountpoints.leave(stream, id);
+      await this.mountpoints.leave(key, id);
       throw unavailable(err);
     }
   }
@@ -240,7 +243,7 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
       this.forwards.publisherDown(session.stream);
       this.o.log('publisher left', { stream: session.stream, session: id });
     } else {
-      await this.mountpoints.leave(session.stream, id);
+      await this.mountpoints.leave(session.mountpoint!, id);
     }
     return true;
   }

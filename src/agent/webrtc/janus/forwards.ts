@@ -33,9 +33,6 @@ interface Forward {
   forwarders: number[] | null;
 }
 
-/** The payload types of the mountpoints (engine.ts): forwarded RTP is renumbered to them. */
-const PT = { video: 96, audio: 111 } as const;
-
 export interface ForwardsOptions {
   gateway(): JanusGateway | null;
   log(msg: string, extra?: Record<string, unknown>): void;
@@ -43,11 +40,11 @@ export interface ForwardsOptions {
   leaseMs?: number;
 }
 
-/** The Janus streams of a forward: each publisher medium to the target's port of its kind. */
+/** The Janus streams of a forward: each publisher medium to the target's port of its kind, renumbered to the payload type the mountpoint there expects. */
 export function forwardStreams(media: readonly PublisherMedia[], target: RelayTarget, ssrc: () => number) {
   return media.flatMap((m) => {
     const t = target.media.find((x) => x.kind === m.kind);
-    return t ? [{ mid: m.mid, port: t.port, rtcpPort: t.rtcpPort, pt: PT[m.kind], ssrc: ssrc() }] : [];
+    return t ? [{ mid: m.mid, port: t.port, rtcpPort: t.rtcpPort, pt: t.pt, ssrc: ssrc() }] : [];
   });
 }
 

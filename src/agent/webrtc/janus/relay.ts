@@ -4,7 +4,7 @@
 // relay credential of the edge's heartbeat reply as Bearer (the parent's admission gate checks it
 // for `play`); a forward is a lease the edge renews, so a dead edge's forwards end by themselves.
 //
-//   POST   /relay/janus/{stream}        {"host": "10.213.0.5", "media": [{"kind": "video", "port": 30002, "rtcpPort": 30003}, …]}
+//   POST   /relay/janus/{stream}        {"host": "10.213.0.5", "media": [{"kind": "video", "port": 30002, "rtcpPort": 30003, "pt": 96}, …]}
 //                                       → 201 {"id": "…", "leaseMs": 30000}
 //   PUT    /relay/janus/{stream}/{id}   renews → 204, or 404 (the parent forgot it: ask again)
 //   DELETE /relay/janus/{stream}/{id}   → 204
@@ -20,7 +20,13 @@ export const RELAY_LEASE_MS = 30_000;
 
 export interface RelayTarget {
   host: string;
-  media: Array<Pick<MountpointPorts, 'kind' | 'port' | 'rtcpPort'>>;
+  /** Per medium: where it goes, and the payload type the mountpoint there expects (forwarded RTP is renumbered to it). */
+  media: Array<Pick<MountpointPorts, 'kind' | 'port' | 'rtcpPort'> & { pt: number }>;
+}
+
+/** A dynamic RTP payload type (RFC 3551, and the lower range RFC 8872 lets WebRTC use): never one RTCP's packet types collide with. */
+export function isDynamicPayloadType(pt: unknown): pt is number {
+  return Number.isInteger(pt) && (((pt as number) >= 96 && (pt as number) <= 127) || ((pt as number) >= 35 && (pt as number) <= 63));
 }
 
 /** What the parent's engine does for the relay routes. */
@@ -59,8 +65,9 @@ export function parseRelayTarget(body: unknown): RelayTarget | string {
     const x = (typeof m === 'object' && m !== null ? m : {}) as Record<string, unknown>;
     const port = (p: unknown) => Number.isInteger(p) && (p as number) >= 1 && (p as number) <= 65535;
     if ((x.kind !== 'audio' && x.kind !== 'video') || !port(x.port) || !port(x.rtcpPort)) return 'each of `media` needs `kind` (audio or video), `port` and `rtcpPort`';
+    if (!isDynamicPayloadType(x.pt)) return 'each of `media` needs `pt`, a dynamic payload type (35-63 or 96-127)';
     if (media.some((y) => y.kind === x.kind)) return `\`media\` lists ${x.kind} twice`;
-    media.push({ kind: x.kind, port: x.port as number, rtcpPort: x.rtcpPort as number });
+    media.push({ kind: x.kind, port: x.port as number, rtcpPort: x.rtcpPort as number, pt: x.pt });
   }
   return { host: b.host, media };
 }

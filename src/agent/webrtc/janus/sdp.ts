@@ -9,7 +9,7 @@
 //   made to look like an answer to Janus's (Janus's mids, `setup:active`). Both sides started as
 //   ICE controlling; RFC 8445's role conflict (487) settles it. Payload types are not rewritten
 //   (Janus sends what it offered), so a codec is taken only where both offered it under the same
-//   number.
+//   number: the engine makes the mountpoint with the viewer's numbers (viewerPayloadTypes).
 
 /** One m= section: its kind (`video`, `audio`, `application`) and its lines, the m= line first. */
 export interface MediaSection {
@@ -167,6 +167,21 @@ export function commonPayloadTypes(a: MediaSection, b: MediaSection): string[] {
   const same = codecsOf(a).filter((c) => c.rtpmap !== '' && theirs.get(c.pt)?.rtpmap === c.rtpmap);
   const kept = new Set(same.filter((c) => !c.rtpmap.startsWith('rtx/')).map((c) => c.pt));
   return same.filter((c) => kept.has(c.pt) || (c.rtpmap.startsWith('rtx/') && c.apt !== null && kept.has(c.apt) && theirs.get(c.pt)?.apt === c.apt)).map((c) => c.pt);
+}
+
+/** The payload types a viewer's offer receives VP8 and Opus under (its first receiving section of each kind); null where it has none. */
+export function viewerPayloadTypes(offer: string): { video: number | null; audio: number | null } {
+  const sdp = parseSdp(offer);
+  const find = (kind: 'video' | 'audio', codec: string): number | null => {
+    for (const m of sdp.media) {
+      const d = directionOf(m, sdp.session);
+      if (m.kind !== kind || portOf(m) === 0 || d === 'sendonly' || d === 'inactive') continue;
+      const c = codecsOf(m).find((x) => x.rtpmap.startsWith(`${codec}/`));
+      if (c) return Number(c.pt);
+    }
+    return null;
+  };
+  return { video: find('video', 'vp8'), audio: find('audio', 'opus') };
 }
 
 /** Lines of the ICE and DTLS transport: with BUNDLE, one for the whole session, carried in every accepted section. */
