@@ -2,6 +2,7 @@
 // protocols by default, never more, and never contradicted by a listener the role configures;
 // the shipped WebRTC example loads and runs werift nodes.
 import test from 'ava';
+import { staticGroup } from '../helpers/fixtures.js';
 import { DEFAULT_CONFIG_FILE, type ConfigError, loadConfig, parseConfig } from '../../src/config/load.js';
 
 const local = (local: object, roles: object) => ({ nodeGroups: [{ name: 'g', platform: { type: 'local', local }, regions: [{ name: 'r1', lat: 0, lon: 0 }], roles }] });
