@@ -35,7 +35,7 @@ export interface RouteDef<P extends TObject | undefined = TObject | undefined, Q
   query?: Q;
   body?: B;
   /** A body that is not JSON (the WebRTC proxy's SDP): read by the handler itself; shown in the OpenAPI document. */
-  rawBody?: { contentType: string; description: string };
+  rawBody?: { contentType: string; description: string; example?: string };
   /** Answers carry CORS headers (errors from the access guard too): for browsers calling from other origins (the WebRTC proxy). */
   cors?: Record<string, string>;
   /** Checks a schema cannot say (uniqueness across items, say); returns the field problems. */

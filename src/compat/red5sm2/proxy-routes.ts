@@ -9,7 +9,7 @@ import Type, { type Static } from 'typebox';
 import { SDP_TYPE } from '../../domain/sdp.js';
 import { GroupName } from '../../schemas/api.js';
 import { forwardOffer, PROXY_CORS, readOffer, requireServed, type WebRtcProtocol } from '../../http/proxy/exchange.js';
-import { offerResponses, preflight } from '../../http/proxy/routes.js';
+import { EXAMPLE_OFFER, offerResponses, preflight } from '../../http/proxy/routes.js';
 import { route, type RouteDef } from '../../http/route.js';
 import type { Services } from '../../http/services.js';
 import type { Check, Guard } from './access.js';
@@ -63,7 +63,7 @@ export function proxyRoutes(s: Services, guard: Guard): RouteDef[] {
           cors: PROXY_CORS,
           params,
           query: ProxyQuery,
-          rawBody: { contentType: SDP_TYPE, description: "the SDK's SDP offer, at most 64 KiB" },
+          rawBody: { contentType: SDP_TYPE, description: "the SDK's SDP offer, at most 64 KiB", example: EXAMPLE_OFFER },
           example: { params: { scope: 'live', ...(room ? { room: 'room1' } : {}), name: 'cam1' }, query: { nodeGroup: 'default', requestId: 'subscriber-1b31' } },
           responses: offerResponses('UNAUTHORIZED: a token is required (compat.red5sm2.anonymousLookups is off), or the one sent does not verify'),
           async handle(ctx, { params: p, query }) {
@@ -79,7 +79,17 @@ export function proxyRoutes(s: Services, guard: Guard): RouteDef[] {
           },
         }),
       );
-      routes.push(preflight(path, `${id}Options`, `SM2: CORS preflight of the ${protocol.toUpperCase()} proxy`, { 'Accept-Post': SDP_TYPE }, TAG, params));
+      routes.push(
+        preflight(
+          path,
+          `${id}Options`,
+          `SM2: CORS preflight of the ${protocol.toUpperCase()} proxy`,
+          { 'Accept-Post': SDP_TYPE },
+          { scope: 'live', ...(room ? { room: 'room1' } : {}), name: 'cam1' },
+          TAG,
+          params,
+        ),
+      );
     }
   }
   return routes;

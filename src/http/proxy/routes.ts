@@ -46,13 +46,38 @@ export const offerResponses = (auth: string): Record<number, ResponseSpec> => ({
   503: problemResponse('NO_CAPACITY, NOT_READY, STORE_UNAVAILABLE, or NODE_UNREACHABLE / NODE_NOT_READY / NODE_UNAVAILABLE (the node chosen could not take the session; with Retry-After)'),
 });
 
+/** An SDP offer as a WHEP client sends it (shortened: a browser's has more lines, and its candidates). */
+export const EXAMPLE_OFFER = [
+  'v=0',
+  'o=- 4611731400430051336 2 IN IP4 127.0.0.1',
+  's=-',
+  't=0 0',
+  'a=group:BUNDLE 0',
+  'm=video 9 UDP/TLS/RTP/SAVPF 96',
+  'c=IN IP4 0.0.0.0',
+  'a=mid:0',
+  'a=recvonly',
+  'a=rtcp-mux',
+  'a=rtpmap:96 VP8/90000',
+  'a=ice-ufrag:Xq3f',
+  'a=ice-pwd:7b6c9e1f2a3d4c5b6a7f8e9d',
+  'a=fingerprint:sha-256 3A:1F:...',
+  'a=setup:actpass',
+  '',
+].join('\r\n');
+
+/** A session id as the Location of a proxied session carries it (made up: its seal does not hold). */
+export const EXAMPLE_SESSION_ID = `${Buffer.from(JSON.stringify({ g: 'default', n: 'us-east-edge-9c1d2e', a: '127.0.0.3', p: 18935, r: '5f0c1e2a-8b7d-4c3e-9f10-2a3b4c5d6e7f', k: 'whep', s: 'cam1' })).toString('base64url')}.${'x'.repeat(43)}`;
+
 /** A CORS preflight's answer: what the resource takes. */
-export function preflight(path: string, operationId: string, summary: string, accepts: Record<string, string>, tag = TAG, params = Type.Object({})): RouteDef {
+export function preflight(path: string, operationId: string, summary: string, accepts: Record<string, string>, example: Record<string, string>, tag = TAG, params = Type.Object({})): RouteDef {
   return route({
     method: 'OPTIONS',
     path,
     operationId,
     summary,
+    description: 'Browsers ask before a cross-origin POST, PATCH or DELETE with a token: any origin may call (tokens ride in Authorization, never in cookies).',
+    example: { params: example },
     tag,
     access: 'public',
     cors: PROXY_CORS,
@@ -82,7 +107,12 @@ function sessionRoutes(s: Services): RouteDef[] {
       access: 'public',
       cors: PROXY_CORS,
       params,
-      rawBody: { contentType: FRAGMENT_TYPE, description: 'a trickle-ice-sdpfrag' },
+      rawBody: {
+        contentType: FRAGMENT_TYPE,
+        description: 'a trickle-ice-sdpfrag',
+        example: 'a=ice-ufrag:Xq3f\r\na=ice-pwd:7b6c9e1f2a3d4c5b6a7f8e9d\r\na=mid:0\r\na=candidate:1 1 udp 2130706431 198.51.100.7 50000 typ host\r\n',
+      },
+      example: { params: { sessionId: EXAMPLE_SESSION_ID } },
       responses: {
         200: { description: "the node's answer fragment", schema: Type.String(), contentType: FRAGMENT_TYPE },
         204: { description: 'the candidates were given to the session' },
@@ -103,6 +133,8 @@ function sessionRoutes(s: Services): RouteDef[] {
       path,
       operationId: 'proxySessionDelete',
       summary: "WebRTC proxy: end a session on its node (the publisher's or the viewer's)",
+      description: 'The session ends on the node its Location names (a publisher stops publishing, a viewer stops playing); a second DELETE is a 404.',
+      example: { params: { sessionId: EXAMPLE_SESSION_ID } },
       tag: TAG,
       access: 'public',
       cors: PROXY_CORS,
@@ -117,7 +149,7 @@ function sessionRoutes(s: Services): RouteDef[] {
         await endSession(ctx, s, p.sessionId);
       },
     }),
-    preflight(path, 'proxySessionOptions', 'WebRTC proxy: CORS preflight of a session', { 'Accept-Patch': FRAGMENT_TYPE }, TAG, params),
+    preflight(path, 'proxySessionOptions', 'WebRTC proxy: CORS preflight of a session', { 'Accept-Patch': FRAGMENT_TYPE }, { sessionId: EXAMPLE_SESSION_ID }, TAG, params),
   ];
 }
 
@@ -142,7 +174,11 @@ function offerRoutes(s: Services): RouteDef[] {
         cors: PROXY_CORS,
         params,
         query: LiveLookupQuery,
-        rawBody: { contentType: SDP_TYPE, description: `the client's SDP offer (${publishing ? 'sending' : 'receiving'} audio and/or video), at most 64 KiB` },
+        rawBody: {
+          contentType: SDP_TYPE,
+          description: `the client's SDP offer (${publishing ? 'sending' : 'receiving'} audio and/or video), at most 64 KiB`,
+          example: publishing ? EXAMPLE_OFFER.replace('a=recvonly', 'a=sendonly') : EXAMPLE_OFFER,
+        },
         example: { params: { scope: 'live', streamName: 'cam1' }, query: { nodeGroup: EXAMPLE_GROUP } },
         responses: offerResponses('UNAUTHORIZED or TOKEN_EXPIRED: an app token is required (with WWW-Authenticate: Bearer)'),
         async handle(ctx, { params: p, query }) {
@@ -154,7 +190,15 @@ function offerRoutes(s: Services): RouteDef[] {
           await forwardOffer(ctx, s, handle, protocol, p.streamName, offer, a);
         },
       }),
-      preflight(path, publishing ? 'proxyWhipOptions' : 'proxyWhepOptions', `WebRTC proxy: CORS preflight of ${protocol.toUpperCase()}`, { 'Accept-Post': SDP_TYPE }, TAG, params),
+      preflight(
+        path,
+        publishing ? 'proxyWhipOptions' : 'proxyWhepOptions',
+        `WebRTC proxy: CORS preflight of ${protocol.toUpperCase()}`,
+        { 'Accept-Post': SDP_TYPE },
+        { scope: 'live', streamName: 'cam1' },
+        TAG,
+        params,
+      ),
     ];
   });
 }
