@@ -2,10 +2,14 @@
 // (the plan and why: netns-plan.ts), with iproute2's `ip`, run without a shell. Root only. Every
 // step tolerates what an earlier, killed run left: `up` first removes the node's leftovers, `down`
 // removes whatever is there. The bridge is made by the first node of a subnet and removed by the
-// last one down; a node made while another removes it retries.
+// last one down, under a lock file shared by every process on the machine (agents of several
+// services, tests running side by side), so that no node is put on a bridge being removed.
 import { execFile } from 'node:child_process';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { alive } from './process-group.js';
 import { isIPv4 } from './ipv4.js';
 import { findProgram } from './programs.js';
 import { NETNS_PREFIX, type NetnsPlan } from './netns-plan.js';
@@ -65,6 +69,40 @@ export async function namespacePids(name: string): Promise<number[]> {
     .filter((n) => Number.isInteger(n) && n > 1);
 }
 
+/**
+ * Runs `op` holding the bridge's lock: a file made exclusively, naming its holder's pid; one whose
+ * holder died is taken over. Bounded: a lock held past 10 s is an error.
+ */
+async function withBridgeLock<T>(bridge: string, op: () => Promise<T>): Promise<T> {
+  const file = join(existsSync('/run/lock') ? '/run/lock' : tmpdir(), `${bridge}.lock`);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      const fd = openSync(file, 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      let holder = 0;
+      try {
+        holder = Number(readFileSync(file, 'utf8'));
+      } catch {
+        continue;
+      }
+      // Still being written (no pid yet), or held by a live process: wait; a dead holder's: taken over.
+      if (holder > 0 && !alive(holder)) rmSync(file, { force: true });
+      else if (Date.now() > deadline) throw new NetnsError(`the lock of bridge ${bridge} (${file}) is held by ${holder || 'a process'} for over 10 s`);
+      else await sleep(10);
+    }
+  }
+  try {
+    return await op();
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
 /** The bridge exists, is up and holds its address; made when missing. */
 async function ensureBridge(plan: NetnsPlan): Promise<void> {
   if (!(await linkExists(plan.bridge))) {
@@ -97,7 +135,7 @@ export async function netnsDown(plan: NetnsPlan): Promise<void> {
   if (await namespaceExists(plan.namespace)) await ipQuiet(['netns', 'del', plan.namespace]);
   // Gone with the namespace, unless a process still held it.
   if (await linkExists(plan.hostLink)) await ipQuiet(['link', 'del', plan.hostLink]);
-  await dropBridgeIfUnused(plan);
+  await withBridgeLock(plan.bridge, () => dropBridgeIfUnused(plan));
 }
 
 /** Makes the node's namespace and links afresh (after removing any left by an earlier run). */
@@ -109,16 +147,10 @@ export async function netnsUp(plan: NetnsPlan): Promise<void> {
   await ip(['netns', 'add', plan.namespace]);
   try {
     await ip(['link', 'add', plan.hostLink, 'type', 'veth', 'peer', 'name', plan.nodeLink, 'netns', plan.namespace]);
-    // The last node of the subnet may remove the bridge between our check and our enslaving: again.
-    for (let attempt = 1; ; attempt++) {
+    await withBridgeLock(plan.bridge, async () => {
       await ensureBridge(plan);
-      try {
-        await ip(['link', 'set', plan.hostLink, 'master', plan.bridge, 'up']);
-        break;
-      } catch (err) {
-        if (attempt >= 5) throw err;
-      }
-    }
+      await ip(['link', 'set', plan.hostLink, 'master', plan.bridge, 'up']);
+    });
     const inside = (...args: string[]) => ip(['-n', plan.namespace, ...args]);
     await inside('link', 'set', 'lo', 'up');
     await inside('addr', 'add', `${plan.address}/${plan.prefix}`, 'dev', plan.nodeLink);

@@ -2,16 +2,16 @@
 // removes it: the local platform's destroy of the node (it stops the pid files' process groups, then
 // removes the namespace the node directory records), or a new start of the same node (names come
 // from the node id: the new runtime stops the stale Janus and makes the namespace afresh).
-// Run under the heavy-test lock (HELPERS.md).
-import { fork } from 'node:child_process';
+// Namespaces made and removed at once share their bridge safely. Run under the heavy-test lock (HELPERS.md).
+import { execFileSync, fork } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { janusPaths } from '../../src/agent/webrtc/janus/config.js';
 import { JanusRuntime } from '../../src/agent/webrtc/janus/runtime.js';
-import { netnsPlan } from '../../src/os/netns-plan.js';
-import { NETNS_RECORD } from '../../src/os/netns.js';
+import { type NetnsPlan, netnsPlan } from '../../src/os/netns-plan.js';
+import { NETNS_RECORD, netnsDown, netnsUp } from '../../src/os/netns.js';
 import { alive } from '../../src/os/process-group.js';
 import { projectPath } from '../../src/paths.js';
 import { LocalPlatform } from '../../src/platforms/local.js';
@@ -80,4 +80,20 @@ test.serial('a new start of a node whose agent was killed reclaims its namespace
   await runtime.stop();
   t.deepEqual(leftovers([plan]), []);
   t.false(existsSync(join(dir, NETNS_RECORD)));
+});
+
+test.serial('namespaces made and removed at once: every node made is on the bridge, and the last one down takes the bridge along', async (t) => {
+  const plans = [30, 31, 32, 33].map((n) => netnsPlan(`jc-race-${n}-${process.pid}`, `127.5.0.${n}`, JANUS_SUBNET));
+  t.teardown(() => Promise.all(plans.map((p) => netnsDown(p))).then(() => undefined));
+  const onBridge = () => execFileSync('ip', ['-o', 'link', 'show', 'master', plans[0]!.bridge], { encoding: 'utf8' });
+  for (let round = 0; round < 3; round++) {
+    const [first, ...rest] = plans as [NetnsPlan, ...NetnsPlan[]];
+    await netnsUp(first);
+    // The only node goes down (and would take the bridge) while three others come up.
+    await Promise.all([netnsDown(first), ...rest.map((p) => netnsUp(p))]);
+    const links = onBridge();
+    for (const p of rest) t.true(links.includes(` ${p.hostLink}@`), `round ${round}: ${p.hostLink} on the bridge`);
+    await Promise.all(rest.map((p) => netnsDown(p)));
+    t.deepEqual(leftovers(plans), [], `round ${round}`);
+  }
 });
