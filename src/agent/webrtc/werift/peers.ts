@@ -54,6 +54,7 @@ export class Peers {
       // One transport for every media section: werift drops the others of an offer when the answer
       // bundles them without closing their sockets.
       bundlePolicy: 'max-bundle',
+      iceServers: [],
       iceUseIpv6: false,
       ...(any ? {} : { iceInterfaceAddresses: { udp4: this.o.address }, iceAdditionalHostAddresses: [this.o.address] }),
       ...(this.o.portRange ? { icePortRange: this.o.portRange } : {}),
@@ -81,14 +82,32 @@ export class Peers {
   async answer(pc: RTCPeerConnection, offer: string, prepare: () => void | Promise<void> = () => {}): Promise<string> {
     await pc.setRemoteDescription({ type: 'offer', sdp: offer });
     await prepare();
-    await pc.setLocalDescription(await pc.createAnswer());
+    const answer = await pc.createAnswer();
+    withoutStun(pc);
+    await pc.setLocalDescription(answer);
     return this.complete(pc);
   }
 
   /** An offer of our own, candidates included (an edge pulling from its parent). */
   async offer(pc: RTCPeerConnection): Promise<string> {
-    await pc.setLocalDescription(await pc.createOffer());
+    const offer = await pc.createOffer();
+    withoutStun(pc);
+    await pc.setLocalDescription(offer);
     return this.complete(pc);
+  }
+}
+
+/**
+ * Gathering without a STUN server. werift's ICE asks Google's whenever none is configured (even
+ * with `iceServers: []`), and waits up to 5 s for it where it cannot be reached: every answer
+ * would wait with it. A node tells clients its own address (or SWITCHYARD_NODE_PUBLIC_ADDRESS),
+ * which is what a server-reflexive candidate would find out; its transports exist once the
+ * descriptions are made, before gathering starts.
+ */
+export function withoutStun(pc: RTCPeerConnection): void {
+  for (const t of pc.iceTransports) {
+    const connection = (t as unknown as { connection?: { stunServer?: unknown } }).connection;
+    if (connection) connection.stunServer = undefined;
   }
 }
 
