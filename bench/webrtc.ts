@@ -16,7 +16,7 @@ import { type Answered, VideoSource, WhepViewer, WhipPublisher } from '../src/cl
 import { runServer } from './lib/servers.js';
 import { pct, table } from './lib/table.js';
 
-const TRIALS = Number(process.env.BENCH_TRIALS ?? 8);
+const TRIALS = Number(process.env.BENCH_TRIALS ?? 12);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const PASSWORD = 'bench-admin-password';
@@ -124,6 +124,9 @@ async function main(): Promise<void> {
     const rows: Record<'proxy' | 'direct', { answer: number[]; frame: number[] }> = { proxy: { answer: [], frame: [] }, direct: { answer: [], frame: [] } };
     for (let trial = -1; trial < TRIALS; trial++) {
       for (const how of ['proxy', 'direct'] as const) {
+        // Out of step with the publisher's keyframes (one a second): otherwise every trial would
+        // start just after one and wait a whole GOP for the next.
+        await new Promise((r) => setTimeout(r, Math.random() * 1000));
         const started = performance.now();
         let answered: Answered;
         let lookupMs = 0;

@@ -11,10 +11,10 @@
 // credential. Every input is hostile: bodies bounded, types checked, names checked, and what the
 // engine refuses is answered with its status as problem+json.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { checkOffer, FRAGMENT_TYPE, isContentType, MAX_FRAGMENT_BYTES, MAX_SDP_BYTES, SDP_TYPE } from '../../domain/sdp.js';
 import { STREAM_NAME_RE, type Role } from '../../domain/vocabulary.js';
 import type { AdmissionGate } from '../admission/gate.js';
+import { listenWithFallback } from '../listen.js';
 import { EngineRefusal, type WebRtcEngine } from './engine.js';
 
 export interface EndpointOptions {
@@ -89,30 +89,20 @@ export class WebRtcEndpoints {
 
   /** Listens on (address, port); falls back to a free port, then to 127.0.0.1, when it must. */
   async start(address: string, port: number): Promise<void> {
-    for (const [host, p] of [
-      [address, port],
-      [address, 0],
-      ['127.0.0.1', 0],
-    ] as Array<[string, number]>) {
-      const server = createServer((req, res) => void this.handle(req, res));
-      server.headersTimeout = 5000;
-      server.requestTimeout = 15_000;
-      server.keepAliveTimeout = 5000;
-      try {
-        await new Promise<void>((resolve, reject) => {
-          server.once('error', reject);
-          server.listen(p, host, () => resolve());
-        });
-        this.server = server;
-        this.address = host;
-        this.port = (server.address() as AddressInfo).port;
-        return;
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code !== 'EADDRINUSE' && code !== 'EADDRNOTAVAIL' && code !== 'EACCES') throw err;
-      }
-    }
-    throw new Error(`cannot listen on ${address}:${port}`);
+    const listening = await listenWithFallback(
+      () => {
+        const server = createServer((req, res) => void this.handle(req, res));
+        server.headersTimeout = 5000;
+        server.requestTimeout = 15_000;
+        server.keepAliveTimeout = 5000;
+        return server;
+      },
+      address,
+      port,
+    );
+    this.server = listening.server;
+    this.address = listening.address;
+    this.port = listening.port;
   }
 
   async stop(): Promise<void> {
