@@ -16,7 +16,7 @@ import { type Answered, VideoSource, WhepViewer, WhipPublisher } from '../src/cl
 import { runServer } from './lib/servers.js';
 import { pct, table } from './lib/table.js';
 
-const TRIALS = Number(process.env.BENCH_TRIALS ?? 12);
+const TRIALS = Number(process.env.BENCH_TRIALS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const PASSWORD = 'bench-admin-password';
@@ -121,7 +121,7 @@ async function main(): Promise<void> {
     if (published.status !== 201) throw new Error(`could not publish: ${published.status} ${published.text}`);
 
     // Time to first frame, alternating: through the proxy, and a lookup then the node directly.
-    const rows: Record<'proxy' | 'direct', { answer: number[]; frame: number[] }> = { proxy: { answer: [], frame: [] }, direct: { answer: [], frame: [] } };
+    const rows: Record<'proxy' | 'direct', { answer: number[]; packet: number[]; frame: number[] }> = { proxy: { answer: [], packet: [], frame: [] }, direct: { answer: [], packet: [], frame: [] } };
     for (let trial = -1; trial < TRIALS; trial++) {
       for (const how of ['proxy', 'direct'] as const) {
         // Out of step with the publisher's keyframes (one a second): otherwise every trial would
@@ -140,13 +140,18 @@ async function main(): Promise<void> {
         await viewer.media(1, 1, 20_000);
         // The first round warms the edge's pull from the origin: not counted.
         if (trial >= 0) {
+          // The viewer's clock starts at its offer; the lookup before it counts too.
+          const offset = performance.now() - started - (viewer.firstFrameMs ?? 0);
           rows[how].answer.push(lookupMs + answered.ms);
+          rows[how].packet.push(offset + (viewer.firstPacketMs ?? NaN));
           rows[how].frame.push(performance.now() - started);
         }
         await viewer.close();
       }
     }
-    console.log(`\nWebRTC: a WHEP viewer's first VP8 keyframe (ffmpeg, 320x240, a keyframe every second), ${TRIALS} trials each, alternating\n`);
+    console.log(
+      `\nWebRTC: a WHEP viewer's first RTP packet and first VP8 keyframe (ffmpeg, 320x240, a keyframe every second, trials started at random points of it), ${TRIALS} trials each, alternating\n`,
+    );
     const p = rows.proxy;
     const d = rows.direct;
     console.log(

@@ -294,7 +294,8 @@ export class WhepViewer extends WebRtcClient {
   packets = 0;
   keyframes = 0;
   size: { width: number; height: number } | null = null;
-  /** Milliseconds from connect() to the first keyframe, when one came. */
+  /** Milliseconds from connect() to the first RTP packet, and to the first keyframe, when they came. */
+  firstPacketMs: number | null = null;
   firstFrameMs: number | null = null;
   private waiters = new Set<() => void>();
 
@@ -303,6 +304,7 @@ export class WhepViewer extends WebRtcClient {
     const started = performance.now();
     this.packets = 0;
     this.keyframes = 0;
+    this.firstPacketMs = null;
     this.firstFrameMs = null;
     return this.session(url, o, (pc) => {
       pc.addTransceiver('video', { direction: 'recvonly' });
@@ -312,6 +314,7 @@ export class WhepViewer extends WebRtcClient {
         track.onReceiveRtp.subscribe((rtp) => {
           this.packets++;
           this.lastHeard = performance.now();
+          this.firstPacketMs ??= this.lastHeard - started;
           const kf = vp8Keyframe(rtp.payload);
           if (kf) {
             this.keyframes++;

@@ -84,6 +84,15 @@ test('a publisher on a werift origin reaches a viewer on a werift edge through t
   t.like(atOrigin.streams, [{ name: 'cam1', publishing: true, subscribers: 1 }], "the edge's pull plays at the origin");
   t.is(atOrigin.metrics['connections.clusterchildren'], 1);
 
+  // Draining, the origin takes no new viewer, but a node under it still pulls (draining never cuts media).
+  await origin.backend.apply({ parent: null, drain: true });
+  const another = new WhepViewer();
+  t.teardown(() => another.close());
+  t.is((await another.connect(`${origin.base}/whep/live/cam1`, { headers: bearer(origin.token('play', 'cam1')) })).status, 503);
+  t.is((await another.connect(`${origin.base}/whep/live/cam1`, { headers: bearer(issuer.relay(GROUP, 'o1', 'e2')) })).status, 201);
+  await another.close();
+  await origin.backend.apply({ parent: null, drain: false });
+
   // The control plane says the stream moved away: its publisher is dropped.
   const lost = publisher.lost();
   await origin.backend.apply({ parent: null, drain: false, drop: { at: Date.now(), streams: ['cam1'] } });

@@ -22,7 +22,7 @@ export interface EndpointOptions {
   gate: AdmissionGate;
   role: Role;
   scope: string;
-  /** Draining: no new sessions (those open go on). */
+  /** Draining: no new viewers (sessions open go on; publishers and pulling nodes are still taken). */
   draining(): boolean;
   /** Sessions at most; past it a new one is answered 503. */
   maxSessions: number;
@@ -162,20 +162,22 @@ export class WebRtcEndpoints {
     const action = protocol === 'whip' ? 'publish' : 'play';
     if (!(action === 'publish' ? PUBLISHES : PLAYS).has(this.o.role)) return refuse(405, `a ${this.o.role} does not take ${protocol.toUpperCase()} sessions`, { allow: 'OPTIONS' });
     if (!isContentType(req.headers['content-type'], SDP_TYPE)) return refuse(415, `the body must be ${SDP_TYPE}`);
-    if (this.o.draining()) return refuse(503, 'this node is draining: look the stream up again', { 'retry-after': '1' });
     const verdict = this.o.gate.check(action, stream, tokenOf(req));
     if (!verdict.ok) {
       this.logRefusal(action, stream, verdict.reason);
       return refuse(401, `not admitted: ${verdict.reason}`, { 'www-authenticate': 'Bearer' });
     }
+    const relayFor = verdict.claims?.act === 'relay' ? verdict.claims.sub : undefined;
+    // A draining node takes no new viewer (lookups send them elsewhere); its publishers may come
+    // back and the nodes under it still pull what it carries, so that draining never cuts media.
+    if (this.o.draining() && action === 'play' && relayFor === undefined) return refuse(503, 'this node is draining: look the stream up again', { 'retry-after': '1' });
     if (this.answering >= MAX_ANSWERING || this.open() >= this.o.maxSessions) return refuse(503, 'this node takes no more sessions now', { 'retry-after': '1' });
     const body = await readBody(req, MAX_SDP_BYTES);
     const shape = checkOffer(body);
     if (!shape.ok) return this.problem(res, 400, shape.reason);
     this.answering++;
     try {
-      const claims = verdict.claims;
-      const session = action === 'publish' ? await this.o.engine.publish(stream, body) : await this.o.engine.play(stream, body, claims?.act === 'relay' && claims.sub ? { relayFor: claims.sub } : {});
+      const session = action === 'publish' ? await this.o.engine.publish(stream, body) : await this.o.engine.play(stream, body, relayFor ? { relayFor } : {});
       this.send(res, 201, session.sdp, SDP_TYPE, {
         location: `/sessions/${session.id}`,
         etag: `"${session.id}"`,
