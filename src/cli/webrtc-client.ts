@@ -180,23 +180,23 @@ export interface ClientOptions {
   silenceMs?: number;
 }
 
-/** A WHIP publisher of a VideoSource. */
-export class WhipPublisher {
-  private pc: RTCPeerConnection | null = null;
+/**
+ * What a WHIP publisher and a WHEP viewer share: one session at a time, offered with every
+ * candidate, answered, connected; noticed lost when `heard()` goes quiet for silenceMs or the
+ * connection fails; ended with DELETE on its Location.
+ */
+abstract class WebRtcClient {
+  protected pc: RTCPeerConnection | null = null;
   private unwatch = () => {};
-  private unfeed = () => {};
   answered: Answered | null = null;
-  private lastRtcp = 0;
-  private lostHandlers = new Set<() => void>();
+  protected lastHeard = 0;
+  private readonly lostHandlers = new Set<() => void>();
 
-  constructor(private readonly source: VideoSource) {}
-
-  /** POSTs an offer to `url`; on 201 applies the answer and waits until connected. Answers what the POST answered. */
-  async connect(url: string, o: ClientOptions = {}): Promise<Answered> {
+  /** Sets the new connection up (its transceivers) before the offer; after connecting, `started` runs. */
+  protected async session(url: string, o: ClientOptions, prepare: (pc: RTCPeerConnection) => void, started: (pc: RTCPeerConnection) => void = () => {}): Promise<Answered> {
     await this.close();
     const pc = peer(o.address ?? '127.0.0.1');
-    const track = new MediaStreamTrack({ kind: 'video' });
-    const transceiver = pc.addTransceiver(track, { direction: 'sendonly' });
+    prepare(pc);
     await offer(pc);
     const answered = await post(url, await gathered(pc), o.headers ?? {});
     this.answered = answered;
@@ -207,14 +207,11 @@ export class WhipPublisher {
     this.pc = pc;
     await pc.setRemoteDescription({ type: 'answer', sdp: answered.text });
     await connected(pc, 10_000);
-    this.lastRtcp = performance.now();
-    transceiver.sender.onRtcp.subscribe(() => {
-      this.lastRtcp = performance.now();
-    });
-    this.unfeed = this.source.onPacket((rtp) => track.writeRtp(rtp));
+    this.lastHeard = performance.now();
+    started(pc);
     this.unwatch = watchSilence(
       pc,
-      () => this.lastRtcp,
+      () => this.lastHeard,
       o.silenceMs ?? 3000,
       () => {
         for (const l of this.lostHandlers) l();
@@ -223,7 +220,7 @@ export class WhipPublisher {
     return answered;
   }
 
-  /** Resolves when the server stops answering (no RTCP for silenceMs) or the connection fails. */
+  /** Resolves when the session goes quiet for silenceMs (no media, or no RTCP) or its connection fails. */
   lost(): Promise<void> {
     return new Promise((resolve) => {
       const once = () => {
@@ -237,10 +234,41 @@ export class WhipPublisher {
   /** Ends the session (DELETE on its Location) and the connection. */
   async close(): Promise<void> {
     this.unwatch();
-    this.unfeed();
     const pc = this.pc;
     this.pc = null;
     if (pc) await Promise.all([deleteSession(this.answered?.location), closeCapped(pc)]);
+  }
+}
+
+/** A WHIP publisher of a VideoSource; lost when the server's RTCP stops. */
+export class WhipPublisher extends WebRtcClient {
+  private unfeed = () => {};
+
+  constructor(private readonly source: VideoSource) {
+    super();
+  }
+
+  /** POSTs an offer to `url`; on 201 applies the answer, waits until connected and sends. Answers what the POST answered. */
+  connect(url: string, o: ClientOptions = {}): Promise<Answered> {
+    const track = new MediaStreamTrack({ kind: 'video' });
+    return this.session(
+      url,
+      o,
+      (pc) => {
+        pc.addTransceiver(track, { direction: 'sendonly' });
+      },
+      (pc) => {
+        pc.getTransceivers()[0]!.sender.onRtcp.subscribe(() => {
+          this.lastHeard = performance.now();
+        });
+        this.unfeed = this.source.onPacket((rtp) => track.writeRtp(rtp));
+      },
+    );
+  }
+
+  override async close(): Promise<void> {
+    this.unfeed();
+    await super.close();
   }
 }
 
@@ -261,64 +289,42 @@ export function vp8Keyframe(p: Buffer): { width: number; height: number } | null
   return { width: p.readUInt16LE(i + 6) & 0x3fff, height: p.readUInt16LE(i + 8) & 0x3fff };
 }
 
-/** A WHEP viewer counting what arrives. */
-export class WhepViewer {
-  private pc: RTCPeerConnection | null = null;
-  private unwatch = () => {};
-  answered: Answered | null = null;
+/** A WHEP viewer counting what arrives; lost when its RTP stops. */
+export class WhepViewer extends WebRtcClient {
   packets = 0;
   keyframes = 0;
   size: { width: number; height: number } | null = null;
-  /** Milliseconds from connect() to the first keyframe, when one came. */
+  /** Milliseconds from connect() to the first RTP packet, and to the first keyframe, when they came. */
+  firstPacketMs: number | null = null;
   firstFrameMs: number | null = null;
-  private lastPacket = 0;
   private waiters = new Set<() => void>();
-  private lostHandlers = new Set<() => void>();
 
   /** POSTs an offer for video (and audio) to `url`; on 201 applies the answer and waits until connected. */
-  async connect(url: string, o: ClientOptions = {}): Promise<Answered> {
-    await this.close();
+  connect(url: string, o: ClientOptions = {}): Promise<Answered> {
     const started = performance.now();
     this.packets = 0;
     this.keyframes = 0;
+    this.firstPacketMs = null;
     this.firstFrameMs = null;
-    const pc = peer(o.address ?? '127.0.0.1');
-    pc.addTransceiver('video', { direction: 'recvonly' });
-    pc.addTransceiver('audio', { direction: 'recvonly' });
-    pc.onTrack.subscribe((track) => {
-      if (track.kind !== 'video') return;
-      track.onReceiveRtp.subscribe((rtp) => {
-        this.packets++;
-        this.lastPacket = performance.now();
-        const kf = vp8Keyframe(rtp.payload);
-        if (kf) {
-          this.keyframes++;
-          this.size = kf;
-          this.firstFrameMs ??= performance.now() - started;
-        }
-        for (const w of this.waiters) w();
+    return this.session(url, o, (pc) => {
+      pc.addTransceiver('video', { direction: 'recvonly' });
+      pc.addTransceiver('audio', { direction: 'recvonly' });
+      pc.onTrack.subscribe((track) => {
+        if (track.kind !== 'video') return;
+        track.onReceiveRtp.subscribe((rtp) => {
+          this.packets++;
+          this.lastHeard = performance.now();
+          this.firstPacketMs ??= this.lastHeard - started;
+          const kf = vp8Keyframe(rtp.payload);
+          if (kf) {
+            this.keyframes++;
+            this.size = kf;
+            this.firstFrameMs ??= performance.now() - started;
+          }
+          for (const w of this.waiters) w();
+        });
       });
     });
-    await offer(pc);
-    const answered = await post(url, await gathered(pc), o.headers ?? {});
-    this.answered = answered;
-    if (answered.status !== 201) {
-      await closeCapped(pc);
-      return answered;
-    }
-    this.pc = pc;
-    await pc.setRemoteDescription({ type: 'answer', sdp: answered.text });
-    await connected(pc, 10_000);
-    this.lastPacket = performance.now();
-    this.unwatch = watchSilence(
-      pc,
-      () => this.lastPacket,
-      o.silenceMs ?? 3000,
-      () => {
-        for (const l of this.lostHandlers) l();
-      },
-    );
-    return answered;
   }
 
   /** Resolves once `packets` RTP packets and `keyframes` keyframes have arrived since connect(); rejects after `ms`. */
@@ -338,24 +344,5 @@ export class WhepViewer {
       };
       this.waiters.add(check);
     });
-  }
-
-  /** Resolves when media stops (no RTP for silenceMs) or the connection fails. */
-  lost(): Promise<void> {
-    return new Promise((resolve) => {
-      const once = () => {
-        this.lostHandlers.delete(once);
-        resolve();
-      };
-      this.lostHandlers.add(once);
-    });
-  }
-
-  /** Ends the session (DELETE on its Location) and the connection. */
-  async close(): Promise<void> {
-    this.unwatch();
-    const pc = this.pc;
-    this.pc = null;
-    if (pc) await Promise.all([deleteSession(this.answered?.location), closeCapped(pc)]);
   }
 }

@@ -198,6 +198,12 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     options.serves?.forEach((p, i) => {
       if (!SERVABLE[p].includes(role)) err(`/roles/${role}/serves/${i}`, `${p} is for ${SERVABLE[p].join(' and ')} roles`);
     });
+    // A role whose nodes would serve nothing never comes into service: no rule may ask for one.
+    if (can && can.length === 0) {
+      input.rules.forEach((r, i) => {
+        if (r.role === role && r.max > 0) err(`/rules/${i}/max`, `${local.backend} ${role}s serve nothing a client takes (docs/webrtc.md): must be 0`);
+      });
+    }
     for (const kind of ['publish', 'subscribe'] as const) {
       const protocol = options[kind]?.protocol;
       if (options.serves && protocol !== undefined && (CLIENT_PROTOCOLS as readonly string[]).includes(protocol) && !options.serves.includes(protocol as ClientProtocol)) {

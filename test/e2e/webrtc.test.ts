@@ -163,6 +163,13 @@ test('WHIP and WHEP through the proxy on werift nodes: media flows origin → ed
   );
   await viewer.media(100, 1);
 
+  // PATCH on the Location reaches the session's node: trickled candidates taken, an ICE restart refused.
+  const patch = (body: string, type = 'application/trickle-ice-sdpfrag') =>
+    fetch(viewer.answered!.location!, { method: 'PATCH', headers: { 'content-type': type }, body }).then((r) => ({ status: r.status, node: r.headers.get('x-switchyard-node') }));
+  t.like(await patch('a=mid:0\r\na=candidate:1 1 udp 2130706431 127.0.0.1 9 typ host\r\n'), { status: 204, node: viewer.answered!.node });
+  t.like(await patch('a=ice-ufrag:zzzz\r\na=ice-pwd:0123456789abcdefghijkl\r\n'), { status: 405 });
+  t.like(await patch('v=0', SDP), { status: 415 });
+
   // The session's Location is the only way to it: DELETE ends it once; a forged one names nothing.
   const location = viewer.answered!.location!;
   const [payload, mac] = location.split('/').at(-1)!.split('.');

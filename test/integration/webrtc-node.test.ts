@@ -84,6 +84,15 @@ test('a publisher on a werift origin reaches a viewer on a werift edge through t
   t.like(atOrigin.streams, [{ name: 'cam1', publishing: true, subscribers: 1 }], "the edge's pull plays at the origin");
   t.is(atOrigin.metrics['connections.clusterchildren'], 1);
 
+  // Draining, the origin takes no new viewer, but a node under it still pulls (draining never cuts media).
+  await origin.backend.apply({ parent: null, drain: true });
+  const another = new WhepViewer();
+  t.teardown(() => another.close());
+  t.is((await another.connect(`${origin.base}/whep/live/cam1`, { headers: bearer(origin.token('play', 'cam1')) })).status, 503);
+  t.is((await another.connect(`${origin.base}/whep/live/cam1`, { headers: bearer(issuer.relay(GROUP, 'o1', 'e2')) })).status, 201);
+  await another.close();
+  await origin.backend.apply({ parent: null, drain: false });
+
   // The control plane says the stream moved away: its publisher is dropped.
   const lost = publisher.lost();
   await origin.backend.apply({ parent: null, drain: false, drop: { at: Date.now(), streams: ['cam1'] } });
@@ -95,4 +104,28 @@ test('a publisher on a werift origin reaches a viewer on a werift edge through t
   t.is(del.status, 200);
   t.is((await fetch(watched.location!, { method: 'DELETE' })).status, 404);
   t.is((await fetch(`${edge.base}/whep/live/cam1`, { method: 'OPTIONS' })).headers.get('accept-post'), SDP);
+});
+
+test('through a relay: origin → relay → edge, each pulling from its parent with its own credential', async (t) => {
+  const origin = await node(t, 'o1', 'origin', '127.4.0.4');
+  const relay = await node(t, 'r1', 'relay', '127.4.0.5');
+  const edge = await node(t, 'e1', 'edge', '127.4.0.6');
+  const source = await VideoSource.start();
+  const publisher = new WhipPublisher(source);
+  const viewer = new WhepViewer();
+  t.teardown(async () => {
+    await viewer.close();
+    await publisher.close();
+    await source.stop();
+  });
+  const portOf = async (n: typeof origin) => (await n.backend.report()).listeners.subscribe!.port;
+  await relay.backend.apply({ parent: { nodeId: 'o1', address: '127.4.0.4', port: await portOf(origin), protocol: 'whep', credential: issuer.relay(GROUP, 'o1', 'r1') }, drain: false });
+  // The edge presents the credential its parent (the relay) gave it, not the origin's.
+  await edge.backend.apply({ parent: { nodeId: 'r1', address: '127.4.0.5', port: await portOf(relay), protocol: 'whep', credential: issuer.relay(GROUP, 'r1', 'e1') }, drain: false });
+  t.is((await publisher.connect(`${origin.base}/whip/live/cam1`, { headers: { authorization: `Bearer ${origin.token('publish', 'cam1')}` } })).status, 201);
+  t.is((await viewer.connect(`${edge.base}/whep/live/cam1`, { headers: { authorization: `Bearer ${edge.token('play', 'cam1')}` } })).status, 201);
+  await viewer.media(100, 1);
+  t.like((await relay.backend.report()).streams, [{ name: 'cam1', publishing: false, subscribers: 1 }], "the edge's pull plays at the relay");
+  t.is((await relay.backend.report()).metrics['connections.clusterchildren'], 1);
+  t.is((await origin.backend.report()).metrics['connections.clusterchildren'], 1, 'the origin sees the relay alone');
 });

@@ -36,6 +36,9 @@ test('a role cannot declare what its backend does not serve, a protocol for anot
   t.deepEqual(problemsOf(local({ backend: 'werift' }, { origin: { subscribe: { protocol: 'rtmp', port: 1935 } } })), [
     'nodeGroups[0].roles.origin.subscribe.protocol = "rtmp": rtmp is not among what the role serves (whip, whep)',
   ]);
+  t.deepEqual(problemsOf({ nodeGroups: [{ ...local({ backend: 'werift' }, { origin: {}, transcoder: {} }).nodeGroups[0], rules: [{ region: 'r1', role: 'transcoder', min: 0, max: 2 }] }] }), [
+    'nodeGroups[0].rules[0].max = 2: werift transcoders serve nothing a client takes (docs/webrtc.md): must be 0',
+  ]);
   t.is(problemsOf(local({}, { origin: { serves: ['whip', 'whip'] } })).length, 1, 'no protocol twice');
   t.is(problemsOf(local({}, { origin: { serves: ['wss'] } })).length, 1, 'only rtmp, whip and whep');
 });

@@ -11,10 +11,10 @@
 // credential. Every input is hostile: bodies bounded, types checked, names checked, and what the
 // engine refuses is answered with its status as problem+json.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { checkOffer, FRAGMENT_TYPE, isContentType, MAX_FRAGMENT_BYTES, MAX_SDP_BYTES, SDP_TYPE } from '../../domain/sdp.js';
 import { STREAM_NAME_RE, type Role } from '../../domain/vocabulary.js';
 import type { AdmissionGate } from '../admission/gate.js';
+import { listenWithFallback } from '../listen.js';
 import { EngineRefusal, type WebRtcEngine } from './engine.js';
 
 export interface EndpointOptions {
@@ -22,7 +22,7 @@ export interface EndpointOptions {
   gate: AdmissionGate;
   role: Role;
   scope: string;
-  /** Draining: no new sessions (those open go on). */
+  /** Draining: no new viewers (sessions open go on; publishers and pulling nodes are still taken). */
   draining(): boolean;
   /** Sessions at most; past it a new one is answered 503. */
   maxSessions: number;
@@ -89,30 +89,20 @@ export class WebRtcEndpoints {
 
   /** Listens on (address, port); falls back to a free port, then to 127.0.0.1, when it must. */
   async start(address: string, port: number): Promise<void> {
-    for (const [host, p] of [
-      [address, port],
-      [address, 0],
-      ['127.0.0.1', 0],
-    ] as Array<[string, number]>) {
-      const server = createServer((req, res) => void this.handle(req, res));
-      server.headersTimeout = 5000;
-      server.requestTimeout = 15_000;
-      server.keepAliveTimeout = 5000;
-      try {
-        await new Promise<void>((resolve, reject) => {
-          server.once('error', reject);
-          server.listen(p, host, () => resolve());
-        });
-        this.server = server;
-        this.address = host;
-        this.port = (server.address() as AddressInfo).port;
-        return;
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code !== 'EADDRINUSE' && code !== 'EADDRNOTAVAIL' && code !== 'EACCES') throw err;
-      }
-    }
-    throw new Error(`cannot listen on ${address}:${port}`);
+    const listening = await listenWithFallback(
+      () => {
+        const server = createServer((req, res) => void this.handle(req, res));
+        server.headersTimeout = 5000;
+        server.requestTimeout = 15_000;
+        server.keepAliveTimeout = 5000;
+        return server;
+      },
+      address,
+      port,
+    );
+    this.server = listening.server;
+    this.address = listening.address;
+    this.port = listening.port;
   }
 
   async stop(): Promise<void> {
@@ -174,20 +164,22 @@ export class WebRtcEndpoints {
     const action = protocol === 'whip' ? 'publish' : 'play';
     if (!(action === 'publish' ? PUBLISHES : PLAYS).has(this.o.role)) return refuse(405, `a ${this.o.role} does not take ${protocol.toUpperCase()} sessions`, { allow: 'OPTIONS' });
     if (!isContentType(req.headers['content-type'], SDP_TYPE)) return refuse(415, `the body must be ${SDP_TYPE}`);
-    if (this.o.draining()) return refuse(503, 'this node is draining: look the stream up again', { 'retry-after': '1' });
     const verdict = this.o.gate.check(action, stream, tokenOf(req));
     if (!verdict.ok) {
       this.logRefusal(action, stream, verdict.reason);
       return refuse(401, `not admitted: ${verdict.reason}`, { 'www-authenticate': 'Bearer' });
     }
+    const relayFor = verdict.claims?.act === 'relay' ? verdict.claims.sub : undefined;
+    // A draining node takes no new viewer (lookups send them elsewhere); its publishers may come
+    // back and the nodes under it still pull what it carries, so that draining never cuts media.
+    if (this.o.draining() && action === 'play' && relayFor === undefined) return refuse(503, 'this node is draining: look the stream up again', { 'retry-after': '1' });
     if (this.answering >= MAX_ANSWERING || this.open() >= this.o.maxSessions) return refuse(503, 'this node takes no more sessions now', { 'retry-after': '1' });
     const body = await readBody(req, MAX_SDP_BYTES);
     const shape = checkOffer(body);
     if (!shape.ok) return this.problem(res, 400, shape.reason);
     this.answering++;
     try {
-      const claims = verdict.claims;
-      const session = action === 'publish' ? await this.o.engine.publish(stream, body) : await this.o.engine.play(stream, body, claims?.act === 'relay' && claims.sub ? { relayFor: claims.sub } : {});
+      const session = action === 'publish' ? await this.o.engine.publish(stream, body) : await this.o.engine.play(stream, body, relayFor ? { relayFor } : {});
       this.send(res, 201, session.sdp, SDP_TYPE, {
         location: `/sessions/${session.id}`,
         etag: `"${session.id}"`,
