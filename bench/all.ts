@@ -11,6 +11,7 @@ const BENCHES: Array<[string, string[]]> = [
   ['failover', []],
   ['actors', []],
   ['webrtc', []],
+  ['admission', []],
 ];
 let failed = false;
 for (const [name, nodeArgs] of BENCHES) {

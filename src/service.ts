@@ -18,6 +18,9 @@ import { pkcs8Der, TokenSigner, type SigningKey } from './auth/tokens.js';
 import { AdmissionIssuer } from './admission/issuer.js';
 import { NodeKeys } from './admission/node-keys.js';
 import { AdmissionWebhooks } from './admission/webhook.js';
+import { LmdbWebhookKeeping } from './webhooks/keeping.js';
+import { Webhooks } from './webhooks/webhooks.js';
+import { registerStreamMetrics } from './observability/stream-metrics.js';
 import { Users } from './auth/users.js';
 import type { EventRecord } from './domain/events.js';
 import { EventLog, type Events } from './events/log.js';
@@ -79,7 +82,7 @@ const VERSION = (JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) a
 const LOUD_EVENTS = /^(node\.|scaling\.|platform\.|actor\.|nodegroup\.|store\.)/;
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
-  const log = options.log ?? createLogger(config.log.level);
+  const log = options.log ?? createLogger(config.log.level, undefined, config.log.format);
   surviveCommitFailures((message) => log.error(message));
   // The Terraform modules node groups may name, read (in a thread of their own) while GeoIP loads.
   const modulesLoading = loadTerraformModules(config.terraform);
@@ -147,10 +150,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const nodeTokens = new NodeTokens(store.meta, config.auth.nodeTokenTtl);
   // Admission (docs/security.md, "Who may publish and play"): one secret, each node's key derived from it.
   const admissionSecret = await keptSecret('admission-secret', () => randomBytes(32), store, cluster);
-  const admission = {
-    issuer: new AdmissionIssuer(new NodeKeys(admissionSecret), (group, nodeId) => nodeTokens.generation(group, nodeId), options.now),
-    webhooks: new AdmissionWebhooks(options.now, undefined, undefined, (msg, extra) => log.warn(extra, msg)),
-  };
+  const admissionIssuer = new AdmissionIssuer(new NodeKeys(admissionSecret), (group, nodeId) => nodeTokens.generation(group, nodeId), options.now);
 
   let actors!: ActorHost;
   let registry!: NodeGroupRegistry;
@@ -168,6 +168,32 @@ export async function startService(config: Config, options: ServiceOptions = {})
         .map(async (g) => ({ group: g.name, ...(await g.callHere('nodeLoads', config.metrics.nodeSeries).catch(() => ({ nodes: [], omitted: 0 }))) })),
     );
   const metrics = new Metrics(counts, actorStats, nodeLoads);
+  const webhooks = new Webhooks({
+    events,
+    // Cluster mode keeps endpoints and cursors in the instance's LMDB for now; one instance sends.
+    keeping: new LmdbWebhookKeeping(store.meta),
+    ...(options.now ? { now: options.now } : {}),
+    observe: (id, outcome) => metrics.webhookDelivery({ endpoint: id, outcome }).inc(),
+  });
+  metrics.trackWebhooks(() => webhooks.list());
+  registerStreamMetrics(metrics.registry, async () => {
+    const all = await Promise.all(
+      [...actors.groups.values()].filter((g) => g.running).map(async (g) => (await g.callHere('busiestStreams', config.metrics.streamSeries).catch(() => [])).map((s) => ({ group: g.name, ...s }))),
+    );
+    return all
+      .flat()
+      .sort((a, b) => b.viewers - a.viewers)
+      .slice(0, config.metrics.streamSeries);
+  });
+  const admission = {
+    issuer: admissionIssuer,
+    webhooks: new AdmissionWebhooks(
+      options.now,
+      undefined,
+      (outcome) => metrics.admissionWebhook({ outcome }).inc(),
+      (msg, extra) => log.warn(extra, msg),
+    ),
+  };
   const onEvent = (e: EventRecord) => {
     metrics.observeEvent(e);
     cluster?.noticed(e);
@@ -217,6 +243,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     hasher,
     signer,
     admission,
+    webhooks,
     throttle: new LoginThrottle(config.auth.loginThrottle),
     nodeTokens,
     lookupRate: new LookupRateLimiter(config.limits.lookups, options.now),
@@ -274,8 +301,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
   for (const g of groups) if (g.deleting) await registry.retire(actors.group(g.group.name)!);
   if (cluster) {
     cluster.registerMetrics(metrics.registry);
-    await cluster.own(actors, config.cluster!.advertiseUrl ?? config.server.publicUrl ?? url);
+    await cluster.own(actors, config.cluster!.advertiseUrl ?? config.server.publicUrl ?? url, store);
   }
+  await webhooks.start(config.webhooks);
   ready = true;
   log.info({ url, dataDir: config.dataDir, groups: groups.map((g) => g.group.name) }, 'listening');
 
@@ -295,6 +323,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await drained;
       clearTimeout(timer);
       clearInterval(idle);
+      webhooks.stop();
       // Cluster mode: groups handed over first (the next owners take them at once), and nodes keep
       // running: they belong to the cluster, and report to another instance.
       await cluster?.stop();

@@ -2,7 +2,7 @@
 // lookup answer carries, the URL a client uses, each node's key for its heartbeat reply, and the
 // credentials nodes present to one another (an edge pulling from its parent, a transcoder
 // pushing renditions to its origin).
-import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { AdmissionAction, GrantClaims } from './grant.js';
 import { type NodeKeys, toWire, type WireKey } from './node-keys.js';
 import { signGrant } from './token.js';
@@ -35,12 +35,12 @@ export class AdmissionIssuer {
     return toWire(this.keys.of(group, nodeId, this.generation(group, nodeId)));
   }
 
-  /** A client's token: publish or play `stream` on one node, for `ttlMs`. */
-  client(group: string, nodeId: string, action: AdmissionAction, stream: string, subject: string, ttlMs: number): IssuedToken {
+  /** A client's token: publish or play `stream` on one node, for `ttlMs`. Who asked is the lookup's to log, not the token's to carry (token.ts). */
+  client(group: string, nodeId: string, action: AdmissionAction, stream: string, ttlMs: number): IssuedToken {
     const iat = Math.floor(this.now() / 1000);
     const exp = iat + Math.max(1, Math.ceil(ttlMs / 1000));
-    const claims: GrantClaims = { act: action, grp: group, nid: nodeId, str: stream, sub: subject, iat, exp, jti: randomUUID() };
-    return { token: signGrant(claims, this.keys.of(group, nodeId, this.generation(group, nodeId))), expiresAt: exp * 1000 };
+    const token = signGrant({ act: action, grp: group, nid: nodeId, str: stream, iat, exp }, this.keys.of(group, nodeId, this.generation(group, nodeId)));
+    return { token, expiresAt: exp * 1000 };
   }
 
   /** What `child` presents to pull streams from `parent` (an edge or relay from its parent, a transcoder from itself). */
@@ -71,8 +71,8 @@ export class AdmissionIssuer {
     // still unique to it.
     const jti = createHash('sha256')
       .update(JSON.stringify([grant.act, grant.grp, grant.nid, grant.str ?? '', grant.sub ?? '', iat]))
-      .digest('base64url')
-      .slice(0, 22);
+      .digest('hex')
+      .slice(0, 16);
     return signGrant({ ...grant, iat, exp, jti }, this.keys.of(grant.grp, grant.nid, this.generation(grant.grp, grant.nid)));
   }
 }

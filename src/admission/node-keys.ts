@@ -6,17 +6,13 @@
 //    only: a node's key, stolen, opens no other node;
 //  - revoking a node's tokens (its generation moves on: destroyed, or an admin's revoke) retires
 //    its key and every admission token made with it.
-import { createHash, createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import type { NodeKey } from './token.js';
 
 export class NodeKeys {
   private readonly cache = new Map<string, NodeKey>();
-  private readonly fingerprint: string;
 
-  constructor(private readonly secret: Uint8Array) {
-    // Part of every kid: a node told keys derived from another secret never confuses the two.
-    this.fingerprint = createHash('sha256').update(secret).digest('base64url').slice(0, 6);
-  }
+  constructor(private readonly secret: Uint8Array) {}
 
   /** The key of (group, node) at a token generation. */
   of(group: string, nodeId: string, generation: number): NodeKey {
@@ -24,7 +20,8 @@ export class NodeKeys {
     let k = this.cache.get(name);
     if (!k) {
       const material = createHmac('sha256', this.secret).update(`switchyard admission key v1\0${name}`).digest();
-      k = { kid: `${generation}.${this.fingerprint}`, key: createSecretKey(material) };
+      // A token names its key by the generation alone (token.ts): keys of another secret simply do not verify.
+      k = { kid: String(generation), key: createSecretKey(material) };
       // Bounded: a fleet's nodes, plus churn; clearing only costs a derivation each.
       if (this.cache.size >= 100_000) this.cache.clear();
       this.cache.set(name, k);

@@ -30,6 +30,8 @@ interface Session {
   id: string;
   stream: string;
   kind: 'publish' | 'subscribe';
+  /** When it was opened (ms): a published stream's uptime. */
+  since: number;
 }
 
 const PUBLISHERS: ReadonlySet<Role> = new Set(['origin', 'transcoder']);
@@ -96,13 +98,16 @@ export class SimulatedBackend implements MediaBackend {
   }
 
   private snapshot(): BackendReport {
-    const perStream = new Map<string, { publishing: boolean; subscribers: number }>();
+    const perStream = new Map<string, { publishing: boolean; subscribers: number; uptimeMs?: number }>();
+    const now = Date.now();
     let publishers = 0;
     let subscribers = 0;
     for (const s of this.sessions.values()) {
       const entry = perStream.get(s.stream) ?? { publishing: false, subscribers: 0 };
       if (s.kind === 'publish') {
         entry.publishing = true;
+        // A simulated node carries no media: its publisher's uptime is all it can say of it.
+        entry.uptimeMs = now - s.since;
         publishers++;
       } else {
         entry.subscribers++;
@@ -220,7 +225,7 @@ export class SimulatedBackend implements MediaBackend {
         send(409, { error: `stream '${stream}' is already published here` });
         return;
       }
-      const session: Session = { id: randomUUID(), stream, kind };
+      const session: Session = { id: randomUUID(), stream, kind, since: Date.now() };
       this.sessions.set(session.id, session);
       if (kind === 'publish') {
         this.publishing.set(stream, session.id);

@@ -107,6 +107,10 @@ export class ClusterEventLog implements Events {
     return out;
   }
 
+  oldest(): number {
+    return this.kept[0]?.seq ?? 0;
+  }
+
   subscribe(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

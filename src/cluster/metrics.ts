@@ -1,9 +1,19 @@
 // Cluster mode's metrics (docs/cluster.md), read from the mechanism's own counters when scraped:
 // groups owned here, lease renewals, acquisitions, losses and hand-overs, calls forwarded to other
-// owners and served for them, and whether NATS is reachable.
+// owners and served for them, whether NATS is reachable, and the logs: snapshots of the groups
+// owned here (from their actors), and the groups this instance keeps a warm copy of.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { perScrape } from '../observability/metrics.js';
 import type { Forwarder } from './forward.js';
 import type { Ownership } from './ownership.js';
+import type { Standbys } from './standby.js';
+import type { SnapshotStats } from './wal.js';
+
+export interface LogSources {
+  /** The snapshot figures of each group owned here (asked of its actor). */
+  snapshots(): Promise<Array<{ group: string; stats: SnapshotStats }>>;
+  standbys(): Standbys | null;
+}
 
 /** A counter whose value is kept elsewhere and only grows: set to it at each scrape. */
 function mirrored(registry: Registry, name: string, help: string, read: () => number): void {
@@ -18,7 +28,8 @@ function mirrored(registry: Registry, name: string, help: string, read: () => nu
   });
 }
 
-export function registerClusterMetrics(registry: Registry, ownership: () => Ownership | null, forwarder: Forwarder, connected: () => boolean): void {
+export function registerClusterMetrics(registry: Registry, ownership: () => Ownership | null, forwarder: Forwarder, connected: () => boolean, logs: LogSources): void {
+  registerLogMetrics(registry, logs);
   new Gauge({
     name: 'switchyard_cluster_groups_owned',
     help: 'Node groups this instance owns (runs the actor of) now',
@@ -44,4 +55,49 @@ export function registerClusterMetrics(registry: Registry, ownership: () => Owne
   mirrored(registry, 'switchyard_cluster_forward_retries_total', 'Forwarded calls sent again (no owner answered yet: a hand-over)', () => forwarder.counters.retried);
   mirrored(registry, 'switchyard_cluster_forward_failures_total', 'Forwarded calls that found no owner in time (answered 503 NOT_READY)', () => forwarder.counters.failed);
   mirrored(registry, 'switchyard_cluster_served_calls_total', 'Calls other instances forwarded here, to groups this instance owns', () => forwarder.counters.served);
+}
+
+function registerLogMetrics(registry: Registry, logs: LogSources): void {
+  // Asked of the actors once per scrape, whichever gauges read it.
+  const snapshots = perScrape(() => logs.snapshots());
+  new Gauge({
+    name: 'switchyard_cluster_standby_groups',
+    help: 'Node groups this instance would take next and keeps a warm copy of (follows their logs)',
+    registers: [registry],
+    collect() {
+      this.set(logs.standbys()?.following().length ?? 0);
+    },
+  });
+  const perGroup = (name: string, help: string, read: (s: SnapshotStats) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['group'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const { group, stats } of await snapshots()) {
+          const v = read(stats);
+          if (v !== null) this.set({ group }, v);
+        }
+      },
+    });
+  // Counted by each owner's actor since it acquired the group: mirrored at each scrape.
+  const perGroupCount = (name: string, help: string, read: (s: SnapshotStats) => number) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['group'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const { group, stats } of await snapshots()) this.inc({ group }, read(stats));
+      },
+    });
+  perGroup('switchyard_cluster_log_entries_since_snapshot', "Entries appended to the group's log since its last snapshot (groups owned here)", (s) => s.since);
+  perGroupCount('switchyard_cluster_snapshots_total', 'Snapshots of the group this owner published (since it acquired the group)', (s) => s.taken);
+  perGroupCount('switchyard_cluster_snapshot_failures_total', 'Snapshots of the group that failed (NATS away; tried again after 10 s)', (s) => s.failed);
+  perGroup('switchyard_cluster_snapshot_bytes', "The size of the group's last snapshot", (s) => s.last?.bytes ?? null);
+  perGroup('switchyard_cluster_snapshot_seconds', 'How long writing and publishing the last snapshot took', (s) => (s.last ? s.last.ms / 1000 : null));
+  perGroup('switchyard_cluster_snapshot_age_seconds', 'Time since the last snapshot of the group was published', (s) => (s.last ? (Date.now() - s.last.at) / 1000 : null));
 }

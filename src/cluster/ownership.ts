@@ -11,6 +11,7 @@ import {
   afterConflict,
   afterCut,
   beforeRenewal,
+  conflicted,
   firstSight,
   probed,
   reacquired,
@@ -20,14 +21,14 @@ import {
   serving,
   shouldContend,
   watching,
-  type KeyRead,
   type LeaseTiming,
   type Outcome,
   type OwnerState,
   type Watching,
 } from '../policy/cluster/lease.js';
-import { handover, placeOf } from '../policy/cluster/hrw.js';
+import { contenderPlace, handover } from '../policy/cluster/hrw.js';
 import { isConflict, JS_TIMEOUT_MS } from './nats.js';
+import { readLease } from './lease-key.js';
 import { Presence } from './presence.js';
 
 export interface InstanceInfo {
@@ -64,7 +65,7 @@ interface Owned {
   trail: Array<{ outcome: string; sentAt: number; tookMs: number }>;
 }
 
-/** How often a non-owner asks whether the lease bucket answers (its clock of an owner's silence runs in these steps). */
+/** How often a non-owner asks whether the lease bucket answers: at the first tick (every 100 ms) this long after the last; an answer vouches for up to a tick more. */
 const PROBE_MS = 250;
 
 const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
@@ -191,7 +192,7 @@ export class Ownership {
           w = await this.initial(group, now);
           if (!w) continue;
         }
-        if (this.available && shouldContend(w, placeOf(group, ids, this.me.id), now, this.t)) await this.contend(group);
+        if (this.available && shouldContend(w, contenderPlace(group, ids, this.me.id, w.owner), now, this.t)) await this.contend(group);
       }
       const held = [...this.owned].filter(([g, o]) => this.serving(g) && now - o.acquiredAt >= this.t.holdMs).map(([g]) => g);
       const settled = ids.filter((id) => id === this.me.id || now - (this.presence.since(id) ?? now) >= this.t.settledMs);
@@ -227,7 +228,7 @@ export class Ownership {
     } catch {
       this.available = false;
     }
-    for (const [group, w] of this.watched) this.watched.set(group, probed(w, this.available, elapsed, PROBE_MS));
+    for (const [group, w] of this.watched) this.watched.set(group, probed(w, this.available, elapsed, PROBE_MS + 100));
   }
 
   /** A group first seen: its lease as stored now (absent: free at once). */
@@ -248,8 +249,8 @@ export class Ownership {
     try {
       epoch = await this.leases.create(group, encode({ owner: this.me.id, url: this.me.url, at: Date.now() }));
     } catch (err) {
-      // Held after all (a PUT not seen yet), or no leader: the watch and the probe will tell.
-      if (isConflict(err)) this.watched.set(group, sawPut(this.watched.get(group) ?? watching(sentAt), '?', this.clock()));
+      // Still held (a renewal not seen yet, or the key not aged out yet): again after a probe. No leader: the probe will tell.
+      if (isConflict(err)) this.watched.set(group, conflicted(this.watched.get(group) ?? watching(sentAt), this.t, PROBE_MS));
       return;
     }
     const o: Owned = { state: acquired(epoch, sentAt), nextAt: sentAt + this.t.renewMs, busy: false, starting: true, acquiredAt: sentAt, cutAt: null, trail: [] };
@@ -259,7 +260,7 @@ export class Ownership {
     try {
       await this.hooks.acquire(group, epoch);
       o.starting = false;
-      this.log.info({ group, epoch }, 'acquired a node group');
+      this.log.info({ group, epoch, startMs: Math.round(this.clock() - sentAt) }, 'acquired a node group');
     } catch (err) {
       this.log.warn({ group, epoch, err }, 'acquired a node group but could not start serving it: handing it back');
       await this.giveBack(group, `could not start: ${(err as Error).message}`);
@@ -284,7 +285,7 @@ export class Ownership {
       if (o.state.kind === 'held' && outcome.kind === 'conflict') {
         // Each step after a conflict is an attempt of its own: one that finds no leader rides on.
         const readAt = this.clock();
-        const next = afterConflict(o.state, await this.read(group), readAt, this.clock(), this.t);
+        const next = afterConflict(o.state, await readLease(this.leases, group, this.me.id), readAt, this.clock(), this.t);
         o.state = next.state;
         if (next.reacquire) {
           const sent = this.clock();
@@ -315,7 +316,7 @@ export class Ownership {
       o.nextAt = this.clock() + this.t.renewMs;
       return;
     }
-    const next = afterCut(o.state, await this.read(group));
+    const next = afterCut(o.state, await readLease(this.leases, group, this.me.id));
     o.state = next.state;
     if (next.state.kind !== 'held') return void (await this.lose(group, next.state.reason));
     if (!next.reacquire) return;
@@ -340,17 +341,6 @@ export class Ownership {
     } catch (err) {
       this.lastError = String((err as Error)?.message ?? err).slice(0, 80);
       return isConflict(err) ? { kind: 'conflict' } : { kind: 'unavailable' };
-    }
-  }
-
-  private async read(group: string): Promise<KeyRead> {
-    try {
-      const e = await this.leases.get(group);
-      if (e?.operation !== 'PUT') return { kind: 'absent' };
-      const v = e.json<{ owner: string }>();
-      return v.owner === this.me.id ? { kind: 'ours', revision: e.revision } : { kind: 'theirs', owner: v.owner };
-    } catch {
-      return { kind: 'unavailable' };
     }
   }
 

@@ -3,7 +3,7 @@
 // marker back (an editor's round trip: read, change something else, write) keeps the stored one.
 import type { NodeGroup } from './types.js';
 
-export const KEPT_SECRET = 'whsec_(kept: send a new one to replace it)';
+export const KEPT_SECRET = 'whsec_(kept)';
 
 /** The group as the API shows it. */
 export function withoutSecrets(group: NodeGroup): NodeGroup {

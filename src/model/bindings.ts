@@ -229,7 +229,7 @@ export class Bindings {
     return true;
   }
 
-  /** An admin ends a stream (DELETE /streams/{nodeGroup}/{streamName}): unbound now; its publishers are dropped at their next heartbeat. */
+  /** An admin ends a stream (POST /streams/{nodeGroup}/{streamName}/end): unbound now; its publishers are dropped at their next heartbeat. */
   end(stream: string): boolean {
     const b = this.byStream.get(stream);
     if (!b) return false;

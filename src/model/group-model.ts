@@ -17,6 +17,7 @@
 //
 // Each module holds what it owns in its own maps and is handed, when built here, the modules it
 // works through; none reaches into another's maps. Properties test the model directly.
+import type { StreamStats } from './stream-stats.js';
 import type { NodeGroup } from '../config/types.js';
 import type { Failure } from '../domain/failure.js';
 import type { BindingRecord, NodeAddress, NodeRecord, PlatformData, Provision, Rendition } from '../domain/records.js';
@@ -209,6 +210,14 @@ export class GroupModel {
 
   streams(after: string | undefined, limit: number): StreamView[] {
     return this.views.streams(after, limit);
+  }
+
+  busiestStreams(cap: number): Array<{ stream: string; viewers: number; bitrate: number | null }> {
+    return this.views.busiestStreams(cap);
+  }
+
+  streamStats(name: string): StreamStats | null {
+    return this.views.streamStats(name);
   }
 
   binding(stream: string): BindingRecord | undefined {

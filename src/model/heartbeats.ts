@@ -13,6 +13,7 @@ import type { NodeLifecycle } from './lifecycle.js';
 import type { LiveNode, Nodes } from './nodes.js';
 import type { Provisions } from './provisions.js';
 import type { ServingEdges } from './serving.js';
+import { mediaOf } from './stream-stats.js';
 import type { Settings } from './settings.js';
 import type { ParentTree } from './tree.js';
 
@@ -108,6 +109,7 @@ export class Heartbeats {
     // docs/choosing-nodes.md: a binding turns LIVE when the origin lists the stream. An agent that leaves the
     // flag out is read by its role: what an origin or a transcoder lists is being published there.
     const ingests = role === 'origin' || role === 'transcoder';
+    node.media = mediaOf(streams);
     for (const s of streams) {
       const stream = this.provisions.streamOf(s.name);
       seen.set(stream, (seen.get(stream) ?? 0) + (servesViewers ? (s.subscribers ?? 0) : 0));

@@ -13,7 +13,7 @@ import { normalizeNodeGroup } from '../config/node-group.js';
 import { keepSecrets } from '../config/secrets.js';
 import type { EventBody } from '../domain/events.js';
 import type { FieldError } from '../schemas/validate.js';
-import type { StoredGroup, Store } from '../store/store.js';
+import { appliedKey, clearGroup, type StoredGroup, type Store } from '../store/store.js';
 import { stored } from '../store/failures.js';
 import type { TerraformModules } from '../platforms/terraform/policy.js';
 
@@ -140,12 +140,10 @@ export class NodeGroupRegistry {
     await stored(
       () =>
         this.store.root.transaction(() => {
-          for (const db of [this.store.nodes, this.store.bindings, this.store.provisions]) {
-            for (const key of db.getKeys({ start: [name, ''], end: [`${name}\u0000`, ''] })) db.remove(key);
-          }
+          clearGroup(this.store, name);
           this.store.groups.remove(name);
           // Cluster mode: how far this copy held the group's log (src/cluster/wal.ts).
-          this.store.meta.remove(`wal:${name}`);
+          this.store.meta.remove(appliedKey(name));
         }),
       this.store.guard,
     );

@@ -29,9 +29,14 @@ export function forbiddenAddress(ip: string): string | null {
     if (a === 0) return `${ip} is not an address to connect to`;
     return null;
   }
-  // IPv4-mapped IPv6 (::ffff:169.254.169.254) is the IPv4 address in disguise.
+  // IPv4-mapped IPv6 (::ffff:169.254.169.254, which URLs write ::ffff:a9fe:a9fe) is the IPv4 address in disguise.
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
   if (mapped) return forbiddenAddress(mapped[1]!);
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  if (hex) {
+    const [hi, lo] = [Number.parseInt(hex[1]!, 16), Number.parseInt(hex[2]!, 16)];
+    return forbiddenAddress(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
+  }
   if (/^fe[89ab][0-9a-f]:/.test(lower)) return `${ip} is link-local (fe80::/10)`;
   if (lower === '::') return `${ip} is not an address to connect to`;
   return null;

@@ -5,6 +5,36 @@ import Type, { type Static } from 'typebox';
 import { ListenerSchema, Rendition, StreamName } from './api.js';
 
 const Finite = Type.Number({ minimum: -1e15, maximum: 1e15 });
+const Codec = Type.String({ maxLength: 32, pattern: '^[A-Za-z0-9._ -]*$' });
+
+/** What a node says of one stream's media, where it can (docs/api.md, per-stream statistics): all optional. */
+export const StreamMediaSchema = Type.Object({
+  bitrateIn: Type.Optional(Type.Integer({ minimum: 0, maximum: 1e11, description: 'bits per second coming in (the publisher, or the pull from the parent)' })),
+  bitrateOut: Type.Optional(Type.Integer({ minimum: 0, maximum: 1e12, description: 'bits per second going out to viewers and children' })),
+  uptimeMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 1e13, description: 'how long the stream has been on this node' })),
+  video: Type.Optional(
+    Type.Object(
+      {
+        codec: Type.Optional(Codec),
+        width: Type.Optional(Type.Integer({ minimum: 0, maximum: 16384 })),
+        height: Type.Optional(Type.Integer({ minimum: 0, maximum: 16384 })),
+        fps: Type.Optional(Type.Number({ minimum: 0, maximum: 1000 })),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+  audio: Type.Optional(
+    Type.Object(
+      {
+        codec: Type.Optional(Codec),
+        channels: Type.Optional(Type.Integer({ minimum: 0, maximum: 64 })),
+        sampleRate: Type.Optional(Type.Integer({ minimum: 0, maximum: 768_000 })),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+});
+export type StreamMedia = Static<typeof StreamMediaSchema>;
 const Host = Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:_-]+$' });
 
 export const HeartbeatSchema = Type.Object(
@@ -22,6 +52,7 @@ export const HeartbeatSchema = Type.Object(
               Type.Boolean({ description: 'a publisher feeds the stream here; omitted, true on origins and transcoders (where a listed stream is a published one), false elsewhere' }),
             ),
             subscribers: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })),
+            ...StreamMediaSchema.properties,
           },
           { additionalProperties: true },
         ),

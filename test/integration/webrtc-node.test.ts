@@ -23,7 +23,7 @@ async function node(t: { teardown(f: () => Promise<void>): void }, id: string, r
   await backend.start();
   t.teardown(() => backend.stop());
   const base = `http://${address}:${(await backend.report()).listeners[role === 'origin' ? 'publish' : 'subscribe']!.port}`;
-  return { backend, base, token: (action: 'publish' | 'play', stream: string) => issuer.client(GROUP, id, action, stream, 'tester', 60_000).token };
+  return { backend, base, token: (action: 'publish' | 'play', stream: string) => issuer.client(GROUP, id, action, stream, 60_000).token };
 }
 
 test('a publisher on a werift origin reaches a viewer on a werift edge through the edge’s pull; nodes refuse what they must', async (t) => {

@@ -19,7 +19,7 @@ function model(admission: object = {}) {
   ];
   const g = parseConfig({ nodeGroups: [staticGroup({ regions: ['r1'], nodes, admission })] }, 'test').nodeGroups[0]!;
   const m = new GroupModel(g);
-  nodes.forEach((n, i) => m.addNode({ id: n.id, role: n.role as 'origin', region: n.region, platform: { type: 'static', address: `10.0.0.${i + 1}` }, state: 'CREATED' }, T));
+  for (const [i, n] of nodes.entries()) m.addNode({ id: n.id, role: n.role as 'origin', region: n.region, platform: { type: 'static', address: `10.0.0.${i + 1}` }, state: 'CREATED' }, T);
   for (const n of nodes) m.heartbeat(n.id, { ready: true, metrics: {} }, T);
   m.takeEffects();
   return m;

@@ -14,6 +14,11 @@ export interface CallbackOptions {
   gate: AdmissionGate;
   /** The application clients name (the group's scope): any other is refused. */
   scope: string;
+  /**
+   * Edges and relays: the parent this node pulls from, as nginx-rtmp names it in the notification
+   * of a pull's local publish (`host:port/scope`); null without a parent.
+   */
+  pullingFrom?: () => string | null;
   log(msg: string, extra?: Record<string, unknown>): void;
 }
 
@@ -57,6 +62,14 @@ export class AdmissionCallbacks {
     }
     const form = new URLSearchParams(body);
     const stream = form.get('name') ?? '';
+    // A pull from the parent enters this node as a publish of its own: nginx-rtmp notifies it with
+    // no application, the flash version ngx-local-relay and the pull's URL as the address, none of
+    // which a client connection can have (its address is its IP, its application the scope).
+    if (action === 'publish' && form.get('flashver') === 'ngx-local-relay' && form.get('app') === '') {
+      const parent = this.o.pullingFrom?.() ?? null;
+      if (parent !== null && form.get('addr') === parent) return answer(200);
+      return this.refuse(res, action, stream, `a relay publish from ${form.get('addr') ?? '?'}, which is not this node's parent`);
+    }
     if (form.get('app') !== this.o.scope) return this.refuse(res, action, stream, `no application '${form.get('app') ?? ''}' here`);
     // A client's token rides in its URL's query; a pulling node's credential in its pageUrl.
     const token = form.get('token') || (action === 'play' ? form.get('pageurl') : null) || null;
@@ -74,18 +87,16 @@ export class AdmissionCallbacks {
   }
 }
 
+/** The body, up to MAX_BODY; past it the rest is read and dropped (the answer is 413), within the server's request timeout. */
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY) {
-        req.destroy();
-        reject(new Error('too large'));
-      } else chunks.push(c);
+      if (size <= MAX_BODY) chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    req.on('end', () => (size > MAX_BODY ? reject(new Error('too large')) : resolve(Buffer.concat(chunks).toString('latin1'))));
     req.on('error', reject);
   });
 }

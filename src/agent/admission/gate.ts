@@ -3,7 +3,7 @@
 // callbacks, the simulated node's sessions, WHIP and WHEP). The node's key and whether tokens are
 // required come in every heartbeat reply; until the first reply the node admits no one. Tokens are
 // checked offline: signature (token.ts), then the grant's rule (grant.ts).
-import type { KeyObject } from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
 import { type AdmissionAction, judge, type Verdict } from '../../admission/grant.js';
 import { MAX_GRANT_LIFE_MS, NODE_CREDENTIAL_PERIOD_MS } from '../../admission/issuer.js';
 import { fromWire, type WireKey } from '../../admission/node-keys.js';
@@ -67,7 +67,7 @@ export class AdmissionGate {
     if (!this.told) return { ok: false, reason: 'this node has not heard from the control plane yet' };
     if (!this.required) return { ok: true, claims: null };
     if (!token) return { ok: false, reason: 'no token: look the stream up first, and use the answer’s url' };
-    const decoded = verifyGrant(token, this.keys);
+    const decoded = verifyGrant(token, this.keys, { group: this.group, nodeId: this.nodeId, stream });
     if (!decoded.ok) return decoded;
     return judge(
       decoded.claims,
@@ -91,7 +91,15 @@ export class AdmissionGate {
     const start = Math.floor(this.now() / NODE_CREDENTIAL_PERIOD_MS) * NODE_CREDENTIAL_PERIOD_MS;
     const iat = start / 1000;
     return signGrant(
-      { act: 'relay', grp: this.group, nid: this.nodeId, sub: this.nodeId, iat, exp: iat + (2 * NODE_CREDENTIAL_PERIOD_MS) / 1000, jti: `self-${this.newest.kid}-${iat}` },
+      {
+        act: 'relay',
+        grp: this.group,
+        nid: this.nodeId,
+        sub: this.nodeId,
+        iat,
+        exp: iat + (2 * NODE_CREDENTIAL_PERIOD_MS) / 1000,
+        jti: createHash('sha256').update(`self ${this.newest.kid} ${iat}`).digest('hex').slice(0, 16),
+      },
       { kid: this.newest.kid, key: this.newest.key },
     );
   }

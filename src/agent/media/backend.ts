@@ -13,7 +13,7 @@ import { nodePaths, renderNginxConfig, type NginxNode } from './nginx-config.js'
 import { describeExit, fetchStat, NginxProcess, NginxStartError } from './nginx-process.js';
 import { freePorts, waitFree } from './ports.js';
 import { alive, cmdline } from '../../os/process-group.js';
-import { mergeSummaries, parseRtmpStat, summarize, type StatSummary } from './rtmp-stat.js';
+import { mergeSummaries, parseRtmpStat, type StatSummary, type StreamReading, streamMediaOf, summarize } from './rtmp-stat.js';
 import { jobFiles, jobProblem, renderExecScript, renderJobScript } from './transcode.js';
 import type { AdmissionGate } from '../admission/gate.js';
 import { AdmissionCallbacks } from '../admission/callbacks.js';
@@ -60,6 +60,8 @@ export class NginxRtmpBackend implements MediaBackend {
   private lastSummary: StatSummary | null = null;
   private lastWorker: number | null = null;
   private lastBytes: { at: number; in: number; out: number } | null = null;
+  /** Each stream's counters at the last report: its bit rates are taken against them. */
+  private streamReadings = new Map<string, StreamReading>();
   private ignoredLogged = new Set<string>();
 
   constructor(private readonly o: NginxBackendOptions) {
@@ -69,7 +71,13 @@ export class NginxRtmpBackend implements MediaBackend {
     this.paths = nodePaths(o.dir);
     this.process = new NginxProcess(o.nginx, o.dir);
     this.process.onExit = (exit) => this.crashed(`nginx ${describeExit(exit)}`);
-    this.callbacks = new AdmissionCallbacks({ gate: o.gate, scope: o.scope, log: o.log });
+    this.callbacks = new AdmissionCallbacks({
+      gate: o.gate,
+      scope: o.scope,
+      log: o.log,
+      // As nginx-rtmp writes the pull's URL in the notification of its local publish.
+      pullingFrom: () => (this.parent ? `${urlHost(this.parent.address)}:${this.parent.port}/${o.scope}` : null),
+    });
   }
 
   private serial<T>(op: () => Promise<T>): Promise<T> {
@@ -223,6 +231,8 @@ export class NginxRtmpBackend implements MediaBackend {
       rates['network.egress'] = Math.round((bytes.out - this.lastBytes.out) / dt);
     }
     this.lastBytes = { at: now, ...bytes };
+    const streams = s.streams.map((x) => ({ name: x.name, publishing: x.publishing, subscribers: x.subscribers, ...(x.media ? streamMediaOf(x.media, this.streamReadings.get(x.name), now) : {}) }));
+    this.streamReadings = new Map(s.streams.filter((x) => x.media).map((x) => [x.name, { at: now, bytesIn: x.media!.bytesIn, bytesOut: x.media!.bytesOut }]));
     return {
       ready: true,
       listeners: this.listeners(),
@@ -233,7 +243,7 @@ export class NginxRtmpBackend implements MediaBackend {
         'connections.clusterchildren': s.children.length,
         ...rates,
       },
-      streams: s.streams.map((x) => ({ name: x.name, publishing: x.publishing, subscribers: x.subscribers })),
+      streams,
     };
   }
 

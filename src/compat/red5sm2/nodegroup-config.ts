@@ -15,7 +15,7 @@
 // normalizeNodeGroup checks the result, and its complaints are told with SM2's paths. Pure.
 import Type, { type Static } from 'typebox';
 import type { NodeGroup } from '../../config/types.js';
-import { NAME_PATTERN, ROLES, type Role } from '../../domain/vocabulary.js';
+import { NAME_MAX, NAME_PATTERN, ROLES, type Role } from '../../domain/vocabulary.js';
 
 /** What a role can do, as SM2's NodeGroupConfig names it (a relay can do none of these). */
 const CAPABILITIES: Record<Role, readonly ('PUBLISH' | 'SUBSCRIBE' | 'TRANSCODE')[]> = { origin: ['PUBLISH'], edge: ['SUBSCRIBE'], relay: [], transcoder: ['TRANSCODE'] };
@@ -59,7 +59,7 @@ const RoleConfig = Type.Object(
 
 const SubGroup = Type.Object(
   {
-    subGroupName: Type.Optional(Type.String({ pattern: NAME_PATTERN, description: 'a region name: 1–32 characters of [A-Za-z0-9._-], not starting with a dot' })),
+    subGroupName: Type.Optional(Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX, description: 'a region name: 1–32 characters of [A-Za-z0-9._-], a dot only between two other characters' })),
     nodeGroupName: Type.Optional(Text(64)),
     groupType: Type.Optional(Text(32)),
     cloudProperties: Type.Optional(Text()),
@@ -68,11 +68,11 @@ const SubGroup = Type.Object(
   { additionalProperties: false },
 );
 
-const SubGroups = Type.Record(Type.String({ pattern: NAME_PATTERN }), SubGroup, { minProperties: 1, maxProperties: 64, description: 'sub-groups (regions) by name' });
+const SubGroups = Type.Record(Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX }), SubGroup, { minProperties: 1, maxProperties: 64, description: 'sub-groups (regions) by name' });
 
 export const NodeGroupConfig = Type.Object(
   {
-    name: Type.String({ pattern: NAME_PATTERN, description: 'node group name: 1–32 characters of [A-Za-z0-9._-], not starting with a dot' }),
+    name: Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX, description: 'node group name: 1–32 characters of [A-Za-z0-9._-], a dot only between two other characters' }),
     description: Type.Optional(Text()),
     cloudPlatform: Type.Optional(Text(32)),
     cloudProperties: Type.Optional(Text()),

@@ -130,7 +130,7 @@ export async function sm2Choose(
     await askTheApp(s, ctx, handle, action, name, query.credential, asker.subject);
     const outcome = await handle.lookup(transcode ? 'transcode' : kind, name, regions, asker.subject);
     if (!outcome.ok) fail(outcome);
-    return { handle, stream, name, node: outcome.node, admission: admitted(s, handle, outcome.node, action, transcode ? name : stream, asker.subject) };
+    return { handle, stream, name, node: outcome.node, admission: admitted(s, handle, outcome.node, action, transcode ? name : stream) };
   } catch (err) {
     result = toProblem(err).code;
     throw err;
@@ -169,7 +169,9 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
 
   /** A stream's servers as SM2 lists them: its origin, and with aggregate=false its transcoder. */
   function locations(v: StreamView, streamGuid: string, q: Static<typeof StatsQuery>, addresses: Map<string, string | null> | null, now: number): Location[] {
-    const stats = (subscribers: number) => (q.stats ? { subscribers, durationMs: v.state === 'LIVE' ? Math.max(0, now - v.since) : 0 } : {});
+    // As long as its publisher's node says it has been up, else since it went LIVE.
+    const duration = v.uptimeSeconds !== null ? v.uptimeSeconds * 1000 : v.state === 'LIVE' ? Math.max(0, now - v.since) : 0;
+    const stats = (subscribers: number) => (q.stats ? { subscribers, durationMs: duration } : {});
     const out: Location[] = [];
     if (v.origin.serverAddress)
       out.push({ streamGuid, serverAddress: v.origin.serverAddress, nodeRole: 'origin', subGroup: v.origin.region ?? '', nodeState: v.origin.state ?? 'INSERVICE', ...stats(v.subscribers) });

@@ -37,10 +37,10 @@ export interface Admitted {
  * group admits only the clients it sends, and the whole URL the client uses. Our lookups, SM2's
  * and the WebRTC proxy all answer through here.
  */
-export function admitted(s: Services, handle: GroupHandle, a: Assignment, action: AdmissionAction, stream: string, subject: string): Admitted {
+export function admitted(s: Services, handle: GroupHandle, a: Assignment, action: AdmissionAction, stream: string): Admitted {
   const { admission, scope, name } = handle.group;
   if (!admission.enabled) return { url: clientUrl({ serverAddress: a.serverAddress, listener: a.listener, scope, stream, action }) };
-  const issued = s.admission.issuer.client(name, a.nodeId, action, stream, subject, admission.tokenTtl);
+  const issued = s.admission.issuer.client(name, a.nodeId, action, stream, admission.tokenTtl);
   return {
     url: clientUrl({ serverAddress: a.serverAddress, listener: a.listener, scope, stream, action, token: issued.token }),
     token: issued.token,
@@ -140,7 +140,7 @@ export async function chooseNode(ctx: Ctx, s: Services, group: string, kind: Loo
     await askTheApp(s, ctx, handle, action, stream, q.credential, claims.sub, q.clientIp);
     const outcome = await handle.lookup(kind, stream, regions, claims.sub);
     if (!outcome.ok) fail(outcome);
-    return { ...outcome.node, ...admitted(s, handle, outcome.node, action, stream, claims.sub) };
+    return { ...outcome.node, ...admitted(s, handle, outcome.node, action, stream) };
   } catch (err) {
     result = toProblem(err).code;
     throw err;
