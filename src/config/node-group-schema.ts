@@ -201,7 +201,7 @@ export const Platform = Type.Object(
           {
             default: 'simulated',
             description:
-              "simulated (needs nothing beyond npm), nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg), werift (WebRTC: WHIP and WHEP in the agent, needs nothing beyond npm; docs/webrtc.md) or janus (WebRTC on a Janus gateway per node, each in a network namespace of its own: needs root and Debian's janus; docs/webrtc-janus.md)",
+              "simulated (needs nothing beyond npm), nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg), werift (WebRTC: WHIP and WHEP in the agent, needs nothing beyond npm; docs/webrtc.md) or janus (WebRTC on a Janus gateway per node, each in a network namespace of its own: needs root and Debian's janus; docs/webrtc.md#janus-nodes)",
           },
         ),
         firstAddress: Type.String({
@@ -225,7 +225,7 @@ export const Platform = Type.Object(
                 "janus nodes: the private IPv4 subnet of their network namespaces (one bridge per subnet; the bridge takes .1, a node the low bits of its loopback address); another service's Janus nodes on this machine need another",
             }),
           },
-          { additionalProperties: false, default: {}, description: 'janus nodes on the local platform (docs/webrtc-janus.md)' },
+          { additionalProperties: false, default: {}, description: 'janus nodes on the local platform (docs/webrtc.md#janus-nodes)' },
         ),
       },
       { additionalProperties: false, default: {}, description: 'the local platform: node agents on this machine' },

@@ -24,7 +24,7 @@ export const BACKEND_SERVES: Partial<Record<LocalBackend, Record<Role, readonly 
   'nginx-rtmp': { origin: ['rtmp'], edge: ['rtmp'], relay: ['rtmp'], transcoder: ['rtmp'] },
   // A WebRTC transcoder waits for a later round (docs/webrtc.md).
   werift: { origin: ['whip', 'whep'], edge: ['whep'], relay: ['whep'], transcoder: [] },
-  // Janus forwards from an origin's room only: no relay role (docs/webrtc-janus.md).
+  // Janus forwards from an origin's room only: no relay role (docs/webrtc.md, "Janus nodes").
   janus: { origin: ['whip', 'whep'], edge: ['whep'], relay: [], transcoder: [] },
 };
 

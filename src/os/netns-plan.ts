@@ -1,4 +1,4 @@
-// Where a local Janus node's own network lives (docs/webrtc-janus.md, "Namespaces"): Janus never
+// Where a local Janus node's own network lives (docs/webrtc.md, "Janus: what runs where"): Janus never
 // gathers ICE candidates on a loopback interface and pins each media socket to its interface, so
 // a node on this machine gets a network namespace with a veth pair whose other end sits on one
 // bridge in the root namespace. The bridge is one layer-2 segment: the root namespace (agents,

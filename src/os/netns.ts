@@ -45,7 +45,7 @@ async function ipQuiet(args: readonly string[]): Promise<void> {
 /** Why this process cannot make namespaces, or null when it can (root, on Linux). */
 export function netnsUnavailable(): string | null {
   if (process.platform !== 'linux') return 'network namespaces are Linux only';
-  if (process.getuid?.() !== 0) return 'making network namespaces needs root (Janus nodes on the local platform: docs/webrtc-janus.md)';
+  if (process.getuid?.() !== 0) return 'making network namespaces needs root (Janus nodes on the local platform: docs/webrtc.md#janus-nodes)';
   return null;
 }
 

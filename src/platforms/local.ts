@@ -100,7 +100,7 @@ export class LocalPlatform implements Platform {
           SWITCHYARD_NODE_DIR: dir,
           // Where the media programs are, when not on PATH (nginx-rtmp and janus nodes).
           ...pick(process.env, ['SWITCHYARD_NGINX_BIN', 'SWITCHYARD_FFMPEG_BIN', 'SWITCHYARD_NGINX_RTMP_MODULE', 'SWITCHYARD_JANUS_BIN', 'SWITCHYARD_JANUS_LIB_DIR']),
-          // Janus nodes get a network namespace of their own on this subnet (docs/webrtc-janus.md).
+          // Janus nodes get a network namespace of their own on this subnet (docs/webrtc.md, "Janus nodes").
           ...(group.platform.local.backend === 'janus' ? { SWITCHYARD_JANUS_SUBNET: group.platform.local.janus.subnet } : {}),
           SWITCHYARD_ORPHAN_TIMEOUT_MS: String(this.options.orphanTimeoutMs ?? 5 * 60_000),
         },
@@ -129,7 +129,7 @@ export class LocalPlatform implements Platform {
     // An agent that was killed outright could not stop its media server: stop what the node's
     // directory's pid files name (the agent's own business which programs those are).
     await stopPidFileGroupsIn(join(this.options.dataDir, 'nodes', node.id));
-    // And the network namespace it recorded (Janus nodes: docs/webrtc-janus.md), once nothing runs in it.
+    // And the network namespace it recorded (Janus nodes: docs/webrtc.md, "Janus nodes"), once nothing runs in it.
     await removeRecordedNetns(join(this.options.dataDir, 'nodes', node.id));
     this.used.delete(node.platform.address);
     rmSync(join(this.options.dataDir, 'nodes', node.id), { recursive: true, force: true });

@@ -3,7 +3,7 @@
 # (nginx-rtmp media nodes), and prometheus (promtool and the server, which check the alert rules
 # and the dashboard's queries in config/), systemd-analyze (which checks the units in
 # config/systemd), nats-server (the cluster tests run real NATS clusters: docs/cluster.md), janus
-# (the `janus` WebRTC engine: docs/webrtc-janus.md) and iproute2 (its network namespaces).
+# (the `janus` WebRTC engine: docs/webrtc.md, "Janus nodes") and iproute2 (its network namespaces).
 # Installs only what is missing; quick and quiet when everything is there.
 set -eu
 module="${SWITCHYARD_NGINX_RTMP_MODULE:-/usr/lib/nginx/modules/ngx_rtmp_module.so}"

@@ -118,7 +118,7 @@ export class WebRtcEndpoints {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0]!;
     try {
-      // The engine's own routes first (Janus: the relay routes of docs/webrtc-janus.md).
+      // The engine's own routes first (Janus: the relay routes of docs/webrtc.md, "Janus nodes").
       if (this.o.engine.serve && (await this.o.engine.serve(req, res))) return;
       if (req.method === 'OPTIONS') return this.options(res, path);
       if (req.method === 'GET' && path === '/stats') return this.send(res, 200, JSON.stringify({ role: this.o.role, streams: this.o.engine.streams() }), 'application/json');

@@ -1,6 +1,6 @@
 // One Janus gateway's configuration folder, from what the node is: where Janus listens, which
 // address it gathers ICE candidates on, its ports and secrets. Pure: the process module writes the
-// files and starts `janus -C <dir>/janus.jcfg -F <dir>` (docs/webrtc-janus.md). Janus reads no
+// files and starts `janus -C <dir>/janus.jcfg -F <dir>` (docs/webrtc.md, "Janus nodes"). Janus reads no
 // /etc/janus then, loads only the VideoRoom and Streaming plugins and the WebSocket and HTTP
 // transports (the admin API, which says when Janus is ready), and logs to a file of its own.
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ export interface JanusNode {
   dir: string;
   /**
    * The address Janus gathers ICE candidates on and sends media from: an address assigned to a
-   * non-loopback interface (Janus skips loopback interfaces, docs/webrtc-janus.md).
+   * non-loopback interface (Janus skips loopback interfaces, docs/webrtc.md, "Janus nodes").
    */
   mediaAddress: string;
   /** Where the WebSocket API and the admin API listen: an address assigned to an interface (else Janus falls back to 0.0.0.0). */

@@ -1,4 +1,4 @@
-// The `janus` WebRTC engine (docs/webrtc-janus.md): a Janus gateway beside the agent (runtime.ts),
+// The `janus` WebRTC engine (docs/webrtc.md#janus-nodes): a Janus gateway beside the agent (runtime.ts),
 // driven with janode (gateway.ts).
 //
 // - WHIP (origins): a VideoRoom room per stream, one publisher in it, its offer given
@@ -265,7 +265,7 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
   // RelaySource: what this node's relay routes do for its children.
 
   async forward(stream: string, target: RelayTarget, by: string | null): Promise<string> {
-    if (this.o.role !== 'origin') throw new EngineRefusal(404, `a ${this.o.role} forwards nothing (Janus relays: docs/webrtc-janus.md)`);
+    if (this.o.role !== 'origin') throw new EngineRefusal(404, `a ${this.o.role} forwards nothing (Janus relays: docs/webrtc.md#the-relay-tree-rtp-forwarding-into-a-mountpoint)`);
     if (!this.forwards.hasPublisher(stream)) throw new EngineRefusal(404, `${stream} is not published here`);
     this.gateway();
     return this.forwards.add(stream, target, { lease: true, by });

@@ -1,4 +1,4 @@
-// The Janus engine of a node agent, from its environment (docs/webrtc-janus.md):
+// The Janus engine of a node agent, from its environment (docs/webrtc.md, "Janus nodes"):
 //   SWITCHYARD_JANUS_SUBNET         set by the local platform: Janus runs in a namespace of its own on this subnet
 //   SWITCHYARD_JANUS_MEDIA_ADDRESS  otherwise (a real host): the NIC address of ICE and media (default: the node's address)
 //   SWITCHYARD_JANUS_BIN            the janus program (default: janus on PATH)

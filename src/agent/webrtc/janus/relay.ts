@@ -1,4 +1,4 @@
-// The relay tree on Janus (docs/webrtc-janus.md, "Relay"): an edge's agent asks its parent's
+// The relay tree on Janus (docs/webrtc.md, "The relay tree: RTP forwarding into a mountpoint"): an edge's agent asks its parent's
 // agent to forward a stream's RTP (VideoRoom `rtp_forward`) to the ports of a Streaming mountpoint
 // on the edge's Janus. The ask is HTTP between agents, on the parent's WHIP/WHEP listener, with the
 // relay credential of the edge's heartbeat reply as Bearer (the parent's admission gate checks it

@@ -1,4 +1,4 @@
-// SDP as the Janus engine rewrites it (docs/webrtc-janus.md). Pure: text in, text out.
+// SDP as the Janus engine rewrites it (docs/webrtc.md, "Janus nodes"). Pure: text in, text out.
 //
 // - WHIP: a publisher's `a=setup:actpass` becomes `a=setup:active`, so that Janus answers
 //   `passive` and the client starts DTLS; with Janus as the DTLS client its first ClientHello
