@@ -35,7 +35,7 @@ export const offerResponses = (auth: string): Record<number, ResponseSpec> => ({
   201: sdpAnswer,
   400: problemResponse('VALIDATION_FAILED (a bad path or query value, a scope not the group’s) or BAD_SDP (not an SDP offer, or one the node could not apply)'),
   401: problemResponse(auth),
-  403: problemResponse('FORBIDDEN: a node token'),
+  403: problemResponse("FORBIDDEN (a node token) or ADMISSION_DENIED (the group's admission webhook refused the client)"),
   404: problemResponse('NODE_GROUP_NOT_FOUND, or STREAM_NOT_FOUND (WHEP: nothing published; the node says so too when its publisher is gone)'),
   408: problemResponse('REQUEST_TIMEOUT: the offer did not arrive in time'),
   409: problemResponse("PROTOCOL_NOT_SERVED (the group's nodes do not take WHIP or WHEP: roles.<role>.serves) or STREAM_PUBLISHED (WHIP: another publisher holds the stream there)"),
@@ -43,7 +43,7 @@ export const offerResponses = (auth: string): Record<number, ResponseSpec> => ({
   415: problemResponse('UNSUPPORTED_MEDIA_TYPE: the body is not application/sdp'),
   422: problemResponse("NO_COMMON_CODEC: the offer takes none of the stream's codecs"),
   429: problemResponse('RATE_LIMITED (with Retry-After): lookups per second, or the PENDING caps'),
-  503: problemResponse('NO_CAPACITY, NOT_READY, STORE_UNAVAILABLE, or NODE_UNREACHABLE / NODE_NOT_READY / NODE_UNAVAILABLE (the node chosen could not take the session; with Retry-After)'),
+  503: problemResponse('NO_CAPACITY, NOT_READY, STORE_UNAVAILABLE, ADMISSION_UNAVAILABLE (the admission webhook did not answer), or NODE_UNREACHABLE / NODE_NOT_READY / NODE_UNAVAILABLE (the node chosen could not take the session; with Retry-After)'),
 });
 
 /** An SDP offer as a WHEP client sends it (shortened: a browser's has more lines, and its candidates). */
