@@ -43,7 +43,9 @@ export const offerResponses = (auth: string): Record<number, ResponseSpec> => ({
   415: problemResponse('UNSUPPORTED_MEDIA_TYPE: the body is not application/sdp'),
   422: problemResponse("NO_COMMON_CODEC: the offer takes none of the stream's codecs"),
   429: problemResponse('RATE_LIMITED (with Retry-After): lookups per second, or the PENDING caps'),
-  503: problemResponse('NO_CAPACITY, NOT_READY, STORE_UNAVAILABLE, ADMISSION_UNAVAILABLE (the admission webhook did not answer), or NODE_UNREACHABLE / NODE_NOT_READY / NODE_UNAVAILABLE (the node chosen could not take the session; with Retry-After)'),
+  503: problemResponse(
+    'NO_CAPACITY, NOT_READY, STORE_UNAVAILABLE, ADMISSION_UNAVAILABLE (the admission webhook did not answer), or NODE_UNREACHABLE / NODE_NOT_READY / NODE_UNAVAILABLE (the node chosen could not take the session; with Retry-After)',
+  ),
 });
 
 /** An SDP offer as a WHEP client sends it (shortened: a browser's has more lines, and its candidates). */
