@@ -106,6 +106,21 @@ test('WHIP and WHEP through the proxy on werift nodes: media flows origin → ed
   t.deepEqual(viewer.size, { width: 320, height: 240 });
   t.log(`viewer through the proxy: first keyframe ${Math.round(viewer.firstFrameMs!)} ms after its offer`);
 
+  // Per-stream statistics from the nodes' heartbeats: the publisher's bit rate, codec and size as the
+  // origin counts them, and what the edge takes in from its pull and sends its viewer.
+  type Stats = {
+    uptimeSeconds: number | null;
+    publisher: { nodeId: string; bitrate: number | null; video: { width?: number } | null } | null;
+    nodes: Array<{ nodeId: string; bitrateIn: number | null; bitrateOut: number | null }>;
+  };
+  const stats = await eventually(async () => {
+    const s = body<Stats>(await svc.get(`/as/v1/streams/${GROUP}/cam1/stats`));
+    const atEdge = s.nodes.find((n) => n.nodeId === edge1);
+    return (s.publisher?.bitrate ?? 0) > 0 && s.publisher?.video?.width && (atEdge?.bitrateIn ?? 0) > 0 && (atEdge?.bitrateOut ?? 0) > 0 ? s : undefined;
+  });
+  t.like(stats.publisher, { nodeId: origin, video: { codec: 'VP8', width: 320, height: 240 } });
+  t.not(stats.uptimeSeconds, null);
+
   // Endpoint 5 tells the truth: WHEP on that edge, and its url works as given (the token in it).
   const answer = body<{ protocol: string; nodeId: string; url: string; port: number }>(await svc.get('/as/v1/streams/live/cam1/subscribe'));
   t.like(answer, { protocol: 'whep', nodeId: edge1 });

@@ -9,6 +9,7 @@ import type { BackendReport, MediaBackend, NodeOrders } from '../backend.js';
 import { systemMetrics } from '../system-metrics.js';
 import type { ParentLink, WebRtcEngine } from './engine.js';
 import { WebRtcEndpoints } from './endpoints.js';
+import { MediaRates } from './stream-media.js';
 
 export interface WebRtcBackendOptions {
   engine: WebRtcEngine;
@@ -34,6 +35,8 @@ export class WebRtcBackend implements MediaBackend {
   private readonly endpoints: WebRtcEndpoints;
   private draining = false;
   private started = false;
+  /** Byte counters between heartbeats, for each stream's bit rates. */
+  private readonly rates = new MediaRates();
 
   constructor(private readonly o: WebRtcBackendOptions) {
     this.endpoints = new WebRtcEndpoints({
@@ -65,6 +68,7 @@ export class WebRtcBackend implements MediaBackend {
   async report(): Promise<BackendReport> {
     const serves = SERVES[this.o.role];
     const streams = this.o.engine.streams();
+    const media = this.rates.report(streams, Date.now());
     let publishers = 0;
     let subscribers = 0;
     const children = new Set<string>();
@@ -98,7 +102,7 @@ export class WebRtcBackend implements MediaBackend {
         'connections.subscriber': subscribers,
         'connections.clusterchildren': children.size,
       },
-      streams: streams.map((s) => ({ name: s.name, publishing: s.publishing, subscribers: s.subscribers })),
+      streams: streams.map((s) => ({ name: s.name, publishing: s.publishing, subscribers: s.subscribers, ...media.get(s.name) })),
     };
   }
 

@@ -5,7 +5,7 @@
 //   PATCH   /sessions/{id}           a trickle-ice-sdpfrag → 204 (405 for an ICE restart)
 //   DELETE  /sessions/{id}           ends the session → 200
 //   OPTIONS on any of them           CORS and what the resource takes
-//   GET     /stats                   what the heartbeat reports
+//   GET     /stats                   what the heartbeat reports (with the engine's byte counters)
 // Every session is admitted by the node's gate first (docs/security.md, "Who may publish and
 // play"): the lookup's token as `Authorization: Bearer` or `?token=`, or a pulling node's relay
 // credential. Every input is hostile: bodies bounded, types checked, names checked, and what the

@@ -5,6 +5,7 @@
 // per engine, as for the control plane's selectors.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EngineMedia } from './stream-media.js';
 
 /** A session the engine made from a client's SDP offer. */
 export interface EngineSession {
@@ -49,6 +50,8 @@ export interface EngineStream {
   subscribers: number;
   /** The nodes among them that pull the stream (edges and relays under this node). */
   relays?: string[];
+  /** What the engine knows of the stream's media while it is fed here (stream-media.ts): byte counts, since when, codecs. */
+  media?: EngineMedia;
 }
 
 export interface WebRtcEngine {

@@ -16,6 +16,7 @@ import type { AdmissionGate } from '../../admission/gate.js';
 import type { Role } from '../../../domain/vocabulary.js';
 import { EngineRefusal, type EngineSession, type EngineStream, type ParentLink, type WebRtcEngine } from '../engine.js';
 import { Forwards, type PublisherMedia } from './forwards.js';
+import type { EngineMedia } from '../stream-media.js';
 import { JanusError, type ClientHandle, type JanusGateway } from './gateway.js';
 import { Mountpoints } from './mountpoints.js';
 import { type RelayClient, type RelaySource, type RelayTarget, serveRelay } from './relay.js';
@@ -36,6 +37,8 @@ interface Session {
   mids?: Map<string, { mid: string; index: number }>;
   /** A viewer's mountpoint (mountpoints.ts). */
   mountpoint?: string;
+  /** A publisher's media for the heartbeat: since when, and its codecs (rooms take VP8 and Opus only); Janus's byte counts are not read. */
+  media?: EngineMedia;
 }
 
 export interface JanusEngineOptions {
@@ -134,10 +137,18 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
       const answer = await gw.publish(client, room, FEED, preferActiveSetup(offer), stream);
       if (hasEndOfCandidates(offer)) await client.handle.trickleComplete();
       const id = randomUUID();
-      const session: Session = { id, kind: 'publish', stream, client };
+      const media = publisherMedia(answer);
+      const kinds = new Set(media.map((m) => m.kind));
+      const session: Session = {
+        id,
+        kind: 'publish',
+        stream,
+        client,
+        media: { since: Date.now(), ...(kinds.has('video') ? { video: { codec: 'VP8' } } : {}), ...(kinds.has('audio') ? { audio: { codec: 'opus' } } : {}) },
+      };
       this.sessions.set(id, session);
       this.watchClient(session);
-      this.forwards.publisherJoined(stream, { room, feed: FEED, media: publisherMedia(answer) });
+      this.forwards.publisherJoined(stream, { room, feed: FEED, media });
       // Media flows once ICE and DTLS are up; forwards start then (Janus says 'webrtcup').
       client.handle.once(Janode.EVENT.HANDLE_WEBRTCUP, () => {
         if (this.sessions.get(id) === session) void this.forwards.publisherUp(stream);
@@ -290,7 +301,7 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
       return e;
     };
     for (const s of this.sessions.values()) {
-      if (s.kind === 'publish') entry(s.stream).publishing = true;
+      if (s.kind === 'publish') Object.assign(entry(s.stream), { publishing: true, ...(s.media ? { media: s.media } : {}) });
       else entry(s.stream).subscribers++;
     }
     for (const [stream, nodes] of this.forwards.children()) {

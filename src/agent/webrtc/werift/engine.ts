@@ -236,7 +236,10 @@ export class WeriftEngine implements WebRtcEngine {
       }
       out.set(s.stream, e);
     }
-    return [...out].map(([name, e]) => ({ name, publishing: e.publishing, subscribers: e.subscribers, ...(e.relays.size > 0 ? { relays: [...e.relays] } : {}) }));
+    return [...out].map(([name, e]) => {
+      const media = this.hubs.get(name)?.media();
+      return { name, publishing: e.publishing, subscribers: e.subscribers, ...(e.relays.size > 0 ? { relays: [...e.relays] } : {}), ...(media ? { media } : {}) };
+    });
   }
 
   /** The session id of the stream's publisher here, if any. */

@@ -4,6 +4,8 @@
 // decoded; each viewer's sender gives them its own SSRC, payload type and sequence (werift's
 // sender does that). Keyframe requests from viewers go to the source, at most one per interval.
 import { MediaStreamTrack, type RTCRtpCodecParameters, type RtpPacket } from 'werift';
+import { codecName, type EngineMedia } from '../stream-media.js';
+import { vp8Keyframe } from '../vp8.js';
 
 export type Kind = 'audio' | 'video';
 
@@ -31,10 +33,16 @@ export class StreamHub {
   /** Who feeds the stream: a publisher's session id, or `pull`. */
   feeder: string | null = null;
   private lastKeyframeAsk = Number.NEGATIVE_INFINITY;
+  // For the heartbeat (stream-media.ts): RTP bytes in and out, ever; when the current feeder began; the last keyframe's size.
+  private bytesIn = 0;
+  private bytesOut = 0;
+  private fedSince: number | null = null;
+  private size: { width: number; height: number } | null = null;
 
   constructor(
     readonly name: string,
     private readonly now: () => number = () => performance.now(),
+    private readonly wallClock: () => number = Date.now,
   ) {}
 
   /** Whether something feeds the stream. */
@@ -59,6 +67,8 @@ export class StreamHub {
    */
   feed(feeder: string, sources: Partial<Record<Kind, Source>>): Output[] {
     this.feeder = feeder;
+    this.fedSince = this.wallClock();
+    this.size = null;
     this.sources.clear();
     for (const [kind, s] of Object.entries(sources) as Array<[Kind, Source]>) this.sources.set(kind, s);
     const orphans: Output[] = [];
@@ -76,12 +86,15 @@ export class StreamHub {
   unfeed(feeder: string): boolean {
     if (this.feeder !== feeder) return false;
     this.feeder = null;
+    this.fedSince = null;
     this.sources.clear();
     return true;
   }
 
   /** One packet from the feeder: to every output of its kind. */
   forward(kind: Kind, rtp: RtpPacket): void {
+    this.bytesIn += rtp.serializeSize;
+    if (kind === 'video' && this.sources.get('video')?.codec.mimeType.toLowerCase() === 'video/vp8') this.size = vp8Keyframe(rtp.payload) ?? this.size;
     // Header extensions carry the ids the publisher negotiated, not each viewer's: left out.
     rtp.header.extension = false;
     rtp.header.extensions = [];
@@ -94,7 +107,22 @@ export class StreamHub {
       }
       wire ??= rtp.serialize();
       o.track.writeRtp(wire);
+      this.bytesOut += wire.length;
     }
+  }
+
+  /** What the heartbeat says of the stream's media while something feeds it: byte counts, since when, codecs and picture size. */
+  media(): EngineMedia | undefined {
+    if (this.fedSince === null) return undefined;
+    const video = this.sources.get('video')?.codec;
+    const audio = this.sources.get('audio')?.codec;
+    return {
+      bytesIn: this.bytesIn,
+      bytesOut: this.bytesOut,
+      since: this.fedSince,
+      ...(video ? { video: { codec: codecName(video.mimeType), ...(this.size ?? {}) } } : {}),
+      ...(audio ? { audio: { codec: codecName(audio.mimeType), ...(audio.channels ? { channels: audio.channels } : {}), sampleRate: audio.clockRate } } : {}),
+    };
   }
 
   /** A track for a viewer of `kind`, fed from now on. */
