@@ -10,7 +10,7 @@ import { WeriftEngine } from '../../src/agent/webrtc/werift/engine.js';
 import { AdmissionIssuer } from '../../src/admission/issuer.js';
 import { NodeKeys } from '../../src/admission/node-keys.js';
 import type { Role } from '../../src/domain/vocabulary.js';
-import { SDP, VideoSource, WhepViewer, WhipPublisher } from '../helpers/webrtc.js';
+import { mediaClients, SDP, WhepViewer, WhipPublisher } from '../helpers/webrtc.js';
 
 const GROUP = 'rtc';
 const issuer = new AdmissionIssuer(new NodeKeys(Buffer.alloc(32, 7)), () => 0);
@@ -29,14 +29,7 @@ async function node(t: { teardown(f: () => Promise<void>): void }, id: string, r
 test('a publisher on a werift origin reaches a viewer on a werift edge through the edge’s pull; nodes refuse what they must', async (t) => {
   const origin = await node(t, 'o1', 'origin', '127.4.0.2');
   const edge = await node(t, 'e1', 'edge', '127.4.0.3');
-  const source = await VideoSource.start();
-  const publisher = new WhipPublisher(source);
-  const viewer = new WhepViewer();
-  t.teardown(async () => {
-    await viewer.close();
-    await publisher.close();
-    await source.stop();
-  });
+  const { source, publisher, viewer } = await mediaClients(t);
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
   // What the origin reports before anything: WHIP and WHEP listeners, nothing published.
@@ -110,14 +103,7 @@ test('through a relay: origin → relay → edge, each pulling from its parent w
   const origin = await node(t, 'o1', 'origin', '127.4.0.4');
   const relay = await node(t, 'r1', 'relay', '127.4.0.5');
   const edge = await node(t, 'e1', 'edge', '127.4.0.6');
-  const source = await VideoSource.start();
-  const publisher = new WhipPublisher(source);
-  const viewer = new WhepViewer();
-  t.teardown(async () => {
-    await viewer.close();
-    await publisher.close();
-    await source.stop();
-  });
+  const { publisher, viewer } = await mediaClients(t);
   const portOf = async (n: typeof origin) => (await n.backend.report()).listeners.subscribe!.port;
   await relay.backend.apply({ parent: { nodeId: 'o1', address: '127.4.0.4', port: await portOf(origin), protocol: 'whep', credential: issuer.relay(GROUP, 'o1', 'r1') }, drain: false });
   // The edge presents the credential its parent (the relay) gave it, not the origin's.

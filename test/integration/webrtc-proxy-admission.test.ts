@@ -11,7 +11,7 @@ import test from 'ava';
 import { inService, waitForEvents } from '../helpers/events.js';
 import { body } from '../helpers/http.js';
 import { startTestService } from '../helpers/service.js';
-import { SDP, VideoSource, WhepViewer, WhipPublisher } from '../helpers/webrtc.js';
+import { mediaClients, SDP } from '../helpers/webrtc.js';
 
 interface Asked {
   action: string;
@@ -67,14 +67,7 @@ const post = (url: string) =>
 test("the proxy asks the group's admission webhook before it hands out a node: refused, 403 ADMISSION_DENIED and nothing bound; allowed, media flows", async (t) => {
   const { asked, webhook } = await app(t);
   const svc = await startTestService({ groups: [group('127.4.3.2', webhook, 1)], config: { defaultNodeGroup: 'rtc' } });
-  const source = await VideoSource.start();
-  const publisher = new WhipPublisher(source);
-  const viewer = new WhepViewer();
-  t.teardown(async () => {
-    await Promise.allSettled([viewer.close(), publisher.close()]);
-    await source.stop();
-    await svc.close();
-  });
+  const { publisher, viewer } = await mediaClients(t, () => svc.close());
   await waitForEvents(svc.url, svc.adminToken, (s) => inService(s).size === 1, { timeoutMs: 30_000 });
   const base = `${svc.url}/as/v1/proxy`;
   const auth = { headers: { authorization: `Bearer ${svc.adminToken}` } };

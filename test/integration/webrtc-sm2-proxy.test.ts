@@ -8,7 +8,7 @@ import test from 'ava';
 import { inService, waitForEvents } from '../helpers/events.js';
 import { body } from '../helpers/http.js';
 import { staticGroup, startTestService } from '../helpers/service.js';
-import { SDP, VideoSource, WhepViewer, WhipPublisher } from '../helpers/webrtc.js';
+import { mediaClients, SDP } from '../helpers/webrtc.js';
 
 test("the Red5 SDK's WHIP and WHEP requests through SM2's proxy shapes carry real media; what a group cannot serve is refused unbound", async (t) => {
   const svc = await startTestService({
@@ -25,14 +25,7 @@ test("the Red5 SDK's WHIP and WHEP requests through SM2's proxy shapes carry rea
     ],
     config: { defaultNodeGroup: 'rtc', compat: { red5sm2: { enabled: true, anonymousLookups: true } } },
   });
-  const source = await VideoSource.start();
-  const publisher = new WhipPublisher(source);
-  const viewer = new WhepViewer();
-  t.teardown(async () => {
-    await Promise.allSettled([viewer.close(), publisher.close()]);
-    await source.stop();
-    await svc.close();
-  });
+  const { publisher, viewer } = await mediaClients(t, () => svc.close());
   await waitForEvents(svc.url, svc.adminToken, (s) => inService(s).size === 1, { timeoutMs: 30_000 });
   const base = `${svc.url}/as/v1/proxy`;
   const streams = async () => body<Array<{ name: string; state: string }>>(await svc.get('/as/v1/streams'));
