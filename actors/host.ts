@@ -1,36 +1,22 @@
 // Starts the actors on worker threads and wires them together:
 //   front end ──comlink──▶ group actor (one per node group, through its GroupHandle: group-handle.ts)
 //   supervisor ──comlink (own MessageChannel)──▶ group actor
-//   group actor, supervisor ──events port──▶ front end (event log, SSE, capacity requests)
+//   group actor, supervisor ──events port──▶ front end (event log, SSE, webhooks)
 // This host lists the groups' handles, starts and stops them, starts the supervisor and gives it
-// and each group actor a channel of their own (again after a restart).
-import { MessageChannel, Worker } from 'node:worker_threads';
+// and each group actor a channel of their own (again after a restart). Every thread is a
+// SupervisedWorker (supervised-worker.ts): restarted with backoff when it dies.
+import { MessageChannel } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import type { NodeGroup } from '../src/config/types.js';
 import type { EventBody } from '../src/domain/events.js';
-import { guardedRemote, InFlight, nodeEndpoint } from './comlink.js';
+import type { ClusterSeam, GroupContext } from './group-context.js';
+import type { GroupApi } from './group/actor.js';
 import { ActorUnavailable, GroupHandle } from './group-handle.js';
 import { Spares } from './spare.js';
 import type { SupervisorApi, SupervisorInit } from './supervisor/actor.js';
+import { SupervisedWorker, type Remote } from './supervised-worker.js';
 
-/**
- * Cluster mode (src/cluster/runtime.ts): a group's actor runs only on the instance that owns the
- * group; every other instance forwards its calls there. Absent in the embedded default.
- */
-export interface ClusterSeam {
-  servers: string[];
-  instance: string;
-  /** When an owner snapshots its group's log (entries since the last, or time: ms). */
-  snapshot: { entries: number; intervalMs: number };
-  /** This instance holds the group's lease and may answer for it now (checked on every call). */
-  serving(group: string): boolean;
-  /** Whether some instance is known to own the group (its lease is held). */
-  owned(group: string): boolean;
-  /** The call, made by the group's owner; rejects with an error named ActorUnavailable or NotServedHere when none answers in time. */
-  forward(group: string, method: string, args: unknown[]): Promise<unknown>;
-  /** The actor found its group taken over (its log holds a later owner's entries). */
-  fenced(group: string): void;
-}
+export type { ClusterSeam };
 
 export interface HostOptions {
   dataDir: string;
@@ -47,13 +33,26 @@ export interface HostOptions {
 
 export class ActorHost {
   readonly groups = new Map<string, GroupHandle>();
-  supervisor: ReturnType<typeof guardedRemote<SupervisorApi>> | null = null;
-  private supervisorWorker: Worker | null = null;
   /** Cluster mode: a loaded actor thread, for the next group acquired here (spare.ts). */
   readonly spares: Spares | null;
 
+  /** All a group's handle knows of the service (group-context.ts). */
+  private readonly context: GroupContext;
+
   constructor(readonly options: HostOptions) {
     this.spares = options.cluster ? new Spares((err) => options.onError?.('spare', err)) : null;
+    this.context = {
+      dataDir: options.dataDir,
+      durability: options.durability,
+      ...(options.minFreeBytes !== undefined ? { minFreeBytes: options.minFreeBytes } : {}),
+      ...(options.cluster ? { cluster: options.cluster } : {}),
+      onEvents: (events) => options.onEvents(events),
+      ...(options.observe ? { observe: options.observe } : {}),
+      ...(options.onError ? { onError: options.onError } : {}),
+      spare: async () => (await this.spares?.take()) ?? null,
+      connect: (actor, group, deleting) => this.connect(actor, group, deleting),
+      supervisor: () => this.supervisor,
+    };
   }
 
   /** Every group at start; one whose thread cannot start is listed and restarted, not fatal. */
@@ -71,7 +70,7 @@ export class ActorHost {
    */
   async addGroup(group: NodeGroup): Promise<GroupHandle> {
     if (this.options.cluster) return this.listGroup(group);
-    const handle = new GroupHandle(group, this);
+    const handle = new GroupHandle(group, this.context);
     this.starting.add(handle);
     try {
       await handle.start();
@@ -88,7 +87,7 @@ export class ActorHost {
   async listGroup(group: NodeGroup): Promise<GroupHandle> {
     const existing = this.groups.get(group.name);
     if (existing) return existing;
-    const handle = new GroupHandle(group, this);
+    const handle = new GroupHandle(group, this.context);
     this.groups.set(group.name, handle);
     this.spares?.prepare();
     return handle;
@@ -132,85 +131,65 @@ export class ActorHost {
    * after a restart of the service; meanwhile lookups and heartbeats go on, supervision waits.
    */
   async startSupervisor(init: Omit<SupervisorInit, 'events'>): Promise<void> {
-    this.supervisorInit = init;
-    const worker = new Worker(new URL('./supervisor/actor.js', import.meta.url), { name: 'supervisor' });
-    worker.on('error', (err) => this.options.onError?.('supervisor', err));
-    // Calls to a supervisor whose thread ended fail rather than never settle (actors/comlink.ts).
-    const inFlight = new InFlight();
-    const events = new MessageChannel();
-    worker.once('exit', (code) => {
-      inFlight.fail(new ActorUnavailable('supervisor'));
-      events.port1.close();
-      if (this.stopping || this.supervisorWorker !== worker) return;
-      this.supervisor = null;
-      this.supervisorWorker = null;
-      this.restartSupervisor(`the supervisor thread exited (code ${code})`);
+    const options = this.options;
+    this.supervisorThread = new SupervisedWorker<SupervisorApi>({
+      name: 'supervisor',
+      what: 'the supervisor',
+      entry: new URL('./supervisor/actor.js', import.meta.url),
+      unavailable: () => new ActorUnavailable('supervisor'),
+      init: (api, events) => api.start(Comlink.transfer({ ...init, events }, [events])),
+      connect: async () => {
+        // The host stopped while this one started (a restart): it must not outlive the host.
+        if (this.stopping) throw new ActorUnavailable('supervisor');
+        for (const handle of this.groups.values()) {
+          // A group whose actor is restarting connects itself once it is back (GroupHandle.start).
+          if (handle.running) await handle.connectSupervisor().catch((err: Error) => options.onError?.(handle.name, err));
+        }
+      },
+      onEvents: (batch) => options.onEvents(batch),
+      // Said loudly: lookups go on, so nothing else would show that supervision paused.
+      onDown: (reason, delay) => options.onError?.('supervisor', new Error(`${reason}: health checks, failover and scaling pause; starting it again in ${delay} ms`)),
+      onRestarted: () => options.onSupervisorRestarted?.(),
+      onError: (err) => options.onError?.('supervisor', err),
+      mayRestart: () => !this.stopping,
     });
-    const api = guardedRemote<SupervisorApi>(nodeEndpoint(worker), inFlight);
-    events.port1.on('message', (batch: EventBody[]) => this.options.onEvents(batch));
     try {
-      await api.start(Comlink.transfer({ ...init, events: events.port2 }, [events.port2]));
-      // The host stopped while this one started (a restart): it must not outlive the host.
-      if (this.stopping) throw new ActorUnavailable('supervisor');
+      await this.supervisorThread.start();
     } catch (err) {
-      await worker.terminate();
+      // The first start's failure is the caller's; no restart is left behind it.
+      this.supervisorThread.close();
       throw err;
-    }
-    this.supervisor = api;
-    this.supervisorWorker = worker;
-    for (const handle of this.groups.values()) {
-      // A group whose actor is restarting connects itself once it is back (GroupHandle.start).
-      if (handle.running) await this.connect(handle).catch((err: Error) => this.options.onError?.(handle.name, err));
     }
   }
 
-  private supervisorInit: Omit<SupervisorInit, 'events'> | null = null;
-  private supervisorRestarts = 0;
-  private supervisorTimer: NodeJS.Timeout | null = null;
+  private supervisorThread: SupervisedWorker<SupervisorApi> | null = null;
 
-  private restartSupervisor(reason: string): void {
-    const delay = Math.min(5000, 100 * 2 ** this.supervisorRestarts++);
-    // Said loudly: lookups go on, so nothing else would show that supervision paused.
-    this.options.onError?.('supervisor', new Error(`${reason}: health checks, failover and scaling pause; starting it again in ${delay} ms`));
-    this.supervisorTimer = setTimeout(() => {
-      this.supervisorTimer = null;
-      if (this.stopping || !this.supervisorInit) return;
-      this.startSupervisor(this.supervisorInit).then(
-        () => {
-          this.supervisorRestarts = 0;
-          this.options.onSupervisorRestarted?.();
-        },
-        (err: Error) => {
-          if (!this.stopping) this.restartSupervisor(`the supervisor did not start again: ${err.message}`);
-        },
-      );
-    }, delay);
-    this.supervisorTimer.unref();
+  /** The supervisor, while its thread runs. */
+  get supervisor(): Remote<SupervisorApi> | null {
+    return this.supervisorThread?.api ?? null;
   }
 
   /** Gives the supervisor and a group actor a channel of their own (again, after a restart). */
-  async connect(handle: GroupHandle): Promise<void> {
-    if (!this.supervisor) return;
+  private async connect(actor: Remote<GroupApi>, group: NodeGroup, deleting: boolean): Promise<void> {
+    const supervisor = this.supervisor;
+    if (!supervisor) return;
     const channel = new MessageChannel();
-    await handle.callHere('attachSupervisor', Comlink.transfer(channel.port2, [channel.port2]));
+    await actor.attachSupervisor(Comlink.transfer(channel.port2, [channel.port2]));
     // A group deleted while its thread was down is still being retired by the one that follows.
-    await this.supervisor.attachGroup(handle.group, Comlink.transfer(channel.port1, [channel.port1]), handle.deleting, handle.kept);
+    await supervisor.attachGroup(group, Comlink.transfer(channel.port1, [channel.port1]), deleting);
   }
 
   async stop(stopNodes: boolean): Promise<void> {
     this.stopping = true;
-    if (this.supervisorTimer) clearTimeout(this.supervisorTimer);
-    if (this.supervisor) {
-      await this.supervisor.stop(stopNodes).catch((err: Error) => this.options.onError?.('supervisor', err));
-      await this.supervisorWorker?.terminate();
-      this.supervisor = null;
-    }
+    const supervisor = this.supervisorThread;
+    supervisor?.close();
+    await supervisor?.end((api) => (api ? api.stop(stopNodes).catch((err: Error) => this.options.onError?.('supervisor', err)) : Promise.resolve()));
     await Promise.all([...this.groups.values(), ...this.starting, ...this.removing].map((g) => g.stop()));
     await this.spares?.close();
   }
 
   /** For tests of a supervisor crash: ends its thread as a crash would. */
   async crashSupervisor(): Promise<void> {
-    await this.supervisorWorker?.terminate();
+    await this.supervisorThread?.crash();
   }
 }

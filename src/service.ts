@@ -196,13 +196,11 @@ export async function startService(config: Config, options: ServiceOptions = {})
   };
   const onEvent = (e: EventRecord) => {
     metrics.observeEvent(e);
-    cluster?.noticed(e);
     if (LOUD_EVENTS.test(e.type)) log.info({ event: e }, e.type);
     else log.debug({ event: e }, e.type);
     // A destroyed node's tokens die with it: a copy left on its disk or in Terraform's state must not heartbeat for it.
     if (e.type === 'node.state' && e.to === null)
       nodeTokens.revoke(e.group, e.nodeId).catch((err: Error) => log.warn({ err, nodeId: e.nodeId }, "could not record the revocation of a destroyed node's tokens"));
-    if (e.type === 'scaling.request') void actors.supervisor?.requestCapacity(e.group, e.role, e.region, e.reason).catch(() => {});
     if (e.type === 'nodegroup.changed' && e.change === 'drained') {
       registry.finish(e.group).catch((err: Error) => log.error({ group: e.group, err }, 'could not remove a drained node group'));
     }

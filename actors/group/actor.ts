@@ -15,7 +15,9 @@ import type { NodeState, Role } from '../../src/domain/vocabulary.js';
 import { openStore } from '../../src/store/store.js';
 import { surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
-import { planGroup, type GroupPlan, type PlanInput } from '../../src/policy/scaling/plan.js';
+import type { GroupPlan } from '../../src/policy/scaling/plan.js';
+import type { Actuated } from '../../src/policy/scaling/memory.js';
+import type { PlanRequest } from '../../src/model/planner.js';
 import { Commits, LANDED } from './commits.js';
 import type { Failure } from '../../src/domain/failure.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
@@ -68,6 +70,10 @@ export interface GroupCounts {
 
 class GroupActor extends DurableGroup {
   private supervisorPort: MessagePort | null = null;
+  /** The supervisor's open capacityWanted calls. */
+  private capacityWaiters: Array<() => void> = [];
+  /** The supervisor was told of the capacity asked for (until a plan takes it). */
+  private capacityTold = false;
 
   /** Cluster mode, a spare thread (actors/spare.ts): loads what a start will need before a group is given to it. */
   async warm(): Promise<void> {
@@ -102,6 +108,9 @@ class GroupActor extends DurableGroup {
   attachSupervisor(port: MessagePort): void {
     this.supervisorPort?.close();
     this.supervisorPort = port;
+    // Calls of the supervisor that went away: its successor asks again.
+    this.capacityWaiters = [];
+    this.capacityTold = false;
     Comlink.expose(this, nodeEndpoint(port));
   }
 
@@ -140,6 +149,7 @@ class GroupActor extends DurableGroup {
     });
     const effects = m.takeEffects();
     this.tally(started, batch.length, 0);
+    this.wakeForCapacity();
     const settled = this.submit(effects);
     const own = effects.writes.length > 0 ? settled.durable : null;
     const read = this.commits.quiet ? null : batch.map(([, name]) => this.readOf(name));
@@ -263,21 +273,55 @@ class GroupActor extends DurableGroup {
   }
 
   /**
-   * The supervisor's plan for this group, made here where the facts are (see planGroup). It waits
-   * for the events of earlier changes to be out, so that what the supervisor reports of the plan
-   * (a scaling decision, a blocked rule) follows them in the event log: of every change, also one
-   * decided while it waited (a fault the plan would count before its event was out).
+   * The supervisor's plan for this group, made here where the facts and the planner's memory are
+   * (src/model/planner.ts), after the group's tick. It waits for the events of earlier changes to
+   * be out, so that what is told of the plan (a scaling decision, a blocked rule) follows them in
+   * the event log: of every change, also one decided while it waited (a fault the plan would count
+   * before its event was out).
    */
-  async plan(input: Omit<PlanInput, 'group' | 'nodes'> & { retiring: boolean }): Promise<GroupPlan> {
+  async plan(request: PlanRequest): Promise<GroupPlan> {
+    await this.tick(request.now);
     for (let out = this.posted; ; out = this.posted) {
       await out;
       if (this.reloading) await this.settle();
       else if (out === this.posted) break;
     }
-    return planGroup({ ...input, group: this.model.group, nodes: this.model.facts() });
+    const planned = this.model.plan(request);
+    this.capacityTold = false;
+    // What the planner remembers is committed before its actions are carried out: a plan whose
+    // memory could not be kept is not acted on (the next one, after a reload, decides again).
+    if (!(await this.commit(this.model.takeEffects(), true))) return { actions: [], nodes: planned.nodes, destroying: [], deadline: planned.deadline };
+    return planned;
   }
 
-  async tick(now: number): Promise<void> {
+  /** The supervisor carried out a scaling action (it reports back, as an actuator does): its event and cooldown. */
+  async actuated(action: Actuated, now: number): Promise<void> {
+    if (this.reloading) await this.settle();
+    this.model.actuated(action, now);
+    await this.commit(this.model.takeEffects(), true);
+  }
+
+  /**
+   * Settles once lookups have asked for capacity that no plan has seen: the supervisor keeps one
+   * such call open per group and plans at once when it settles. The request itself stays here.
+   */
+  capacityWanted(): Promise<void> {
+    if (this.model.capacityAsked && !this.capacityTold) {
+      this.capacityTold = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.capacityWaiters.push(resolve));
+  }
+
+  /** Wakes the supervisor's open capacityWanted call, if lookups asked for capacity it was not told of. */
+  private wakeForCapacity(): void {
+    if (this.capacityWaiters.length === 0 || !this.model.capacityAsked || this.capacityTold) return;
+    this.capacityTold = true;
+    for (const wake of this.capacityWaiters.splice(0)) wake();
+  }
+
+  /** Once a supervisor tick, before its plan: bindings that timed out, rebalancing (GroupModel.tick). */
+  private async tick(now: number): Promise<void> {
     if (this.reloading) await this.settle();
     this.model.tick(now);
     await this.commit(this.model.takeEffects(), false);

@@ -6,12 +6,13 @@
 import type { NodeGroup } from '../../src/config/types.js';
 import type { Write } from '../../src/model/effects.js';
 import { GroupModel } from '../../src/model/group-model.js';
+import { PLANNER_KEY } from '../../src/policy/scaling/memory.js';
 import { groupRange, type Store } from '../../src/store/store.js';
 
 /** The model with the group's nodes and provisions as stored; its bindings come through a BindingLoader. */
 export function loadModel(store: Store, group: NodeGroup): GroupModel {
   const model = new GroupModel(group);
-  model.restore(groupRange(store.nodes, group.name), [], groupRange(store.provisions, group.name), Date.now());
+  model.restore(groupRange(store.nodes, group.name), [], groupRange(store.provisions, group.name), Date.now(), store.planner.get([group.name, PLANNER_KEY]));
   return model;
 }
 

@@ -1,23 +1,22 @@
-// Worker-thread entry of the supervisor actor. Every tick it asks each node-group actor for its
-// plan (src/policy/scaling, pure, run beside the group's nodes so that only actions cross the
-// thread) and carries it out through the group's platform: faults, drains, creations to keep
-// every rule at its min, destructions (after the cluster-autoscaler: policy apart from actuation).
-// The cooldowns, the platform operations under way and the capacity lookups asked for are the
-// supervisor's, and go with each request for a plan.
+// Worker-thread entry of the supervisor actor: the actuator. Every tick it asks each node-group
+// actor for its plan (src/policy/scaling, pure, made beside the group's nodes by the group's
+// planner, which remembers cooldowns and the capacity lookups asked for: src/model/planner.ts) and
+// carries it out through the group's platform: faults, drains, creations, destructions; each
+// scaling action carried out is reported back to the planner (after the Kubernetes
+// cluster-autoscaler: planning apart from actuation, the actuator reporting its outcome). The
+// platform operations under way are the actuator's own, and go with each request for a plan.
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as Comlink from 'comlink';
 import type { NodeGroup } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
-import { ruleKey } from '../../src/domain/scaling.js';
-import type { Role } from '../../src/domain/vocabulary.js';
 import { TokenSigner, type SigningKey } from '../../src/auth/tokens.js';
 import type { Platform } from '../../src/platforms/platform.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 import type { Action } from '../../src/policy/scaling/plan.js';
 import { surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
-import { Directory, type Attached, type KeptCooldowns } from './directory.js';
+import { Directory, type Attached } from './directory.js';
 import { ACTOR_RETURN_MS, Operations } from './operations.js';
 import { GroupPlatforms, type PlatformSettings } from './platforms.js';
 
@@ -51,15 +50,23 @@ class Supervisor {
     this.stopped = this.loop();
   }
 
-  attachGroup(group: NodeGroup, port: MessagePort, retiring = false, kept?: KeptCooldowns): void {
-    this.groups.attach(group, port, retiring, kept);
+  attachGroup(group: NodeGroup, port: MessagePort, retiring = false): void {
+    this.watchCapacity(this.groups.attach(group, port, retiring));
     this.poke();
   }
 
-  /** A group's cooldowns, for the next owner (cluster mode). */
-  cooldowns(name: string): KeptCooldowns | null {
-    const g = this.groups.get(name);
-    return g ? { lastScaled: [...g.lastScaled], requested: [...g.requested] } : null;
+  /**
+   * Keeps one call open to the group's actor that settles when lookups found no room: the plan
+   * then starts at once, not a tick later. Only the wake crosses the thread; what was asked for
+   * stays with the group's planner. Ends when the actor goes (its successor gets a new one).
+   */
+  private watchCapacity(g: Attached): void {
+    void (async () => {
+      while (this.running && !g.gone && this.groups.get(g.group.name) === g) {
+        await g.api.capacityWanted();
+        this.poke();
+      }
+    })().catch(() => {});
   }
 
   detachGroup(name: string): void {
@@ -79,14 +86,6 @@ class Supervisor {
     const g = this.groups.get(name);
     if (!g) return;
     g.retiring = true;
-    this.poke();
-  }
-
-  /** A lookup found no room: plan a scale-out at the next tick, which starts now. */
-  requestCapacity(group: string, role: Role, region: string, reason: string): void {
-    const g = this.groups.get(group);
-    if (!g) return;
-    g.requests.push({ role, region, reason });
     this.poke();
   }
 
@@ -186,32 +185,14 @@ class Supervisor {
         return Infinity;
       }
     }
-    await g.api.tick(now);
-    const requests = g.requests.splice(0);
-    const evaluate = now - g.lastEvaluated >= g.group.timing.evaluationInterval;
-    const planned = await g.api.plan({ now, busy: this.operations.busy, requests, lastScaled: g.lastScaled, requested: g.requested, evaluate, retiring: g.retiring }).catch((err: unknown) => {
-      // The actor is restarting: the capacity asked for waits for the next plan, not for a lookup to ask again.
-      g.requests.unshift(...requests);
-      throw err;
-    });
-    if (evaluate) g.lastEvaluated = now;
-    const { actions, nodes, destroying, deadline } = planned;
+    const { actions, nodes, destroying, deadline } = await g.api.plan({ now, busy: this.operations.busy, retiring: g.retiring });
     if (g.retiring && nodes === 0) {
       this.groups.detach(g.group.name);
       this.emit([{ type: 'nodegroup.changed', group: g.group.name, change: 'drained' }]);
       return Infinity;
     }
-    const blockedNow = new Set<string>();
-    for (const action of actions) {
-      if (action.type === 'blocked') {
-        const key = `${ruleKey(action)}|${action.cause}`;
-        blockedNow.add(key);
-        if (!g.blocked.has(key)) this.emit([{ type: 'scaling.blocked', group: g.group.name, role: action.role, region: action.region, cause: action.cause, reason: action.reason }]);
-        continue;
-      }
-      await this.act(g, platform, action, destroying, now);
-    }
-    g.blocked = blockedNow;
+    // Blocked rules are the planner's to tell (src/model/planner.ts): nothing to carry out.
+    for (const action of actions) if (action.type !== 'blocked') await this.act(g, platform, action, destroying, now);
     return deadline;
   }
 
@@ -246,23 +227,15 @@ class Supervisor {
         await g.api.nodeEvent(action.nodeId, action.event, now);
         return;
       case 'create': {
-        const { role, region, count, trigger, reason, values } = action;
-        this.emit([{ type: 'scaling.action', group: g.group.name, role, region, action: 'create', count, trigger, reason, ...(values ? { values } : {}) }]);
-        if (trigger === 'scaleOut' || trigger === 'request') g.lastScaled.set(ruleKey(action), now);
-        if (trigger === 'request') {
-          // Kept long enough for any sensible cooldown: a day of them, at most 64 per rule.
-          const kept = (g.requested.get(ruleKey(action)) ?? []).filter((r) => now - r.at < 86_400_000).slice(-63);
-          g.requested.set(ruleKey(action), [...kept, { at: now, count }]);
-        }
-        for (let i = 0; i < count; i++) await this.operations.create(g, platform, role, region, now);
+        // Reported before the creations start: their cooldown runs from the decision, and the
+        // scaling.action event comes before the events of the nodes it makes.
+        await g.api.actuated(action, now);
+        for (let i = 0; i < action.count; i++) await this.operations.create(g, platform, action.role, action.region, now);
         return;
       }
       case 'drain': {
-        const { role, region, trigger, reason, values, nodeId } = action;
-        const result = await g.api.nodeEvent(nodeId, { type: 'drain' }, now);
-        if (!result.ok) return;
-        this.emit([{ type: 'scaling.action', group: g.group.name, role, region, action: 'drain', count: 1, trigger, reason, nodeId, ...(values ? { values } : {}) }]);
-        if (trigger === 'scaleIn') g.lastScaled.set(ruleKey(action), now);
+        const result = await g.api.nodeEvent(action.nodeId, { type: 'drain' }, now);
+        if (result.ok) await g.api.actuated(action, now);
         return;
       }
       case 'destroy': {

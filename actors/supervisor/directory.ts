@@ -1,10 +1,10 @@
 // The node groups the supervisor watches: each group's actor (a guarded remote over a port of
-// their own), and what the supervisor keeps of the group between ticks (cooldowns, capacity asked
-// for, its reconciliation). A group whose actor crashed is kept, marked gone, until the host
+// their own), and what the actuator keeps of the group between ticks (its reconciliation with the
+// platform, whether it is being deleted). What the planner remembers is the group's, kept by its
+// actor (src/model/planner.ts). A group whose actor crashed is kept, marked gone, until the host
 // attaches its successor; operations under way wait for it (current()).
 import type { MessagePort } from 'node:worker_threads';
 import type { NodeGroup } from '../../src/config/types.js';
-import type { CapacityRequest, Requested } from '../../src/policy/scaling/plan.js';
 import { guardedRemote, InFlight, nodeEndpoint } from '../comlink.js';
 import type { GroupApi } from '../group/actor.js';
 
@@ -12,16 +12,7 @@ export interface Attached {
   group: NodeGroup;
   api: ReturnType<typeof guardedRemote<GroupApi>>;
   port: MessagePort;
-  requests: CapacityRequest[];
-  /** The rules blocked at the last plan, with their cause: a scaling.blocked event when one starts. */
-  blocked: Set<string>;
   reconciled: boolean;
-  /** When each rule last scaled out or in (its cooldown runs from there). */
-  lastScaled: Map<string, number>;
-  /** The scale-outs failed lookups had per rule, newest last: their budget is per cooldown. */
-  requested: Map<string, Requested[]>;
-  /** When the rules' conditions were last evaluated. */
-  lastEvaluated: number;
   /** Being deleted: retire every node, then report the group drained. */
   retiring: boolean;
   /** When to try reconciling with the platform again after a failure. */
@@ -30,19 +21,13 @@ export interface Attached {
   gone: boolean;
 }
 
-/** A group's cooldowns as another instance left them (cluster mode: docs/cluster.md), as plain entries. */
-export interface KeptCooldowns {
-  lastScaled: Array<[string, number]>;
-  requested: Array<[string, Requested[]]>;
-}
-
 export class Directory {
   private readonly groups = new Map<string, Attached>();
   /** Woken whenever a group actor is attached or detached. */
   private readonly waiters = new Set<() => void>();
 
   /** A group's (new) actor; what the supervisor kept of the group survives the change of actor. */
-  attach(group: NodeGroup, port: MessagePort, retiring: boolean, kept?: KeptCooldowns): Attached {
+  attach(group: NodeGroup, port: MessagePort, retiring: boolean): Attached {
     const previous = this.groups.get(group.name);
     previous?.port.close();
     const inFlight = new InFlight();
@@ -50,13 +35,7 @@ export class Directory {
       group,
       api: guardedRemote<GroupApi>(nodeEndpoint(port), inFlight),
       port,
-      requests: [],
-      blocked: new Set(),
       reconciled: previous?.reconciled ?? false,
-      // Cluster mode: a group taken over keeps its predecessor's cooldowns (no double scaling).
-      lastScaled: previous?.lastScaled ?? new Map(kept?.lastScaled ?? []),
-      requested: previous?.requested ?? new Map(kept?.requested ?? []),
-      lastEvaluated: previous?.lastEvaluated ?? 0,
       retiring: retiring || (previous?.retiring ?? false),
       reconcileAfter: 0,
       gone: false,

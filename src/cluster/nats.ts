@@ -17,7 +17,7 @@ export const BUCKETS = {
   leases: 'sy_leases',
   /** One key per live instance: its id and URLs, put every second (max_age = 3 s). */
   instances: 'sy_instances',
-  /** Shared state by compare-and-set: the signing key, users, node groups, node token generations, cooldowns. */
+  /** Shared state by compare-and-set: the signing key, users, node groups, node token generations. */
   meta: 'sy_meta',
   /** Each Terraform node group's state (gzipped) and its lock, by compare-and-set (terraform-state.ts). */
   tfstate: 'sy_tfstate',

@@ -10,8 +10,6 @@ import type { ActorHost, ClusterSeam } from '../../actors/host.js';
 import type { NodeTokens } from '../auth/node-tokens.js';
 import type { SharedUsers, UserRecord, Users } from '../auth/users.js';
 import type { ClusterConfig } from '../config/types.js';
-import type { EventRecord } from '../domain/events.js';
-import type { KeptCooldowns } from '../../actors/supervisor/directory.js';
 import type { ClusterView } from '../http/services.js';
 import type { GroupSharing } from '../nodegroups/registry.js';
 import type { Store, StoredGroup } from '../store/store.js';
@@ -179,9 +177,9 @@ export class ClusterRuntime {
         if (!handle) throw new Error(`node group '${group}' is not known here`);
         // A warm copy stops growing before the actor reads it: one writer per group on this store.
         await standbys.release(group);
-        // The previous owner's cooldowns: a takeover must not scale what was just scaled.
-        const kept = await this.shared.get<KeptCooldowns>(keyOf('sup', group)).catch(() => undefined);
-        await handle.activate(epoch, kept);
+        // What the planner remembers (cooldowns) is the group's, in its log and snapshots: a
+        // takeover does not scale again what was just scaled.
+        await handle.activate(epoch);
         this.forwarder.serve(
           group,
           () => this.ownership!.serving(group) && handle.running,
@@ -194,7 +192,6 @@ export class ClusterRuntime {
       },
       release: async (group, reason) => {
         this.forwarder.unserve(group);
-        await this.keepCooldowns(group);
         await host.group(group)?.deactivate();
         host.options.onEvents([{ type: 'cluster.released', group, owner: this.instance, reason }]);
       },
@@ -221,20 +218,6 @@ export class ClusterRuntime {
       if (owner !== this.instance && !handle.threadHere && standbyOf(group, live, owner) === this.instance) want.add(group);
     }
     await this.standbys.set(want).catch((err: Error) => this.log.warn({ err }, 'standby: could not change the groups followed'));
-  }
-
-  /** An event of this instance's: a scaling decision's cooldown is shared at once (the next owner keeps it). */
-  noticed(e: EventRecord): void {
-    if (e.type === 'scaling.action' && this.ownership?.serving(e.group)) void this.keepCooldowns(e.group);
-  }
-
-  private async keepCooldowns(group: string): Promise<void> {
-    try {
-      const kept = await this.host?.supervisor?.cooldowns(group);
-      if (kept) await this.shared.overwrite(keyOf('sup', group), kept);
-    } catch (err) {
-      this.log.warn({ err, group }, 'could not share the cooldowns of a node group');
-    }
   }
 
   /** Its metrics, on the service's registry. */

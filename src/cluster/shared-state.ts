@@ -13,7 +13,7 @@ import { isConflict, retrying } from './nats.js';
 const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
 /** A key for a name of any characters (user names may hold '@', which keys may not): base64url. */
-export const keyOf = (prefix: 'user' | 'nodegen' | 'group' | 'sup', name: string) => `${prefix}.${Buffer.from(name).toString('base64url')}`;
+export const keyOf = (prefix: 'user' | 'nodegen' | 'group', name: string) => `${prefix}.${Buffer.from(name).toString('base64url')}`;
 const nameOf = (key: string) => Buffer.from(key.slice(key.indexOf('.') + 1), 'base64url').toString();
 
 export interface Watchers {

@@ -66,3 +66,16 @@ export interface Provision {
   createdAt: number;
   updatedAt: number;
 }
+
+/**
+ * The scaling planner's memory of a node group, as stored with its records (one per group;
+ * src/policy/scaling/memory.ts reads and writes it): when each rule (`region|role`) last scaled,
+ * the scale-outs failed lookups had per rule, the last evaluation of the rules' conditions, the
+ * rules blocked at the last plan (`region|role|cause`).
+ */
+export interface PlannerRecord {
+  lastScaled: Array<[string, number]>;
+  requested: Array<[string, Array<{ at: number; count: number }>]>;
+  lastEvaluated: number;
+  blocked: string[];
+}

@@ -3,12 +3,13 @@
 // transaction and publish the events once the writes are durable. GroupModel owns the one log and
 // hands it to the modules that write; nothing reads it back.
 import type { EventBody } from '../domain/events.js';
-import type { BindingRecord, NodeRecord, Provision } from '../domain/records.js';
+import type { BindingRecord, NodeRecord, PlannerRecord, Provision } from '../domain/records.js';
 
 export type Write =
   | { kind: 'node'; key: string; value: NodeRecord | null }
   | { kind: 'binding'; key: string; value: BindingRecord | null }
-  | { kind: 'provision'; key: string; value: Provision | null };
+  | { kind: 'provision'; key: string; value: Provision | null }
+  | { kind: 'planner'; key: string; value: PlannerRecord | null };
 
 export interface Effects {
   writes: Write[];
@@ -19,7 +20,7 @@ export class EffectLog {
   private pending: Effects = { writes: [], events: [] };
 
   /** A record to store (or, null, to delete) under `key` in the group's table of its kind. */
-  write(kind: Write['kind'], key: string, value: NodeRecord | BindingRecord | Provision | null): void {
+  write(kind: Write['kind'], key: string, value: NodeRecord | BindingRecord | Provision | PlannerRecord | null): void {
     // Records are mutated in place; a structured copy pins what this write means.
     this.pending.writes.push({ kind, key, value: value === null ? null : structuredClone(value) } as Write);
   }

@@ -9,6 +9,7 @@
 //   provisions.ts  provisions and rendition names
 //   serving.ts     the edges that carry each stream
 //   lookups.ts     publish, transcode, subscribe (the hot path)
+//   planner.ts     the scaling planner's memory and the capacity lookups asked for
 //   heartbeats.ts  a node's report applied, and its reply
 //   lifecycle.ts   nodes joining, changing state, leaving
 //   views.ts       facts, node and stream views, counts
@@ -20,8 +21,10 @@
 import type { StreamStats } from './stream-stats.js';
 import type { NodeGroup } from '../config/types.js';
 import type { Failure } from '../domain/failure.js';
-import type { BindingRecord, NodeAddress, NodeRecord, PlatformData, Provision, Rendition } from '../domain/records.js';
+import type { BindingRecord, NodeAddress, NodeRecord, PlannerRecord, PlatformData, Provision, Rendition } from '../domain/records.js';
 import type { NodeFacts } from '../policy/scaling/facts.js';
+import type { Actuated } from '../policy/scaling/memory.js';
+import type { GroupPlan } from '../policy/scaling/plan.js';
 import type { NodeEvent } from '../policy/states.js';
 import { Bindings } from './bindings.js';
 import { EffectLog, type Effects } from './effects.js';
@@ -29,6 +32,7 @@ import { Heartbeats, type HeartbeatInput, type HeartbeatReply } from './heartbea
 import { NodeLifecycle, type NodeEventResult, type NodeSpec } from './lifecycle.js';
 import { Lookups, type LookupOutcome } from './lookups.js';
 import { Nodes } from './nodes.js';
+import { Planner, type PlanRequest } from './planner.js';
 import { Provisions } from './provisions.js';
 import { ServingEdges } from './serving.js';
 import { Settings } from './settings.js';
@@ -47,6 +51,7 @@ export class GroupModel {
   private readonly heartbeats: Heartbeats;
   private readonly lifecycle: NodeLifecycle;
   private readonly views: Views;
+  private readonly planner: Planner;
 
   constructor(config: NodeGroup, random: () => number = Math.random) {
     const settings = (this.settings = new Settings(config));
@@ -56,7 +61,8 @@ export class GroupModel {
     const tree = (this.tree = new ParentTree(settings, nodes, effects));
     const bindings = (this.bindings = new Bindings(settings, nodes, effects));
     const provisions = (this.provisions = new Provisions(settings, bindings, effects));
-    this.lookups = new Lookups(settings, nodes, tree, bindings, provisions, serving, effects);
+    const planner = (this.planner = new Planner(settings, effects));
+    this.lookups = new Lookups(settings, nodes, tree, bindings, provisions, serving, effects, planner);
     const lifecycle = (this.lifecycle = new NodeLifecycle(settings, nodes, tree, bindings, serving, effects));
     this.heartbeats = new Heartbeats(settings, nodes, tree, bindings, provisions, serving, lifecycle, effects);
     this.views = new Views(settings, nodes, bindings, provisions, serving);
@@ -78,7 +84,8 @@ export class GroupModel {
   // ---- loading and configuration ------------------------------------------------------------
 
   /** The stored state, at start: nothing of it is written again, nor told. */
-  restore(nodes: Iterable<NodeRecord>, bindings: Iterable<BindingRecord>, provisions: Iterable<Provision>, now: number): void {
+  restore(nodes: Iterable<NodeRecord>, bindings: Iterable<BindingRecord>, provisions: Iterable<Provision>, now: number, planner?: PlannerRecord): void {
+    this.planner.restore(planner);
     for (const record of nodes) this.nodes.insert(record, now);
     for (const p of provisions) this.provisions.index(p);
     for (const b of bindings) this.bindings.adopt(b, now);
@@ -178,6 +185,23 @@ export class GroupModel {
     this.tree.rebalance(now);
     // Expression limits follow the nodes' metrics: evaluate them afresh once per tick.
     if (this.nodes.forgetExpressionLimits()) for (const n of this.nodes.all()) if (n.heap !== null) this.tree.refresh(n);
+  }
+
+  // ---- scaling (planner.ts) -------------------------------------------------------------------
+
+  /** The scaling plan for the group now (src/policy/scaling), with what the planner remembers. */
+  plan(request: PlanRequest): GroupPlan {
+    return this.planner.plan(request, this.views.facts());
+  }
+
+  /** The supervisor carried out a scaling action: its event, and its cooldown remembered. */
+  actuated(action: Actuated, now: number): void {
+    this.planner.actuated(action, now);
+  }
+
+  /** Whether lookups asked for capacity that no plan has seen yet. */
+  get capacityAsked(): boolean {
+    return this.planner.asked;
   }
 
   // ---- views (views.ts) ---------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // provisioned stream, where a viewer watches. The hot path of the product: each lookup reads a
 // binding and a few nodes, picks from a load pool when it must, and counts the assignment at
 // once; it allocates its answer and little else. Owns only when each (role, region) last asked
-// for capacity; binds through bindings.ts, picks through nodes.ts, borrows edges through tree.ts.
+// for capacity (the ask itself waits in planner.ts for the next plan); binds through bindings.ts, picks through nodes.ts, borrows edges through tree.ts.
 import type { Failure } from '../domain/failure.js';
 import type { Role } from '../domain/vocabulary.js';
 import { regionsFrom } from '../policy/selection/regions.js';
@@ -11,6 +11,7 @@ import { SERVING } from '../policy/states.js';
 import { assignmentOf, type Assignment } from './addresses.js';
 import { toS, type Bindings } from './bindings.js';
 import type { EffectLog } from './effects.js';
+import type { Planner } from './planner.js';
 import type { LiveNode, Nodes } from './nodes.js';
 import type { Provisions } from './provisions.js';
 import type { ServingEdges } from './serving.js';
@@ -25,7 +26,7 @@ export class Lookups {
   /**
    * When each (role, region) last asked for capacity, in seconds: a storm of lookups that find no
    * room asks once a second, not once per lookup (each ask is an event: a log write, a line, an
-   * SSE message, a call to the supervisor), so that a 503 costs no more than a 200.
+   * SSE message, a wake of the supervisor), so that a 503 costs no more than a 200.
    */
   private readonly asked = new Map<string, number>();
 
@@ -37,6 +38,7 @@ export class Lookups {
     private readonly provisions: Provisions,
     private readonly serving: ServingEdges,
     private readonly effects: EffectLog,
+    private readonly planner: Planner,
   ) {}
 
   publish(stream: string, regions: readonly string[], now: number, by: string | null = null): LookupOutcome {
@@ -140,7 +142,9 @@ export class Lookups {
     const second = toS(now);
     if (this.asked.get(key) !== second) {
       this.asked.set(key, second);
-      this.effects.emit({ type: 'scaling.request', group: name, role, region, reason: `no ${role} with room for ${what}` });
+      const reason = `no ${role} with room for ${what}`;
+      this.effects.emit({ type: 'scaling.request', group: name, role, region, reason });
+      this.planner.ask({ role, region, reason });
     }
     return {
       ok: false,

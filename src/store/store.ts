@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
-import type { BindingRecord, NodeRecord, Provision } from '../domain/records.js';
+import type { BindingRecord, NodeRecord, PlannerRecord, Provision } from '../domain/records.js';
 import type { EventRecord } from '../domain/events.js';
 import { DiskGuard, MIN_FREE_FLOOR } from './disk-guard.js';
 import { StoreUnavailable, stored } from './failures.js';
@@ -50,6 +50,8 @@ export interface Store {
   nodes: Database<NodeRecord, GroupKey>;
   bindings: Database<BindingRecord, GroupKey>;
   provisions: Database<Provision, GroupKey>;
+  /** The scaling planner's memory of each group (src/policy/scaling/memory.ts): one record per group. */
+  planner: Database<PlannerRecord, GroupKey>;
   events: Database<EventRecord, number>;
   /** Per group, the number of commits its actors made (the entry's version): see Fence. */
   heads: Database<number, string>;
@@ -105,6 +107,7 @@ export function openStore(dataDir: string, durability: 'commit' | 'flush' = 'com
     nodes: root.openDB({ name: 'nodes', sharedStructuresKey: STRUCTURES }),
     bindings: root.openDB({ name: 'bindings', sharedStructuresKey: STRUCTURES }),
     provisions: root.openDB({ name: 'provisions', sharedStructuresKey: STRUCTURES }),
+    planner: root.openDB({ name: 'planner' }),
     events: root.openDB({ name: 'events' }),
     heads,
     guard,
@@ -154,7 +157,7 @@ export function* groupKeys<V>(db: Database<V, GroupKey>, group: string): Generat
  * local copy removes all go through this one map: a kind added here rides in each of them with
  * nothing else to change.
  */
-export const GROUP_TABLES = { node: 'nodes', binding: 'bindings', provision: 'provisions' } as const satisfies Record<string, keyof Store>;
+export const GROUP_TABLES = { node: 'nodes', binding: 'bindings', provision: 'provisions', planner: 'planner' } as const satisfies Record<string, keyof Store>;
 export type GroupRecordKind = keyof typeof GROUP_TABLES;
 export const GROUP_RECORD_KINDS = Object.keys(GROUP_TABLES) as GroupRecordKind[];
 

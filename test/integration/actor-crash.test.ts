@@ -61,7 +61,7 @@ test('a group removed right after the supervisor died still has its thread ended
   const svc = await startTestService({ groups: [staticGroup({ name: 'g' })] });
   t.teardown(() => svc.close());
   const host = svc.service.actors;
-  const thread = (host.group('g') as unknown as { worker: Worker }).worker;
+  const thread = (host.group('g') as unknown as { thread: { worker: Worker } }).thread.worker;
   t.true(thread.threadId > 0, 'the actor thread runs');
   await host.crashSupervisor();
   await host.removeGroup('g');
