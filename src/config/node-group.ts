@@ -20,7 +20,7 @@ import {
 import { compileExpression, ExpressionError, type Kind } from '../policy/expressions/compile.js';
 import { ruleKey } from '../domain/scaling.js';
 import { outboundUrlProblem } from '../policy/outbound-url.js';
-import { NetnsPlanError, netnsPlan } from '../os/netns-plan.js';
+import { NetnsPlanError, netnsPlan } from '../policy/network/netns-plan.js';
 import { KEPT_SECRET } from './secrets.js';
 import { scheduleProblem } from '../policy/scaling/schedules.js';
 import { MODULE_NAME, terraformProblems, type TerraformModules } from '../policy/terraform/requests.js';

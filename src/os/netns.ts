@@ -1,5 +1,5 @@
 // Makes and removes a local Janus node's network namespace, veth pair and the shared bridge
-// (the plan and why: netns-plan.ts), with iproute2's `ip`, run without a shell. Root only. Every
+// (the plan and why: src/policy/network/netns-plan.ts), with iproute2's `ip`, run without a shell. Root only. Every
 // step tolerates what an earlier, killed run left: `up` first removes the node's leftovers, `down`
 // removes whatever is there. The bridge is made by the first node of a subnet and removed by the
 // last one down, under a lock file shared by every process on the machine (agents of several
@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { alive } from './process-group.js';
-import { isIPv4 } from './ipv4.js';
+import { isIPv4 } from '../policy/network/ipv4.js';
 import { findProgram } from './programs.js';
-import { NETNS_PREFIX, type NetnsPlan } from './netns-plan.js';
+import { NETNS_PREFIX, type NetnsPlan } from '../policy/network/netns-plan.js';
 
 export class NetnsError extends Error {
   constructor(message: string) {

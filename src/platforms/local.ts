@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { NodeGroup } from '../config/types.js';
 import type { PlatformData } from '../domain/records.js';
 import { projectPath } from '../paths.js';
-import { intToIp, ipToInt } from '../os/ipv4.js';
+import { intToIp, ipToInt } from '../policy/network/ipv4.js';
 import { removeRecordedNetns } from '../os/netns.js';
 import { alive, argvOf, signalGroup, stopPidFileGroupsIn } from '../os/process-group.js';
 import { capabilitiesOf } from '../domain/capabilities.js';

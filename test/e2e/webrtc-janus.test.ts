@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { projectPath } from '../../src/paths.js';
 import { removeRecordedNetns } from '../../src/os/netns.js';
-import { netnsPlan } from '../../src/os/netns-plan.js';
+import { netnsPlan } from '../../src/policy/network/netns-plan.js';
 import { eventually, inService, waitForEvents } from '../helpers/events.js';
 import { body, request } from '../helpers/http.js';
 import { CLIENT_ADDRESS, janusTools, leftovers, within } from '../helpers/janus.js';

@@ -2,7 +2,7 @@
 // node's Janus runtime (namespace, Janus) in the directory given and says `ready`; it is then
 // killed outright by the test, leaving Janus and the namespace behind as a killed agent would.
 import { JanusRuntime } from '../../src/agent/webrtc/janus/runtime.js';
-import { netnsPlan } from '../../src/os/netns-plan.js';
+import { netnsPlan } from '../../src/policy/network/netns-plan.js';
 import { findProgram } from '../../src/os/programs.js';
 import { JANUS_SUBNET } from './janus.js';
 

@@ -15,7 +15,7 @@ import { JanusEngine } from '../../src/agent/webrtc/janus/engine.js';
 import { RelayClient } from '../../src/agent/webrtc/janus/relay.js';
 import { JanusRuntime } from '../../src/agent/webrtc/janus/runtime.js';
 import type { Role } from '../../src/domain/vocabulary.js';
-import { netnsPlan, parseSubnet, type NetnsPlan } from '../../src/os/netns-plan.js';
+import { netnsPlan, parseSubnet, type NetnsPlan } from '../../src/policy/network/netns-plan.js';
 import { findProgram } from '../../src/os/programs.js';
 
 export const JANUS_SUBNET = '10.213.0.0/16';

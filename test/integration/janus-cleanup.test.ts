@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { janusPaths } from '../../src/agent/webrtc/janus/config.js';
 import { JanusRuntime } from '../../src/agent/webrtc/janus/runtime.js';
-import { type NetnsPlan, netnsPlan } from '../../src/os/netns-plan.js';
+import { type NetnsPlan, netnsPlan } from '../../src/policy/network/netns-plan.js';
 import { NETNS_RECORD, netnsDown, netnsUp } from '../../src/os/netns.js';
 import { alive } from '../../src/os/process-group.js';
 import { projectPath } from '../../src/paths.js';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { AdmissionGate } from '../../src/agent/admission/gate.js';
 import { serveRelay } from '../../src/agent/webrtc/janus/relay.js';
-import { parseSubnet } from '../../src/os/netns-plan.js';
+import { parseSubnet } from '../../src/policy/network/netns-plan.js';
 import { CLIENT_ADDRESS, JANUS_SUBNET, janusNode, janusTools, leftovers, type TestNode, within } from '../helpers/janus.js';
 import { VideoSource, WhepViewer, WhipPublisher } from '../helpers/webrtc.js';
 import { eventually } from '../helpers/events.js';
@@ -201,7 +201,7 @@ test.serial('nothing of the nodes is left on the machine once they stopped', asy
     ['jt-b', '127.5.0.7'],
     ['jt-e', '127.5.0.8'],
   ].map(([n, loopback]) => ({ nodeId: `${n}-${run}`, loopback: loopback! }));
-  const { netnsPlan } = await import('../../src/os/netns-plan.js');
+  const { netnsPlan } = await import('../../src/policy/network/netns-plan.js');
   const all = plans.map((p) => netnsPlan(p.nodeId, p.loopback, JANUS_SUBNET));
   t.deepEqual(await eventually(async () => (leftovers(all).length === 0 ? [] : false), 5000, 'no leftovers').catch(() => leftovers(all)), []);
 });

@@ -1,5 +1,5 @@
 // A Janus node's config folder (src/agent/webrtc/janus/config.ts), the namespace plan of a local
-// Janus node (src/os/netns-plan.ts), and the checks of the relay routes (relay.ts, forwards.ts).
+// Janus node (src/policy/network/netns-plan.ts), and the checks of the relay routes (relay.ts, forwards.ts).
 import test from 'ava';
 import fc from 'fast-check';
 import { type ConfigError, loadConfig, parseConfig } from '../../src/config/load.js';
@@ -8,8 +8,8 @@ import { staticGroup } from '../helpers/fixtures.js';
 import { JanusConfigError, janusPaths, renderJanusConfig, type JanusNode } from '../../src/agent/webrtc/janus/config.js';
 import { Forwards, forwardStreams } from '../../src/agent/webrtc/janus/forwards.js';
 import { parseRelayTarget, relayHostAllowed } from '../../src/agent/webrtc/janus/relay.js';
-import { intToIp, ipToInt } from '../../src/os/ipv4.js';
-import { bridgeName, NETNS_PREFIX, NetnsPlanError, netnsPlan, parseSubnet } from '../../src/os/netns-plan.js';
+import { intToIp, ipToInt } from '../../src/policy/network/ipv4.js';
+import { bridgeName, NETNS_PREFIX, NetnsPlanError, netnsPlan, parseSubnet } from '../../src/policy/network/netns-plan.js';
 
 const octet = fc.integer({ min: 0, max: 255 });
 const ip = (first: fc.Arbitrary<number>) => fc.tuple(first, octet, octet, fc.integer({ min: 1, max: 254 })).map((p) => p.join('.'));

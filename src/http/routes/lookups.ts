@@ -3,7 +3,7 @@
 // is the group actor's.
 import { isIP } from 'node:net';
 import Type from 'typebox';
-import type { LookupKind } from '../../../actors/group/actor.js';
+import type { LookupKind } from '../../model/lookups.js';
 import type { GroupHandle } from '../../../actors/group-handle.js';
 import type { Assignment } from '../../model/addresses.js';
 import { clientUrl } from '../../admission/client-url.js';

@@ -4,7 +4,7 @@
 // /etc/janus then, loads only the VideoRoom and Streaming plugins and the WebSocket and HTTP
 // transports (the admin API, which says when Janus is ready), and logs to a file of its own.
 import { join } from 'node:path';
-import { isIPv4 } from '../../../os/ipv4.js';
+import { isIPv4 } from '../../../policy/network/ipv4.js';
 
 export interface JanusNode {
   nodeId: string;

@@ -6,7 +6,7 @@
 //   SWITCHYARD_JANUS_STUN           a STUN server host:port, for a node that must learn its public address
 //   SWITCHYARD_NODE_PUBLIC_ADDRESS  Janus's nat_1_1_mapping (a host behind a 1:1 NAT)
 import type { Role } from '../../../domain/vocabulary.js';
-import { netnsPlan, parseSubnet } from '../../../os/netns-plan.js';
+import { netnsPlan, parseSubnet } from '../../../policy/network/netns-plan.js';
 import { findProgram } from '../../../os/programs.js';
 import type { AdmissionGate } from '../../admission/gate.js';
 import { DEFAULT_JANUS_LIB_DIR } from './config.js';

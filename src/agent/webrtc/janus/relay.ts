@@ -11,7 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AdmissionGate } from '../../admission/gate.js';
 import { STREAM_NAME_RE } from '../../../domain/vocabulary.js';
-import { ipToInt, isIPv4 } from '../../../os/ipv4.js';
+import { ipToInt, isIPv4 } from '../../../policy/network/ipv4.js';
 import { EngineRefusal, type ParentLink } from '../engine.js';
 import type { MountpointPorts } from './gateway.js';
 

@@ -6,7 +6,7 @@
 // restart: the engine hears of it (onRestart) and forgets its sessions.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
-import type { NetnsPlan } from '../../../os/netns-plan.js';
+import type { NetnsPlan } from '../../../policy/network/netns-plan.js';
 import { forgetPlan, inNamespace, netnsDown, netnsUp, recordPlan } from '../../../os/netns.js';
 import { describeExit } from '../../media/nginx-process.js';
 import { DEFAULT_JANUS_LIB_DIR, janusPaths, type JanusNode, type JanusSecrets } from './config.js';
