@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { ActorHost } from '../actors/host.js';
-import type { GroupCounts } from '../actors/group/actor.js';
+import type { GroupCounts } from './model/views.js';
 import { ConfigError, terraformConfigProblems } from './config/load.js';
 import type { Config } from './config/types.js';
 import { PasswordHasher } from './auth/passwords.js';

@@ -6,15 +6,23 @@
 import { decoded, durationMs, NodeGroupConfig, type NodeGroupConfigInput } from './node-group-schema.js';
 import type { NodeGroup } from './types.js';
 import { compile, type FieldError } from '../schemas/validate.js';
-import { LOAD_METRIC, type Role } from '../domain/vocabulary.js';
+import { BACKEND_SERVES, CLIENT_PROTOCOLS, type ClientProtocol, LOAD_METRIC, type Role } from '../domain/vocabulary.js';
 import { compileExpression, ExpressionError, type Kind } from '../policy/expressions/compile.js';
 import { ruleKey } from '../domain/scaling.js';
 import { outboundUrlProblem } from '../policy/outbound-url.js';
+import { NetnsPlanError, netnsPlan } from '../policy/network/netns-plan.js';
 import { KEPT_SECRET } from './secrets.js';
 import { scheduleProblem } from '../policy/scaling/schedules.js';
 import { MODULE_NAME, terraformProblems, type TerraformModules } from '../policy/terraform/requests.js';
 
 const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
+
+/** The roles a client protocol is for: publishers reach origins (and RTMP transcoders), viewers edges, relays and origins. */
+const SERVABLE: Record<ClientProtocol, readonly Role[]> = {
+  rtmp: ['origin', 'edge', 'relay', 'transcoder'],
+  whip: ['origin', 'transcoder'],
+  whep: ['origin', 'edge', 'relay'],
+};
 
 /** Settings a node group once had and no longer may (README.md, "The Terraform platform"). */
 const MOVED: ReadonlyArray<[string, string]> = [
@@ -36,6 +44,11 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
   groupChecker.withDefaults(input);
   if (!groupChecker.check(input)) return { errors: groupChecker.explain(input) };
   if (options.stored) for (const [field] of MOVED) delete (input.platform.terraform as Record<string, unknown>)[field];
+  // A role's unset serves: what its local backend serves (docs/webrtc.md, "What a group serves"), checked with the rest.
+  const served = servedByBackend(input);
+  for (const [role, roleOptions] of Object.entries(input.roles) as Array<[Role, (typeof input.roles)[Role]]>) {
+    if (roleOptions && roleOptions.serves === undefined && served?.[role]) roleOptions.serves = [...served[role]];
+  }
   const errors = groupProblems(input, modules, options.metrics);
   if (errors.length > 0) return { errors };
   const group = decoded(NodeGroupConfig, input);
@@ -46,6 +59,11 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
       rules: group.rules.map((r) => ({ ...r, rank: r.rank ?? LOAD_METRIC[r.role], cooldown: r.cooldown ?? group.timing.cooldown, requestBudget: r.requestBudget ?? r.increment })),
     },
   };
+}
+
+/** What the group's local backend serves per role, where it is known. */
+function servedByBackend(input: NodeGroupConfigInput): Record<Role, readonly ClientProtocol[]> | undefined {
+  return input.platform.type === 'local' ? BACKEND_SERVES[input.platform.local.backend] : undefined;
 }
 
 const TERRAFORM_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
@@ -144,6 +162,44 @@ function groupProblems(input: NodeGroupConfigInput, modules: TerraformModules | 
       for (const kind of ['publish', 'subscribe'] as const) {
         const protocol = options?.[kind]?.protocol;
         if (protocol !== undefined && protocol !== 'rtmp') err(`/roles/${role}/${kind}/protocol`, 'nginx-rtmp nodes take rtmp only');
+      }
+    }
+  }
+
+  if (input.platform.type === 'local' && local.backend === 'janus') {
+    // The first node's namespace plan: a subnet Janus nodes can use, and loopback addresses that map into it.
+    try {
+      netnsPlan('check', local.firstAddress, local.janus.subnet);
+    } catch (e) {
+      err(e instanceof NetnsPlanError && e.message.startsWith('subnet') ? '/platform/local/janus/subnet' : '/platform/local/firstAddress', (e as Error).message);
+    }
+  }
+
+  // What each role serves (docs/webrtc.md, "What a group serves"): what the local backend serves
+  // unless the group says less; a declaration the backend cannot keep, or a listener that says
+  // otherwise, is refused, so that lookups and the WebRTC proxy never send a client to a node
+  // that cannot take it.
+  const backendServes = servedByBackend(input);
+  for (const [role, options] of configured) {
+    if (!options) continue;
+    const can = backendServes?.[role];
+    if (options.serves !== undefined && can) {
+      const what = can.length > 0 ? can.join(' and ') : 'nothing a client takes';
+      for (const [i, p] of options.serves.entries()) if (!can.includes(p)) err(`/roles/${role}/serves/${i}`, `${local.backend} ${role}s serve ${what}, not ${p}`);
+    }
+    options.serves?.forEach((p, i) => {
+      if (!SERVABLE[p].includes(role)) err(`/roles/${role}/serves/${i}`, `${p} is for ${SERVABLE[p].join(' and ')} roles`);
+    });
+    // A role whose nodes would serve nothing never comes into service: no rule may ask for one.
+    if (can && can.length === 0) {
+      input.rules.forEach((r, i) => {
+        if (r.role === role && r.max > 0) err(`/rules/${i}/max`, `${local.backend} ${role}s serve nothing a client takes (docs/webrtc.md): must be 0`);
+      });
+    }
+    for (const kind of ['publish', 'subscribe'] as const) {
+      const protocol = options[kind]?.protocol;
+      if (options.serves && protocol !== undefined && (CLIENT_PROTOCOLS as readonly string[]).includes(protocol) && !options.serves.includes(protocol as ClientProtocol)) {
+        err(`/roles/${role}/${kind}/protocol`, `${protocol} is not among what the role serves (${options.serves.join(', ') || 'nothing'})`);
       }
     }
   }

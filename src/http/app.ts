@@ -10,6 +10,7 @@ import { securityHeaders } from './middleware/security-headers.js';
 import { mount, type RouteDef } from './route.js';
 import { authRoutes, PASSWORD_ROUTE } from './routes/auth.js';
 import { lookupRoutes } from './routes/lookups.js';
+import { proxyRoutes } from './proxy/routes.js';
 import { nodeGroupRoutes } from './routes/nodegroups.js';
 import { nodeRoutes } from './routes/nodes.js';
 import { provisionRoutes } from './routes/provisions.js';
@@ -68,6 +69,8 @@ export function allRoutes(s: Services, mounts: readonly RouteMount[] = []): Rout
   return [
     ...authRoutes(s),
     ...lookupRoutes(s),
+    // The WebRTC signalling proxy (docs/webrtc.md); SM2's shapes take its POST paths when compat.red5sm2 is on.
+    ...proxyRoutes(s, { offers: !s.config.compat.red5sm2.enabled }),
     ...provisionRoutes(s),
     ...streamRoutes(s),
     ...nodeGroupRoutes(s),

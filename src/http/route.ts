@@ -23,7 +23,7 @@ export interface ResponseSpec {
 type In<T extends TSchema | undefined, Fallback> = T extends TSchema ? Static<T> : Fallback;
 
 export interface RouteDef<P extends TObject | undefined = TObject | undefined, Q extends TObject | undefined = TObject | undefined, B extends TSchema | undefined = TSchema | undefined> {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS';
   /** OpenAPI form: /as/v1/provision/{nodeGroup}. */
   path: string;
   operationId: string;
@@ -34,6 +34,10 @@ export interface RouteDef<P extends TObject | undefined = TObject | undefined, Q
   params?: P;
   query?: Q;
   body?: B;
+  /** A body that is not JSON (the WebRTC proxy's SDP): read by the handler itself; shown in the OpenAPI document. */
+  rawBody?: { contentType: string; description: string; example?: string };
+  /** Answers carry CORS headers (errors from the access guard too): for browsers calling from other origins (the WebRTC proxy). */
+  cors?: Record<string, string>;
   /** Checks a schema cannot say (uniqueness across items, say); returns the field problems. */
   refine?: (body: In<B, undefined>) => FieldProblem[];
   /**
@@ -139,9 +143,11 @@ export function mount(router: Router<AppState, AppContextExtras>, routes: readon
     };
     // One middleware per route, so the router composes no chain for it on every request.
     const guard = options.guard(def.access);
-    const verb = def.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+    const verb = def.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete' | 'patch' | 'options';
+    const cors = def.cors;
     router[verb](def.operationId, koaPath, async (ctx: Ctx) => {
       ctx.state.route = def.path;
+      if (cors) ctx.set(cors);
       await guard(ctx, () => handler(ctx));
     });
   }

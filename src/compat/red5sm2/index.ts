@@ -8,6 +8,7 @@ import type { Services } from '../../http/services.js';
 import type { Guard } from './access.js';
 import { adminRoutes } from './admin-routes.js';
 import { provisionRoutes } from './provision-routes.js';
+import { proxyRoutes } from './proxy-routes.js';
 import { QUIET_STREAM_ROUTES, streamRoutes } from './stream-routes.js';
 
 export type { Guard } from './access.js';
@@ -15,7 +16,7 @@ export type { Guard } from './access.js';
 /** SM2's routes, or none when the layer is off. `guard` is the app's own access guard. */
 export function red5sm2Routes(s: Services, guard: Guard): RouteDef[] {
   if (!s.config.compat.red5sm2.enabled) return [];
-  return [...adminRoutes(s), ...streamRoutes(s, guard), ...provisionRoutes(s)];
+  return [...adminRoutes(s), ...streamRoutes(s, guard), ...provisionRoutes(s), ...proxyRoutes(s, guard)];
 }
 
 export const RED5SM2_QUIET_ROUTES: readonly string[] = [...QUIET_STREAM_ROUTES, '/as/v1/admin/healthz'];
