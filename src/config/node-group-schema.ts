@@ -66,7 +66,10 @@ export function decoded<T extends TSchema>(schema: T, value: StaticEncode<T>): S
   return DecodeUnsafe({}, schema, value) as StaticDecode<T>;
 }
 
-/** One of a list of strings (a union of literals, as docs and errors show it), typed as their union. */
+/**
+ * One of a list of strings: a union of literals (as docs and errors show it), typed as their union
+ * (TypeBox infers a union only from a tuple; a list made at run time is typed as one literal of it).
+ */
 export function Literals<V extends string>(values: readonly V[], options: TSchemaOptions): TUnion<[TLiteral<V>]> {
   return Type.Union(
     values.map((v) => Type.Literal(v)),
