@@ -34,7 +34,7 @@ const QUIET = new Set([
 ]);
 
 /**
- * Routes of another API mounted beside ours by the composition root (src/service.ts): Red5 SM2's
+ * Routes of another API mounted beside ours by the composition root (src/root/service.ts): Red5 SM2's
  * (src/compat). They are given the app's own access guard; their high-volume paths are logged
  * at debug like ours.
  */

@@ -1,4 +1,4 @@
-// Cluster mode's entry (docs/cluster.md), loaded by src/service.ts only when `cluster` is
+// Cluster mode's entry (docs/cluster.md), loaded by src/root/service.ts only when `cluster` is
 // configured: the NATS connection, the buckets and streams, this instance's id, and the wiring of
 // ownership (which instance runs which group's actor), forwarding (how the others reach it),
 // shared state (signing key, users, node tokens, node groups) and the cluster's event log.
@@ -16,16 +16,16 @@ import type { Store, StoredGroup } from '../store/store.js';
 import { leaseTiming } from '../policy/cluster/lease.js';
 import { standbyOf } from '../policy/cluster/hrw.js';
 import type { Registry } from 'prom-client';
-import { ClusterEventLog } from './events.js';
-import { registerClusterMetrics } from './metrics.js';
-import { Forwarder } from './forward.js';
-import { connectNats, jet, provision, STREAMS, walSubject, type Buckets, type Jet } from './nats.js';
-import { Ownership, type InstanceInfo, type OwnershipHooks } from './ownership.js';
-import { keyOf, SharedState } from './shared-state.js';
-import { COMPACTS_LOGS, GroupSnapshots } from './snapshots.js';
-import { Standbys } from './standby.js';
-import type { SnapshotStats } from './wal.js';
-import { TerraformState } from './terraform-state.js';
+import { ClusterEventLog } from '../cluster/events.js';
+import { registerClusterMetrics } from '../cluster/metrics.js';
+import { Forwarder } from '../cluster/forward.js';
+import { connectNats, jet, provision, STREAMS, walSubject, type Buckets, type Jet } from '../cluster/nats.js';
+import { Ownership, type InstanceInfo, type OwnershipHooks } from '../cluster/ownership.js';
+import { keyOf, SharedState } from '../cluster/shared-state.js';
+import { COMPACTS_LOGS, GroupSnapshots } from '../cluster/snapshots.js';
+import { Standbys } from '../cluster/standby.js';
+import type { SnapshotStats } from '../cluster/wal.js';
+import { TerraformState } from '../cluster/terraform-state.js';
 import type { EventBody } from '../domain/events.js';
 
 /** The calls another instance may make on a group's actor here (never the supervisor's wiring). */
