@@ -1,7 +1,9 @@
 // Cluster mode's metrics (docs/cluster.md), read from the mechanism's own counters when scraped:
 // groups owned here, lease renewals, acquisitions, losses and hand-overs, calls forwarded to other
-// owners and served for them, and whether NATS is reachable.
+// owners and served for them, whether NATS is reachable, and how this instance's follower of the
+// event log keeps up.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { ClusterEventLog } from './events.js';
 import type { Forwarder } from './forward.js';
 import type { Ownership } from './ownership.js';
 
@@ -18,7 +20,7 @@ function mirrored(registry: Registry, name: string, help: string, read: () => nu
   });
 }
 
-export function registerClusterMetrics(registry: Registry, ownership: () => Ownership | null, forwarder: Forwarder, connected: () => boolean): void {
+export function registerClusterMetrics(registry: Registry, ownership: () => Ownership | null, forwarder: Forwarder, events: ClusterEventLog, connected: () => boolean): void {
   new Gauge({
     name: 'switchyard_cluster_groups_owned',
     help: 'Node groups this instance owns (runs the actor of) now',
@@ -44,4 +46,18 @@ export function registerClusterMetrics(registry: Registry, ownership: () => Owne
   mirrored(registry, 'switchyard_cluster_forward_retries_total', 'Forwarded calls sent again (no owner answered yet: a hand-over)', () => forwarder.counters.retried);
   mirrored(registry, 'switchyard_cluster_forward_failures_total', 'Forwarded calls that found no owner in time (answered 503 NOT_READY)', () => forwarder.counters.failed);
   mirrored(registry, 'switchyard_cluster_served_calls_total', 'Calls other instances forwarded here, to groups this instance owns', () => forwarder.counters.served);
+  mirrored(
+    registry,
+    'switchyard_cluster_event_follower_restarts_total',
+    "Times this instance's follower of the event log was made again (it stood still behind the stream, or ended)",
+    () => events.follower.restarts,
+  );
+  new Gauge({
+    name: 'switchyard_cluster_event_follower_lag',
+    help: "Events of the cluster's log this instance had not read at its last check (about every second)",
+    registers: [registry],
+    collect() {
+      this.set(events.follower.lag);
+    },
+  });
 }

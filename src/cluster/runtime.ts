@@ -215,6 +215,7 @@ export class ClusterRuntime {
       registry,
       () => this.ownership,
       this.forwarder,
+      this.events,
       () => this.connected(),
     );
   }

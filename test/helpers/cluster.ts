@@ -43,6 +43,13 @@ export function slowBindings(group: ReturnType<typeof localGroup>) {
   return { ...group, timing: { ...group.timing, publishTimeout: '10m', streamTimeout: '10m' } };
 }
 
+/** A metric's value as an instance exposes it (`labels` as written in the exposition, e.g. `kind="lookups",direction="received"`); NaN when absent. */
+export async function metricOf(i: Instance, name: string, labels = ''): Promise<number> {
+  const text = (await request(i.url, 'GET', '/as/v1/metrics')).text;
+  const escaped = labels.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return Number(new RegExp(`^${name}${labels ? `\\{${escaped}\\}` : ''} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+}
+
 export interface Instance {
   id: string;
   dataDir: string;
