@@ -200,6 +200,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const terraformSecret = cluster ? randomBytes(32) : null;
   let ready = false;
   let openapi: unknown;
+  const throttle = new LoginThrottle(config.auth.loginThrottle);
+  const lookupRate = new LookupRateLimiter(config.limits.lookups, options.now);
+  // Cluster mode: held for the cluster, not once per instance (docs/cluster.md, "Limits across instances").
+  cluster?.shareLimits(lookupRate, throttle);
   const services: Services = {
     config,
     actors,
@@ -207,9 +211,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
     users,
     hasher,
     signer,
-    throttle: new LoginThrottle(config.auth.loginThrottle),
+    throttle,
     nodeTokens,
-    lookupRate: new LookupRateLimiter(config.limits.lookups, options.now),
+    lookupRate,
     events,
     metrics,
     locator,

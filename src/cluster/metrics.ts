@@ -5,6 +5,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ClusterEventLog } from './events.js';
 import type { Forwarder } from './forward.js';
+import type { SharedLimits } from './limits.js';
 import type { Ownership } from './ownership.js';
 
 /** A counter whose value is kept elsewhere and only grows: set to it at each scrape. */
@@ -20,7 +21,14 @@ function mirrored(registry: Registry, name: string, help: string, read: () => nu
   });
 }
 
-export function registerClusterMetrics(registry: Registry, ownership: () => Ownership | null, forwarder: Forwarder, events: ClusterEventLog, connected: () => boolean): void {
+export function registerClusterMetrics(
+  registry: Registry,
+  ownership: () => Ownership | null,
+  forwarder: Forwarder,
+  events: ClusterEventLog,
+  limits: () => SharedLimits | null,
+  connected: () => boolean,
+): void {
   new Gauge({
     name: 'switchyard_cluster_groups_owned',
     help: 'Node groups this instance owns (runs the actor of) now',
@@ -52,6 +60,20 @@ export function registerClusterMetrics(registry: Registry, ownership: () => Owne
     "Times this instance's follower of the event log was made again (it stood still behind the stream, or ended)",
     () => events.follower.restarts,
   );
+  new Counter({
+    name: 'switchyard_cluster_limit_reports_total',
+    help: 'Reports of lookups taken and of login outcomes, sent to the other instances or received from them (limits across instances)',
+    labelNames: ['kind', 'direction'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const c = limits()?.counters ?? { lookupsSent: 0, lookupsReceived: 0, loginsSent: 0, loginsReceived: 0 };
+      this.inc({ kind: 'lookups', direction: 'sent' }, c.lookupsSent);
+      this.inc({ kind: 'lookups', direction: 'received' }, c.lookupsReceived);
+      this.inc({ kind: 'logins', direction: 'sent' }, c.loginsSent);
+      this.inc({ kind: 'logins', direction: 'received' }, c.loginsReceived);
+    },
+  });
   new Gauge({
     name: 'switchyard_cluster_event_follower_lag',
     help: "Events of the cluster's log this instance had not read at its last check (about every second)",

@@ -7,6 +7,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ActorHost, ClusterSeam } from '../../actors/host.js';
+import type { LoginThrottle } from '../auth/login-throttle.js';
+import type { LookupRateLimiter } from '../auth/lookup-rate.js';
 import type { NodeTokens } from '../auth/node-tokens.js';
 import type { SharedUsers, UserRecord, Users } from '../auth/users.js';
 import type { ClusterConfig } from '../config/types.js';
@@ -20,6 +22,7 @@ import type { Registry } from 'prom-client';
 import { ClusterEventLog } from './events.js';
 import { registerClusterMetrics } from './metrics.js';
 import { Forwarder } from './forward.js';
+import { SharedLimits } from './limits.js';
 import { connectNats, jet, provision, STREAMS, walSubject, type Buckets, type Jet } from './nats.js';
 import { Ownership, type InstanceInfo, type OwnershipHooks } from './ownership.js';
 import { keyOf, SharedState } from './shared-state.js';
@@ -50,6 +53,7 @@ export class ClusterRuntime {
   readonly forwarder: Forwarder;
   ownership: Ownership | null = null;
   private tfstate: TerraformState | null = null;
+  private limits: SharedLimits | null = null;
   private host: ActorHost | null = null;
   private url = '';
 
@@ -195,6 +199,12 @@ export class ClusterRuntime {
     this.watchConnection((up) => this.ownership?.setCut(!up));
   }
 
+  /** Lookup rates and login throttles held for the cluster: each instance tells the others what it counted (limits.ts). */
+  shareLimits(lookups: LookupRateLimiter, logins: LoginThrottle): void {
+    this.limits = new SharedLimits(this.j.nc, this.instance, lookups, logins, this.log);
+    this.limits.start();
+  }
+
   /** An event of this instance's: a scaling decision's cooldown is shared at once (the next owner keeps it). */
   noticed(e: EventRecord): void {
     if (e.type === 'scaling.action' && this.ownership?.serving(e.group)) void this.keepCooldowns(e.group);
@@ -216,6 +226,7 @@ export class ClusterRuntime {
       () => this.ownership,
       this.forwarder,
       this.events,
+      () => this.limits,
       () => this.connected(),
     );
   }
@@ -257,6 +268,7 @@ export class ClusterRuntime {
   /** A clean stop: every owned group handed back (the next owners take them at once), then the connection. */
   async stop(): Promise<void> {
     await this.ownership?.stop();
+    this.limits?.stop();
     this.events.stop();
     this.shared.stop();
     await this.j.nc.drain().catch(() => {});
