@@ -3,7 +3,8 @@
 // the lease's TTL); its acquiring revision is the owner's epoch. Every 100 ms this looks at every
 // group: an owner renews (every TTL/3) and hands a group over when a live instance ranks first for
 // it (one group per period); a non-owner contends when the rules say so. Which instances are
-// live is presence.ts's: a key per instance in `sy_instances`, put every second.
+// live is presence.ts's: a key per instance in `sy_instances`, put every second. The bucket's
+// requests, as what they found, are lease-bucket.ts's.
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import {
@@ -11,6 +12,7 @@ import {
   afterConflict,
   afterCut,
   beforeRenewal,
+  calmToHandOver,
   firstSight,
   probed,
   reacquired,
@@ -20,14 +22,12 @@ import {
   serving,
   shouldContend,
   watching,
-  type KeyRead,
   type LeaseTiming,
-  type Outcome,
   type OwnerState,
   type Watching,
 } from '../policy/cluster/lease.js';
 import { handover, placeOf } from '../policy/cluster/hrw.js';
-import { isConflict, JS_TIMEOUT_MS } from './nats.js';
+import { LeaseBucket } from './lease-bucket.js';
 import { Presence } from './presence.js';
 
 export interface InstanceInfo {
@@ -67,8 +67,6 @@ interface Owned {
 /** How often a non-owner asks whether the lease bucket answers (its clock of an owner's silence runs in these steps). */
 const PROBE_MS = 250;
 
-const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
-
 export class Ownership {
   private readonly owned = new Map<string, Owned>();
   private readonly watched = new Map<string, Watching>();
@@ -84,9 +82,10 @@ export class Ownership {
   private watches: Array<{ stop(): void }> = [];
   readonly counters = { renewals: 0, losses: 0, acquisitions: 0, handovers: 0 };
   private readonly presence: Presence;
+  private readonly leases: LeaseBucket;
 
   constructor(
-    private readonly leases: KV,
+    leases: KV,
     instances: KV,
     private readonly me: InstanceInfo,
     private readonly t: LeaseTiming,
@@ -95,6 +94,7 @@ export class Ownership {
     private readonly clock: () => number = () => performance.timeOrigin + performance.now(),
   ) {
     this.presence = new Presence(instances, me, log, clock);
+    this.leases = new LeaseBucket(leases, me);
   }
 
   async start(): Promise<void> {
@@ -150,7 +150,7 @@ export class Ownership {
   }
 
   private async watchLeases(): Promise<void> {
-    const w = await this.leases.watch({ key: '>' });
+    const w = await this.leases.kv.watch({ key: '>' });
     this.watches.push(w);
     void (async () => {
       for await (const e of w) {
@@ -173,8 +173,6 @@ export class Ownership {
   }
 
   private ticking = false;
-  /** What the last failed attempt said (for the trail a loss logs). */
-  private lastError = '';
 
   private async tick(): Promise<void> {
     if (this.ticking || this.stopping) return;
@@ -193,7 +191,12 @@ export class Ownership {
         }
         if (this.available && shouldContend(w, placeOf(group, ids, this.me.id), now, this.t)) await this.contend(group);
       }
-      const held = [...this.owned].filter(([g, o]) => this.serving(g) && now - o.acquiredAt >= this.t.holdMs).map(([g]) => g);
+      // Not while the bucket has no leader: the hand-over's delete could not land (calmToHandOver).
+      const calm = calmToHandOver(
+        [...this.owned.values()].map((o) => o.state),
+        this.available,
+      );
+      const held = calm ? [...this.owned].filter(([g, o]) => this.serving(g) && now - o.acquiredAt >= this.t.holdMs).map(([g]) => g) : [];
       const settled = ids.filter((id) => id === this.me.id || now - (this.presence.since(id) ?? now) >= this.t.settledMs);
       const h = handover(held, settled, this.me.id, this.lastHandover, now, this.t.handoverEveryMs);
       if (h) {
@@ -221,37 +224,27 @@ export class Ownership {
   private async probe(now: number): Promise<void> {
     const elapsed = this.lastProbe === 0 ? 0 : now - this.lastProbe;
     this.lastProbe = now;
-    try {
-      await this.leases.get(`probe.${this.me.id}`, { timeout: JS_TIMEOUT_MS } as never);
-      this.available = true;
-    } catch {
-      this.available = false;
-    }
+    this.available = await this.leases.answers();
     for (const [group, w] of this.watched) this.watched.set(group, probed(w, this.available, elapsed, PROBE_MS));
   }
 
   /** A group first seen: its lease as stored now (absent: free at once). */
   private async initial(group: string, now: number): Promise<Watching | undefined> {
-    try {
-      const e = await this.leases.get(group);
-      const w = firstSight(!e ? { kind: 'absent' } : e.operation === 'PUT' ? { kind: 'held', owner: e.json<{ owner: string }>().owner } : { kind: 'released' }, now);
-      if (!this.watched.has(group)) this.watched.set(group, w);
-      return this.watched.get(group);
-    } catch {
-      return undefined;
-    }
+    const seen = await this.leases.sight(group);
+    if (!seen) return undefined;
+    if (!this.watched.has(group)) this.watched.set(group, firstSight(seen, now));
+    return this.watched.get(group);
   }
 
   private async contend(group: string): Promise<void> {
     const sentAt = this.clock();
-    let epoch: number;
-    try {
-      epoch = await this.leases.create(group, encode({ owner: this.me.id, url: this.me.url, at: Date.now() }));
-    } catch (err) {
+    const created = await this.leases.create(group);
+    if (created.kind !== 'ok') {
       // Held after all (a PUT not seen yet), or no leader: the watch and the probe will tell.
-      if (isConflict(err)) this.watched.set(group, sawPut(this.watched.get(group) ?? watching(sentAt), '?', this.clock()));
+      if (created.kind === 'conflict') this.watched.set(group, sawPut(this.watched.get(group) ?? watching(sentAt), '?', this.clock()));
       return;
     }
+    const epoch = created.revision;
     const o: Owned = { state: acquired(epoch, sentAt), nextAt: sentAt + this.t.renewMs, busy: false, starting: true, acquiredAt: sentAt, cutAt: null, trail: [] };
     this.owned.set(group, o);
     this.watched.delete(group);
@@ -275,20 +268,20 @@ export class Ownership {
       if (o.state.kind !== 'held') return void (await this.lose(group, o.state.reason, o));
       const held = o.state.held;
       const sentAt = now;
-      const outcome = await this.attempt(() => this.leases.update(group, encode({ owner: this.me.id, url: this.me.url, epoch: held.epoch }), held.revision, JS_TIMEOUT_MS));
+      const outcome = await this.leases.renew(group, held.epoch, held.revision);
       if (this.owned.get(group) !== o) return;
       o.state = renewed(o.state, outcome, sentAt, this.clock(), this.t);
-      o.trail = [...o.trail.slice(-7), { outcome: outcome.kind === 'ok' ? 'ok' : `${outcome.kind} (${this.lastError})`, sentAt, tookMs: Math.round(this.clock() - sentAt) }];
+      o.trail = [...o.trail.slice(-7), { outcome: outcome.kind === 'ok' ? 'ok' : `${outcome.kind} (${this.leases.lastError})`, sentAt, tookMs: Math.round(this.clock() - sentAt) }];
       if (outcome.kind !== 'ok') this.log.debug({ group, outcome: outcome.kind, tookMs: Math.round(this.clock() - sentAt), state: o.state }, 'a lease renewal failed');
       if (outcome.kind === 'ok') this.counters.renewals++;
       if (o.state.kind === 'held' && outcome.kind === 'conflict') {
         // Each step after a conflict is an attempt of its own: one that finds no leader rides on.
         const readAt = this.clock();
-        const next = afterConflict(o.state, await this.read(group), readAt, this.clock(), this.t);
+        const next = afterConflict(o.state, await this.leases.read(group), readAt, this.clock(), this.t);
         o.state = next.state;
         if (next.reacquire) {
           const sent = this.clock();
-          const created = await this.attempt(() => this.leases.create(group, encode({ owner: this.me.id, url: this.me.url, at: Date.now() })));
+          const created = await this.leases.create(group);
           o.state = reacquired(o.state, created, sent, this.clock(), this.t);
           if (created.kind === 'ok' && o.state.kind === 'held') this.log.warn({ group, epoch: created.revision }, 'the lease had expired while NATS elected a leader: acquired it again');
         }
@@ -305,7 +298,7 @@ export class Ownership {
     if (o.state.kind !== 'held') return;
     const held = o.state.held;
     const sentAt = this.clock();
-    const outcome = await this.attempt(() => this.leases.update(group, encode({ owner: this.me.id, url: this.me.url, epoch: held.epoch }), held.revision, JS_TIMEOUT_MS));
+    const outcome = await this.leases.renew(group, held.epoch, held.revision);
     if (this.owned.get(group) !== o) return;
     o.nextAt = this.clock() + 250;
     if (outcome.kind === 'unavailable') return;
@@ -315,12 +308,12 @@ export class Ownership {
       o.nextAt = this.clock() + this.t.renewMs;
       return;
     }
-    const next = afterCut(o.state, await this.read(group));
+    const next = afterCut(o.state, await this.leases.read(group));
     o.state = next.state;
     if (next.state.kind !== 'held') return void (await this.lose(group, next.state.reason));
     if (!next.reacquire) return;
     const sent = this.clock();
-    const created = await this.attempt(() => this.leases.create(group, encode({ owner: this.me.id, url: this.me.url, at: Date.now() })));
+    const created = await this.leases.create(group);
     if (created.kind !== 'ok') return void (await this.lose(group, 'the lease ran out while NATS was unreachable, and another instance took it'));
     o.state = acquired(created.revision, sent);
     o.starting = true;
@@ -331,26 +324,6 @@ export class Ownership {
       o.nextAt = this.clock() + this.t.renewMs;
     } catch (err) {
       await this.giveBack(group, `could not restart: ${(err as Error).message}`);
-    }
-  }
-
-  private async attempt(fn: () => Promise<number>): Promise<Outcome> {
-    try {
-      return { kind: 'ok', revision: await fn() };
-    } catch (err) {
-      this.lastError = String((err as Error)?.message ?? err).slice(0, 80);
-      return isConflict(err) ? { kind: 'conflict' } : { kind: 'unavailable' };
-    }
-  }
-
-  private async read(group: string): Promise<KeyRead> {
-    try {
-      const e = await this.leases.get(group);
-      if (e?.operation !== 'PUT') return { kind: 'absent' };
-      const v = e.json<{ owner: string }>();
-      return v.owner === this.me.id ? { kind: 'ours', revision: e.revision } : { kind: 'theirs', owner: v.owner };
-    } catch {
-      return { kind: 'unavailable' };
     }
   }
 
@@ -370,7 +343,7 @@ export class Ownership {
     if (!o) return;
     this.owned.delete(group);
     await this.hooks.release(group, reason).catch((err: Error) => this.log.error({ group, err }, 'stopping a node group failed'));
-    if (o.state.kind === 'held') await this.leases.delete(group, { previousSeq: o.state.held.revision }).catch(() => {});
+    if (o.state.kind === 'held') await this.leases.release(group, o.state.held.revision);
     this.watched.set(group, watching(this.clock()));
   }
 

@@ -9,6 +9,7 @@ import {
   afterConflict,
   afterCut,
   beforeRenewal,
+  calmToHandOver,
   firstSight,
   leaseTiming,
   probed,
@@ -283,6 +284,31 @@ test('a bucket without a leader for up to 9 s (a NATS server lost) never moves a
     { numRuns: 150 },
   );
   t.pass();
+});
+
+test('a bucket without a leader for three election rounds (up to 27 s: a round takes 4 to 9 s, and one can fail) never moves a group', (t) => {
+  // A loaded machine saw the lease bucket leaderless for 12 s after one NATS server was killed (two
+  // rounds); with a 12 s ride limit both owners lost their groups, and the groups moved.
+  fc.assert(
+    fc.property(fc.record({ instances: fc.integer({ min: 2, max: 4 }), latency: fc.integer({ min: 0, max: 40 }), down: windows(2, 9000, 27_000, 20_000) }), (s) => {
+      const owners = new Set<string>();
+      simulate({ ...s, pauses: [] }, 55_000, (_now, _servingIds, held) => {
+        for (const o of held) owners.add(o);
+      });
+      if (owners.size !== 1) throw new Error(`owned by ${[...owners].join(', ')}`);
+    }),
+    { numRuns: 60 },
+  );
+  t.pass();
+});
+
+test('no hand-over while the lease bucket does not answer or a lease rides through an election', (t) => {
+  const steady = acquired(5, 1000);
+  const riding = renewed(steady, { kind: 'unavailable' }, 2000, 2010, T);
+  t.true(calmToHandOver([steady, steady], true));
+  t.false(calmToHandOver([steady, steady], false), 'the last probe found no leader');
+  t.false(calmToHandOver([steady, riding], true), 'a renewal of ours found no leader');
+  t.true(calmToHandOver([steady, { kind: 'lost', reason: 'x' }], true));
 });
 
 test('a paused owner past its lease is replaced, and stops serving when it resumes', (t) => {
