@@ -32,6 +32,7 @@ import { projectPath } from './paths.js';
 import { lockDataDir } from './store/lock.js';
 import { surviveCommitFailures } from './store/failures.js';
 import { openStore, type Store } from './store/store.js';
+import { Backups } from './store/backup.js';
 import { keepPrivate, makePrivate } from './store/private-dir.js';
 import { NodeGroupRegistry } from './nodegroups/registry.js';
 import { knownMetrics } from './domain/metrics.js';
@@ -222,6 +223,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...(cluster ? { cluster: cluster.view() } : {}),
     ...(cluster && terraformSecret ? { terraformState: { secret: terraformSecret, state: cluster.terraformState((bodies) => events.append(bodies)) } } : {}),
     openapi: () => openapi,
+    backups: new Backups(store, config.dataDir, config.minFreeBytes),
     stopping: stopping.signal,
     now: options.now ?? Date.now,
   };

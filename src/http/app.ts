@@ -15,6 +15,7 @@ import { nodeRoutes } from './routes/nodes.js';
 import { provisionRoutes } from './routes/provisions.js';
 import { streamRoutes } from './routes/streams.js';
 import { systemRoutes } from './routes/system.js';
+import { backupRoutes } from './routes/backup.js';
 import { mountTerraformState } from './routes/terraform-state.js';
 import { staticPages } from './static-pages.js';
 import { isLoopbackHost } from '../auth/users.js';
@@ -63,6 +64,7 @@ export function allRoutes(s: Services): RouteDef[] {
     ...nodeGroupRoutes(s),
     ...nodeRoutes(s),
     ...systemRoutes(s),
+    ...backupRoutes(s),
     // Red5 Pro Stream Manager 2.0's paths, when compat.red5sm2.enabled (docs/migrating-from-red5-sm2.md).
     ...red5sm2Routes(s, (access) => guardOf(s)(access)),
   ];
