@@ -16,6 +16,8 @@ export function backupRoutes(s: Services): RouteDef[] {
       summary: "A consistent copy of the service's database (LMDB), taken while it runs",
       description:
         "LMDB's own compacting copy inside one read transaction of the running service: every write acknowledged before the copy began is in it, and writes go on meanwhile. The answer is the copy: save it as switchyard.mdb in an empty data directory, and a stopped service starts on it (docs/operations.md). It holds everything durable: node groups, nodes, bindings, provisions, users and their password hashes, the signing key, the event log; keep it as secret as the data directory. One backup at a time (409). The copy is made on the data directory's device first, and refused (507) when it would leave less free than minFreeBytes. In cluster mode it is this instance's copy only: back up JetStream (docs/cluster.md).",
+      // The answer is binary: the example says what it is.
+      example: { response: '(an LMDB file, as long as Content-Length says: save it as switchyard.mdb)' },
       tag: 'system',
       access: 'admin',
       responses: {
