@@ -62,29 +62,30 @@ export class SharedLimits {
 
   start(): void {
     this.lookups.share();
-    this.subs.push(
-      this.nc.subscribe(LIMIT_SUBJECTS.lookups, {
-        callback: (err, m) => {
-          if (err) return;
-          const r = parseLookupReport(m.data);
-          if (!r || r.from === this.instance) return;
-          this.counters.lookupsReceived++;
-          for (const [subject, role, count] of r.taken) this.lookups.charge(subject, role, count);
-        },
-      }),
-      this.nc.subscribe(LIMIT_SUBJECTS.logins, {
-        callback: (err, m) => {
-          if (err) return;
-          const r = parseLoginReport(m.data);
-          if (!r || r.from === this.instance) return;
-          this.counters.loginsReceived++;
-          this.logins.apply(r.outcome);
-        },
-      }),
-    );
+    this.listen(LIMIT_SUBJECTS.lookups, parseLookupReport, (r) => {
+      this.counters.lookupsReceived++;
+      for (const [subject, role, count] of r.taken) this.lookups.charge(subject, role, count);
+    });
+    this.listen(LIMIT_SUBJECTS.logins, parseLoginReport, (r) => {
+      this.counters.loginsReceived++;
+      this.logins.apply(r.outcome);
+    });
     this.logins.share((outcome) => this.publish(LIMIT_SUBJECTS.logins, { from: this.instance, ...outcome }, 'loginsSent'));
     this.timer = setInterval(() => this.report(), REPORT_MS);
     this.timer.unref();
+  }
+
+  /** Other instances' reports on `subject`, checked (the network is not trusted for their shape); this instance's own are left out. */
+  private listen<R extends { from: string }>(subject: string, parse: (data: Uint8Array) => R | null, apply: (r: R) => void): void {
+    this.subs.push(
+      this.nc.subscribe(subject, {
+        callback: (err, m) => {
+          if (err) return;
+          const r = parse(m.data);
+          if (r && r.from !== this.instance) apply(r);
+        },
+      }),
+    );
   }
 
   /** What was taken here since the last report, told to the others (in messages of at most PER_MESSAGE subjects). */

@@ -13,7 +13,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
 import { dataDirHolder } from '../../store/lock.js';
-import { CliError, EXIT, refused, unreachable, usage } from '../api.js';
+import { CliError, EXIT, failureBody, refused, unreachable, usage } from '../api.js';
 import type { Command } from '../command.js';
 import type { Context } from '../context.js';
 import { out } from '../table.js';
@@ -46,16 +46,7 @@ async function fromService(ctx: Context, partial: string): Promise<{ source: str
   } catch (err) {
     throw unreachable(ctx.url, err);
   }
-  if (!res.ok || !res.body) {
-    const text = await res.text();
-    let body: unknown = text;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      /* shown as text */
-    }
-    throw refused('GET', '/as/v1/admin/backup', res.status, body, res.headers.get('retry-after'));
-  }
+  if (!res.ok || !res.body) throw refused('GET', '/as/v1/admin/backup', res.status, await failureBody(res), res.headers.get('retry-after'));
   const expected = Number(res.headers.get('content-length'));
   await pipeline(Readable.fromWeb(res.body as ReadableStream<Uint8Array>), createWriteStream(partial, { flags: 'wx', mode: 0o600 }));
   // On the disk before it is renamed: a crash after the rename must not leave a hole in the copy.
