@@ -256,9 +256,19 @@ export function firstSight(seen: FirstSight, now: number): Watching {
  * answer vouches for the time since the last probe only up to `everyMs` (the probing period): after
  * a pause or a starved loop, the time in between may have been leaderless, when the owner's
  * silence does not count.
+ *
+ * A probe that finds no leader starts the count again from zero: the owner could not renew
+ * either, the new leader ages its key out, and the owner needs a renewal, a read and a create to
+ * take it back. Silence counted before the election must not be added to silence after it: a
+ * contender whose watch had stood still (it saw no renewal) would otherwise create the key the
+ * moment a leader is back, before the owner (the cluster test of a lost NATS server saw a group
+ * move so). With the count restarted, a contender waits a whole TTL of answers after an election,
+ * by which time the owner's key is back (its create then conflicts). A DEL seen before the
+ * election (a group handed back) is forgotten too: after it, only silence frees the group (the
+ * same stalled watch would have missed the PUT of whoever took it meanwhile).
  */
 export function probed(w: Watching, available: boolean, elapsedMs: number, everyMs: number): Watching {
-  return available ? { ...w, silentAvailableMs: w.silentAvailableMs + Math.min(elapsedMs, everyMs) } : w;
+  return available ? { ...w, silentAvailableMs: w.silentAvailableMs + Math.min(elapsedMs, everyMs) } : { ...w, silentAvailableMs: 0, released: false };
 }
 
 /**
