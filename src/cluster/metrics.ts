@@ -1,7 +1,7 @@
 // Cluster mode's metrics (docs/cluster.md), read from the mechanism's own counters when scraped:
 // groups owned here, lease renewals, acquisitions, losses and hand-overs, calls forwarded to other
 // owners and served for them, whether NATS is reachable, and how this instance's follower of the
-// event log keeps up.
+// event log and its watches of the buckets keep up.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ClusterEventLog } from './events.js';
 import type { Forwarder } from './forward.js';
@@ -27,6 +27,8 @@ export function registerClusterMetrics(
   forwarder: Forwarder,
   events: ClusterEventLog,
   limits: () => SharedLimits | null,
+  /** Restarts of each bucket's watch (watch.ts), by bucket. */
+  watchRestarts: () => Record<string, number>,
   connected: () => boolean,
 ): void {
   new Gauge({
@@ -72,6 +74,16 @@ export function registerClusterMetrics(
       this.inc({ kind: 'lookups', direction: 'received' }, c.lookupsReceived);
       this.inc({ kind: 'logins', direction: 'sent' }, c.loginsSent);
       this.inc({ kind: 'logins', direction: 'received' }, c.loginsReceived);
+    },
+  });
+  new Counter({
+    name: 'switchyard_cluster_watch_restarts_total',
+    help: "Times this instance's watch of a bucket (leases, instances, meta) was made again: it stood still behind the bucket, or ended",
+    labelNames: ['bucket'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [bucket, n] of Object.entries(watchRestarts())) this.inc({ bucket }, n);
     },
   });
   new Gauge({

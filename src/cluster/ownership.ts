@@ -5,7 +5,7 @@
 // it (one group per period); a non-owner contends when the rules say so. Which instances are
 // live is presence.ts's: a key per instance in `sy_instances`, put every second. The bucket's
 // requests, as what they found, are lease-bucket.ts's.
-import type { KV } from '@nats-io/kv';
+import type { KV, KvWatchEntry } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import {
   acquired,
@@ -29,6 +29,7 @@ import {
 import { handover, placeOf } from '../policy/cluster/hrw.js';
 import { LeaseBucket } from './lease-bucket.js';
 import { Presence } from './presence.js';
+import { GuardedWatch } from './watch.js';
 
 export interface InstanceInfo {
   id: string;
@@ -79,7 +80,7 @@ export class Ownership {
   /** The connection to every NATS server is down. */
   private cut = false;
   private stopping = false;
-  private watches: Array<{ stop(): void }> = [];
+  private readonly leaseWatch: GuardedWatch;
   readonly counters = { renewals: 0, losses: 0, acquisitions: 0, handovers: 0 };
   private readonly presence: Presence;
   private readonly leases: LeaseBucket;
@@ -95,12 +96,13 @@ export class Ownership {
   ) {
     this.presence = new Presence(instances, me, log, clock);
     this.leases = new LeaseBucket(leases, me);
+    this.leaseWatch = new GuardedWatch(leases, (e) => this.sawLease(e), 'leases', log);
   }
 
   async start(): Promise<void> {
     this.lastHandover = this.clock();
     await this.presence.put(this.owned.size);
-    await this.watchLeases();
+    await this.leaseWatch.start();
     await this.presence.watch();
     this.timer = setInterval(() => {
       this.renewals();
@@ -149,27 +151,26 @@ export class Ownership {
     return this.presence.live();
   }
 
-  private async watchLeases(): Promise<void> {
-    const w = await this.leases.kv.watch({ key: '>' });
-    this.watches.push(w);
-    void (async () => {
-      for await (const e of w) {
-        const now = this.clock();
-        if (e.operation === 'PUT') {
-          const v = e.json<{ owner: string; epoch: number }>();
-          this.owners.set(e.key, v);
-          if (v.owner !== this.me.id) {
-            this.watched.set(e.key, sawPut(this.watched.get(e.key) ?? watching(now), v.owner, now));
-            // Someone else's lease on a group we think ours: we lost it, whatever our clock says.
-            if (this.owned.has(e.key)) void this.lose(e.key, `instance ${v.owner} acquired it`);
-          }
-        } else {
-          this.owners.delete(e.key);
-          this.watched.set(e.key, sawDelete(this.watched.get(e.key) ?? watching(now)));
-        }
-        this.hooks.changed?.(e.key, this.owners.get(e.key)?.owner ?? null, this.owners.get(e.key)?.epoch ?? null);
+  /** Restarts of the lease and presence watches (watch.ts), for metrics. */
+  watchRestarts(): { leases: number; instances: number } {
+    return { leases: this.leaseWatch.counters.restarts, instances: this.presence.watchRestarts() };
+  }
+
+  private sawLease(e: KvWatchEntry): void {
+    const now = this.clock();
+    if (e.operation === 'PUT') {
+      const v = e.json<{ owner: string; epoch: number }>();
+      this.owners.set(e.key, v);
+      if (v.owner !== this.me.id) {
+        this.watched.set(e.key, sawPut(this.watched.get(e.key) ?? watching(now), v.owner, now));
+        // Someone else's lease on a group we think ours: we lost it, whatever our clock says.
+        if (this.owned.has(e.key)) void this.lose(e.key, `instance ${v.owner} acquired it`);
       }
-    })().catch((err: Error) => this.log.warn({ err }, 'the lease watch ended'));
+    } else {
+      this.owners.delete(e.key);
+      this.watched.set(e.key, sawDelete(this.watched.get(e.key) ?? watching(now)));
+    }
+    this.hooks.changed?.(e.key, this.owners.get(e.key)?.owner ?? null, this.owners.get(e.key)?.epoch ?? null);
   }
 
   private ticking = false;
@@ -367,7 +368,7 @@ export class Ownership {
     // now ranks first takes each group as soon as its lease is handed back.
     await this.presence.leave().catch(() => {});
     for (const group of [...this.owned.keys()]) await this.giveBack(group, 'this instance is stopping');
-    for (const w of this.watches) w.stop();
+    this.leaseWatch.stop();
     this.presence.stop();
   }
 }

@@ -227,6 +227,7 @@ export class ClusterRuntime {
       this.forwarder,
       this.events,
       () => this.limits,
+      () => ({ ...(this.ownership?.watchRestarts() ?? { leases: 0, instances: 0 }), meta: this.shared.watchRestarts() }),
       () => this.connected(),
     );
   }

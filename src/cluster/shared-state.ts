@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { UserRecord } from '../auth/users.js';
 import type { StoredGroup } from '../store/store.js';
 import { isConflict, retrying } from './nats.js';
+import { GuardedWatch } from './watch.js';
 
 const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
@@ -24,7 +25,7 @@ export interface Watchers {
 
 export class SharedState {
   private readonly revisions = new Map<string, number>();
-  private watcher: { stop(): void } | null = null;
+  private watcher: GuardedWatch | null = null;
 
   constructor(
     private readonly kv: KV,
@@ -74,6 +75,7 @@ export class SharedState {
     } catch (err) {
       if (!isConflict(err)) throw err;
       await this.get(key);
+      this.log.warn({ key, expected: rev, found: this.revisions.get(key) }, 'a shared key changed since this instance last read it');
       return false;
     }
   }
@@ -96,12 +98,13 @@ export class SharedState {
 
   /** Follows every key from now on (the current values first). */
   async watch(w: Watchers): Promise<void> {
-    const it = await this.kv.watch({ key: '>' });
-    this.watcher = it;
-    void (async () => {
-      for await (const e of it) {
+    // Guarded (watch.ts): a watch standing still here would keep a password changed elsewhere from
+    // retiring the old tokens on this instance.
+    this.watcher = new GuardedWatch(
+      this.kv,
+      (e) => {
         this.remember(e);
-        if (!/^(user|nodegen|group)\./.test(e.key)) continue;
+        if (!/^(user|nodegen|group)\./.test(e.key)) return;
         const value = e.operation === 'PUT' ? e.json<unknown>() : null;
         try {
           if (e.key.startsWith('user.')) w.user?.(value as UserRecord | null, nameOf(e.key));
@@ -110,8 +113,16 @@ export class SharedState {
         } catch (err) {
           this.log.error({ err, key: e.key }, 'applying a shared change failed');
         }
-      }
-    })().catch((err: Error) => this.log.warn({ err }, 'the shared state watch ended'));
+      },
+      'meta',
+      this.log,
+    );
+    await this.watcher.start();
+  }
+
+  /** Restarts of its watch (watch.ts). */
+  watchRestarts(): number {
+    return this.watcher?.counters.restarts ?? 0;
   }
 
   stop(): void {

@@ -47,3 +47,51 @@ test('moving (however far behind), level with the stream, or a stream that does 
   );
   t.pass();
 });
+
+// The same rule guards the KV watches (src/cluster/watch.ts): the watch's position is the last
+// revision it delivered, lifted to the bucket's first sequence - 1 (entries aged out, max_age, are
+// not waited for), and the bucket's last sequence moves with writes to any key.
+test('a bucket watch: restarted exactly when it stands still behind what the bucket still holds for the stall time', (t) => {
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.record({
+          dt: fc.integer({ min: 0, max: 2000 }),
+          writes: fc.integer({ min: 0, max: 3 }),
+          delivers: fc.integer({ min: 0, max: 4 }),
+          agesOut: fc.integer({ min: 0, max: 4 }),
+          answers: fc.boolean(),
+        }),
+        { maxLength: 120 },
+      ),
+      (checks) => {
+        let now = 0;
+        let bucketLast = 0;
+        let bucketFirst = 1;
+        let delivered = 0;
+        let w = followerWatch(0, 0);
+        let position = 0;
+        let stillSince = 0;
+        for (const c of checks) {
+          now += c.dt;
+          bucketLast += c.writes;
+          bucketFirst = Math.min(bucketLast + 1, bucketFirst + c.agesOut);
+          delivered = Math.min(bucketLast, delivered + c.delivers);
+          const before = position;
+          // watch.ts: the position only moves forward, lifted past what aged out when the bucket answers.
+          position = Math.max(position, delivered, c.answers ? bucketFirst - 1 : 0);
+          const r = checkFollower(w, position, c.answers ? bucketLast : null, now, STALL);
+          w = r.watch;
+          if (position !== before || !c.answers || position >= bucketLast) stillSince = now;
+          if (r.restart !== now - stillSince >= STALL) return false;
+          if (r.restart) stillSince = now;
+          // A watch level with all the bucket still holds is never made again.
+          if (r.restart && position >= bucketLast) return false;
+        }
+        return true;
+      },
+    ),
+    { numRuns: 500 },
+  );
+  t.pass();
+});
