@@ -81,6 +81,11 @@ export class GroupHandle {
     return this.group.name;
   }
 
+  /** Its actor's thread exists on this instance (starting, running or closing). */
+  get threadHere(): boolean {
+    return this.worker !== null;
+  }
+
   /** Its actor answers: here, or (cluster mode) on the instance that owns it. */
   get ready(): boolean {
     const c = this.host.options.cluster;
@@ -151,10 +156,12 @@ export class GroupHandle {
     // A spec replaced while this thread loads is applied before it serves (the load used this one).
     const spec = this.group;
     try {
-      worker = this.spawn();
+      // Cluster mode: a thread loaded in advance, when there is one (a takeover's start is mostly a thread's).
+      const spare = (await this.host.spares?.take()) ?? null;
+      worker = spare ? this.adopt(spare.worker) : this.spawn();
       const w = worker;
-      const inFlight = new InFlight();
-      const api = guardedRemote<GroupApi>(nodeEndpoint(w), inFlight);
+      const inFlight = spare?.inFlight ?? new InFlight();
+      const api = spare?.api ?? guardedRemote<GroupApi>(nodeEndpoint(w), inFlight);
       const events = new MessageChannel();
       events.port1.on('message', (batch: EventBody[]) => {
         if ((batch[0]?.type as string) === FENCED_EVENT) return this.host.options.cluster?.fenced(this.name);
@@ -173,7 +180,9 @@ export class GroupHandle {
             dataDir: this.host.options.dataDir,
             durability: this.host.options.durability,
             ...(this.host.options.minFreeBytes !== undefined ? { minFreeBytes: this.host.options.minFreeBytes } : {}),
-            ...(this.host.options.cluster && this.epoch !== null ? { cluster: { servers: this.host.options.cluster.servers, instance: this.host.options.cluster.instance, epoch: this.epoch } } : {}),
+            ...(this.host.options.cluster && this.epoch !== null
+              ? { cluster: { servers: this.host.options.cluster.servers, instance: this.host.options.cluster.instance, epoch: this.epoch, snapshot: this.host.options.cluster.snapshot } }
+              : {}),
             events: events.port2,
           },
           [events.port2],
@@ -203,7 +212,10 @@ export class GroupHandle {
   }
 
   private spawn(): Worker {
-    const worker = new Worker(new URL('./group/actor.js', import.meta.url), { name: `group:${this.name}` });
+    return this.adopt(new Worker(new URL('./group/actor.js', import.meta.url), { name: `group:${this.name}` }));
+  }
+
+  private adopt(worker: Worker): Worker {
     this.worker = worker;
     return worker;
   }

@@ -10,6 +10,7 @@ import type { NodeGroup } from '../src/config/types.js';
 import type { EventBody } from '../src/domain/events.js';
 import { guardedRemote, InFlight, nodeEndpoint } from './comlink.js';
 import { ActorUnavailable, GroupHandle } from './group-handle.js';
+import { Spares } from './spare.js';
 import type { SupervisorApi, SupervisorInit } from './supervisor/actor.js';
 
 /**
@@ -19,6 +20,8 @@ import type { SupervisorApi, SupervisorInit } from './supervisor/actor.js';
 export interface ClusterSeam {
   servers: string[];
   instance: string;
+  /** When an owner snapshots its group's log (entries since the last, or time: ms). */
+  snapshot: { entries: number; intervalMs: number };
   /** This instance holds the group's lease and may answer for it now (checked on every call). */
   serving(group: string): boolean;
   /** Whether some instance is known to own the group (its lease is held). */
@@ -46,8 +49,12 @@ export class ActorHost {
   readonly groups = new Map<string, GroupHandle>();
   supervisor: ReturnType<typeof guardedRemote<SupervisorApi>> | null = null;
   private supervisorWorker: Worker | null = null;
+  /** Cluster mode: a loaded actor thread, for the next group acquired here (spare.ts). */
+  readonly spares: Spares | null;
 
-  constructor(readonly options: HostOptions) {}
+  constructor(readonly options: HostOptions) {
+    this.spares = options.cluster ? new Spares((err) => options.onError?.('spare', err)) : null;
+  }
 
   /** Every group at start; one whose thread cannot start is listed and restarted, not fatal. */
   async startGroups(groups: readonly NodeGroup[]): Promise<void> {
@@ -83,6 +90,7 @@ export class ActorHost {
     if (existing) return existing;
     const handle = new GroupHandle(group, this);
     this.groups.set(group.name, handle);
+    this.spares?.prepare();
     return handle;
   }
 
@@ -198,6 +206,7 @@ export class ActorHost {
       this.supervisor = null;
     }
     await Promise.all([...this.groups.values(), ...this.starting, ...this.removing].map((g) => g.stop()));
+    await this.spares?.close();
   }
 
   /** For tests of a supervisor crash: ends its thread as a crash would. */

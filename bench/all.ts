@@ -10,6 +10,7 @@ const BENCHES: Array<[string, string[]]> = [
   ['restart', ['--max-old-space-size=8192', '--expose-gc']],
   ['failover', []],
   ['actors', []],
+  ['admission', []],
 ];
 let failed = false;
 for (const [name, nodeArgs] of BENCHES) {

@@ -15,6 +15,12 @@ import { LoginThrottle } from './auth/login-throttle.js';
 import { NodeTokens } from './auth/node-tokens.js';
 import { LookupRateLimiter } from './auth/lookup-rate.js';
 import { pkcs8Der, TokenSigner, type SigningKey } from './auth/tokens.js';
+import { AdmissionIssuer } from './admission/issuer.js';
+import { NodeKeys } from './admission/node-keys.js';
+import { AdmissionWebhooks } from './admission/webhook.js';
+import { LmdbWebhookKeeping } from './webhooks/keeping.js';
+import { Webhooks } from './webhooks/webhooks.js';
+import { registerStreamMetrics } from './observability/stream-metrics.js';
 import { Users } from './auth/users.js';
 import type { EventRecord } from './domain/events.js';
 import { EventLog, type Events } from './events/log.js';
@@ -77,7 +83,7 @@ const VERSION = (JSON.parse(readFileSync(projectPath('package.json'), 'utf8')) a
 const LOUD_EVENTS = /^(node\.|scaling\.|platform\.|actor\.|nodegroup\.|store\.)/;
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
-  const log = options.log ?? createLogger(config.log.level);
+  const log = options.log ?? createLogger(config.log.level, undefined, config.log.format);
   surviveCommitFailures((message) => log.error(message));
   // The Terraform modules node groups may name, read (in a thread of their own) while GeoIP loads.
   const modulesLoading = loadTerraformModules(config.terraform);
@@ -143,6 +149,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const events: Events = cluster ? cluster.events : new EventLog(store);
   if (cluster) await cluster.events.start();
   const nodeTokens = new NodeTokens(store.meta, config.auth.nodeTokenTtl);
+  // Admission (docs/security.md, "Who may publish and play"): one secret, each node's key derived from it.
+  const admissionSecret = await keptSecret('admission-secret', () => randomBytes(32), store, cluster);
+  const admissionIssuer = new AdmissionIssuer(new NodeKeys(admissionSecret), (group, nodeId) => nodeTokens.generation(group, nodeId), options.now);
 
   let actors!: ActorHost;
   let registry!: NodeGroupRegistry;
@@ -160,6 +169,32 @@ export async function startService(config: Config, options: ServiceOptions = {})
         .map(async (g) => ({ group: g.name, ...(await g.callHere('nodeLoads', config.metrics.nodeSeries).catch(() => ({ nodes: [], omitted: 0 }))) })),
     );
   const metrics = new Metrics(counts, actorStats, nodeLoads);
+  const webhooks = new Webhooks({
+    events,
+    // Cluster mode keeps endpoints and cursors in the instance's LMDB for now; one instance sends.
+    keeping: new LmdbWebhookKeeping(store.meta),
+    ...(options.now ? { now: options.now } : {}),
+    observe: (id, outcome) => metrics.webhookDelivery({ endpoint: id, outcome }).inc(),
+  });
+  metrics.trackWebhooks(() => webhooks.list());
+  registerStreamMetrics(metrics.registry, async () => {
+    const all = await Promise.all(
+      [...actors.groups.values()].filter((g) => g.running).map(async (g) => (await g.callHere('busiestStreams', config.metrics.streamSeries).catch(() => [])).map((s) => ({ group: g.name, ...s }))),
+    );
+    return all
+      .flat()
+      .sort((a, b) => b.viewers - a.viewers)
+      .slice(0, config.metrics.streamSeries);
+  });
+  const admission = {
+    issuer: admissionIssuer,
+    webhooks: new AdmissionWebhooks(
+      options.now,
+      undefined,
+      (outcome) => metrics.admissionWebhook({ outcome }).inc(),
+      (msg, extra) => log.warn(extra, msg),
+    ),
+  };
   const onEvent = (e: EventRecord) => {
     metrics.observeEvent(e);
     cluster?.noticed(e);
@@ -212,6 +247,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
     users,
     hasher,
     signer,
+    admission,
+    webhooks,
     throttle,
     nodeTokens,
     lookupRate,
@@ -270,8 +307,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
   for (const g of groups) if (g.deleting) await registry.retire(actors.group(g.group.name)!);
   if (cluster) {
     cluster.registerMetrics(metrics.registry);
-    await cluster.own(actors, config.cluster!.advertiseUrl ?? config.server.publicUrl ?? url);
+    await cluster.own(actors, config.cluster!.advertiseUrl ?? config.server.publicUrl ?? url, store);
   }
+  await webhooks.start(config.webhooks);
   ready = true;
   log.info({ url, dataDir: config.dataDir, groups: groups.map((g) => g.group.name) }, 'listening');
 
@@ -291,6 +329,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await drained;
       clearTimeout(timer);
       clearInterval(idle);
+      webhooks.stop();
       // Cluster mode: groups handed over first (the next owners take them at once), and nodes keep
       // running: they belong to the cluster, and report to another instance.
       await cluster?.stop();
@@ -316,12 +355,19 @@ async function signingKeyOf(config: Config, store: Store, cluster: ClusterRuntim
   if (algorithm === 'ES256' && jwtPrivateKey) return { algorithm, material: pkcs8Der(jwtPrivateKey) };
   const name = algorithm === 'HS256' ? 'jwt-secret' : 'jwt-es256-key';
   const make = () => (algorithm === 'HS256' ? randomBytes(32) : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'der', type: 'pkcs8' }));
-  // Cluster mode: one key for every instance (a token minted by one is valid on all).
-  if (cluster) return { algorithm, material: await cluster.shared.signingKey(name, make) };
+  return { algorithm, material: await keptSecret(name, make, store, cluster) };
+}
+
+/**
+ * A secret made once and kept: in LMDB, or in cluster mode shared by every instance (the first to
+ * start makes it), so that what one instance signs every other accepts.
+ */
+async function keptSecret(name: string, make: () => Buffer, store: Store, cluster: ClusterRuntime | null): Promise<Buffer> {
+  if (cluster) return await cluster.shared.signingKey(name, make);
   const kept = store.meta.get(name) as Uint8Array | undefined;
-  if (kept) return { algorithm, material: Buffer.from(kept) };
-  const material = algorithm === 'HS256' ? randomBytes(32) : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'der', type: 'pkcs8' });
+  if (kept) return Buffer.from(kept);
+  const material = make();
   await store.meta.put(name, material);
   await store.durable();
-  return { algorithm, material };
+  return material;
 }

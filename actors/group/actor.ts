@@ -3,6 +3,7 @@
 // acknowledges them, or that reveals what another call is still writing (the write path:
 // durable.ts, commits.ts). The front end reaches it through comlink on the parent port; the
 // supervisor through comlink on a port of its own; events leave on a third port.
+import type { StreamStats } from '../../src/model/stream-stats.js';
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { getHeapStatistics } from 'node:v8';
 import * as Comlink from 'comlink';
@@ -23,6 +24,7 @@ import type { LookupOutcome } from '../../src/model/lookups.js';
 import type { NodeLoad, NodeView, StreamView } from '../../src/model/views.js';
 import { BindingLoader, loadModel } from './loading.js';
 import { DurableGroup } from './durable.js';
+import type { SnapshotStats } from '../../src/cluster/wal.js';
 
 export type LookupKind = 'publish' | 'transcode' | 'subscribe';
 
@@ -46,8 +48,8 @@ export interface GroupInit {
   durability: 'commit' | 'flush';
   events: MessagePort;
   minFreeBytes?: number;
-  /** Cluster mode: this actor's group is owned here at `epoch`; its commits go through the replicated log. */
-  cluster?: { servers: string[]; instance: string; epoch: number };
+  /** Cluster mode: this actor's group is owned here at `epoch`; its commits go through the replicated log, snapshotted as `snapshot` says. */
+  cluster?: { servers: string[]; instance: string; epoch: number; snapshot: { entries: number; intervalMs: number } };
 }
 
 export interface GroupDetail {
@@ -67,13 +69,21 @@ export interface GroupCounts {
 class GroupActor extends DurableGroup {
   private supervisorPort: MessagePort | null = null;
 
+  /** Cluster mode, a spare thread (actors/spare.ts): loads what a start will need before a group is given to it. */
+  async warm(): Promise<void> {
+    await import('../../src/cluster/wal.js');
+  }
+
   async init(init: GroupInit): Promise<void> {
     this.store = openStore(init.dataDir, init.durability, init.minFreeBytes);
+    this.name = init.group.name;
+    this.events = init.events;
     if (init.cluster) {
       // Loaded only in cluster mode: the embedded default never loads NATS.
       const { GroupLog } = await import('../../src/cluster/wal.js');
-      this.log = await GroupLog.open(init.cluster.servers, init.group.name, init.cluster.instance, init.cluster.epoch);
+      this.log = await GroupLog.open(init.cluster.servers, init.group.name, init.cluster.instance, init.cluster.epoch, init.cluster.snapshot);
       this.log.watchConnection();
+      this.log.onFenced = (err) => this.takenOver(err);
       // The local copy catches up with the log, then this actor's epoch fences out any other writer.
       await this.log.fence(this.store);
     }
@@ -84,7 +94,6 @@ class GroupActor extends DurableGroup {
       () => this.landed(),
       this.log ?? undefined,
     );
-    this.events = init.events;
     this.model = loadModel(this.store, init.group);
     this.loader = new BindingLoader(this.store, this.model);
   }
@@ -186,6 +195,13 @@ class GroupActor extends DurableGroup {
     return result;
   }
 
+  async endStream(name: string): Promise<{ ok: true } | Failure> {
+    if (this.reloading) await this.settle();
+    const result = this.model.endStream(name);
+    if (!(await this.commit(this.model.takeEffects(), true))) return this.refused();
+    return result;
+  }
+
   /** Reads wait, as lookups do, for a write in flight of what they answer with. */
   getProvision(name: string): Promise<Provision | undefined> {
     return this.reveal(
@@ -201,6 +217,12 @@ class GroupActor extends DurableGroup {
     );
   }
 
+  /** From the nodes' last reports: memory only, a heartbeat away from the truth, as node views are. */
+  async streamStats(name: string): Promise<StreamStats | null> {
+    await this.loader.done;
+    return this.model.streamStats(name);
+  }
+
   async listStreams(after: string | undefined, limit: number): Promise<StreamView[]> {
     await this.loader.done;
     return this.reveal(
@@ -213,6 +235,11 @@ class GroupActor extends DurableGroup {
   // the disk (a node's metrics are never on disk at all). Nothing in them is acknowledged.
   detail(after: string | undefined, limit: number): GroupDetail {
     return { name: this.model.name, nodes: this.model.nodeViews(after, limit), nodeCount: this.model.nodeCount() };
+  }
+
+  /** The busiest streams for /as/v1/metrics, bounded (GroupModel.busiestStreams). */
+  busiestStreams(cap: number): Array<{ stream: string; viewers: number; bitrate: number | null }> {
+    return this.model.busiestStreams(cap);
   }
 
   /** Per-node load figures for /as/v1/metrics, bounded (GroupModel.nodeLoads). */
@@ -295,6 +322,11 @@ class GroupActor extends DurableGroup {
       batches: this.busy.batches,
       waiting: this.waiting,
     };
+  }
+
+  /** Cluster mode: how this owner's snapshots of the group's log go (null in the embedded mode). */
+  snapshotStats(): SnapshotStats | null {
+    return this.log ? { ...this.log.snapshotStats } : null;
   }
 
   async reconfigure(group: NodeGroup): Promise<void> {

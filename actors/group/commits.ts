@@ -7,8 +7,7 @@
 // read of the provision) must wait for it (README.md, Reliability). So this remembers, per stream
 // or rendition name, the last commit in flight that wrote its binding or provision: readers of
 // that name wait for that one commit, and readers of anything else wait for nothing.
-import type { Database } from 'lmdb';
-import type { GroupKey, Store, Written } from '../../src/store/store.js';
+import { markApplied, putGroupWrites, type Store, type Written } from '../../src/store/store.js';
 import type { Write } from '../../src/model/effects.js';
 
 /** How a commit ended, as promises that never reject: true once it landed (and is durable), false if it failed or was stopped. */
@@ -60,13 +59,9 @@ export class Commits {
     const fence = { group, head: this.head };
     const put = (applied?: number) =>
       s.write(() => {
-        for (const w of writes) {
-          const db = (w.kind === 'node' ? s.nodes : w.kind === 'binding' ? s.bindings : s.provisions) as Database<unknown, GroupKey>;
-          if (w.value === null) db.remove([group, w.key]);
-          else db.put([group, w.key], w.value);
-        }
+        putGroupWrites(s, group, writes);
         // How far the local copy holds the replicated log, in the same transaction.
-        if (applied !== undefined) s.meta.put(`wal:${group}`, applied);
+        if (applied !== undefined) markApplied(s, group, applied);
       }, fence);
     let written: Written;
     if (!this.log) written = put();

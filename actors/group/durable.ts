@@ -17,6 +17,8 @@ import { BindingLoader, loadModel } from './loading.js';
 
 /** What a group actor's calls share (the model, the store, the commits in flight) and its write path; GroupActor (actor.ts) adds the calls. */
 export class DurableGroup {
+  /** The group's name, from the start (the model comes later). */
+  protected name = '';
   protected model!: GroupModel;
   protected store!: Store;
   /** Cluster mode: the group's replicated log (src/cluster/wal.ts). */
@@ -138,12 +140,18 @@ export class DurableGroup {
         if (applied > 0) this.failed(null);
       } catch (err) {
         if ((err as Error).name !== 'Fenced') return void setTimeout(() => void attempt(), 250).unref();
-        this.fenced = true;
         this.syncing = false;
-        this.emit([{ type: FENCED_EVENT, group: this.model.name, reason: (err as Error).message } as unknown as EventBody]);
+        this.takenOver(err as Error);
       }
     };
     void attempt();
+  }
+
+  /** Cluster mode: another instance took the group over (its log, or its snapshots, say so): the host is told, and stops this actor. */
+  protected takenOver(err: Error): void {
+    if (this.fenced) return;
+    this.fenced = true;
+    this.emit([{ type: FENCED_EVENT, group: this.name, reason: err.message } as unknown as EventBody]);
   }
 
   /** Resolves when no reload is under way: what every call that decides waits for first (`if (this.reloading)`, to cost nothing otherwise). */

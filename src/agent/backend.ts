@@ -2,7 +2,7 @@
 // (sessions opened over HTTP) or a real nginx with the RTMP module. The agent's loop is the same
 // for both: report, post the heartbeat, hand the reply's orders to the backend.
 import type { Listener } from '../domain/records.js';
-import type { NodeOrders } from '../schemas/heartbeat.js';
+import type { NodeOrders, StreamMedia } from '../schemas/heartbeat.js';
 
 // The heartbeat's orders are the control plane's message, declared once (src/schemas/heartbeat.ts).
 export type { NodeOrders, ParentOrder, TranscodeJob } from '../schemas/heartbeat.js';
@@ -13,7 +13,8 @@ export interface BackendReport {
   problem?: string;
   listeners: { publish?: Listener; subscribe?: Listener };
   metrics: Record<string, number>;
-  streams: Array<{ name: string; publishing: boolean; subscribers: number }>;
+  /** Per stream: who is there, and what the node can say of its media (rates, codecs, resolution, uptime). */
+  streams: Array<{ name: string; publishing: boolean; subscribers: number } & StreamMedia>;
 }
 
 export interface MediaBackend {

@@ -12,6 +12,7 @@ import { ControlPlanes } from './control-planes.js';
 import { heartbeats, TRANSPORTS, type TransportName } from './heartbeats.js';
 import { NginxRtmpBackend } from './media/backend.js';
 import { SimulatedBackend } from './simulated.js';
+import { AdmissionGate } from './admission/gate.js';
 import { AGENT_HELP, answerFlags } from '../cli/flags.js';
 
 interface AgentConfig {
@@ -76,14 +77,26 @@ function readConfig(env: NodeJS.ProcessEnv): AgentConfig {
 
 const log = (msg: string, extra: Record<string, unknown> = {}) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), msg, ...extra })}\n`);
 
+/** The node group this node belongs to: its token says so (SWITCHYARD_NODE_GROUP for a token that does not). */
+function groupOf(token: string, env: NodeJS.ProcessEnv): string {
+  try {
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { nodeGroup?: unknown };
+    if (typeof claims.nodeGroup === 'string') return claims.nodeGroup;
+  } catch {
+    /* not a JWT: the environment must say */
+  }
+  return env.SWITCHYARD_NODE_GROUP ?? '';
+}
+
 /** A program's path (see findProgram), or the name as given: a path, or one the spawn reports missing. */
 function which(name: string, env: NodeJS.ProcessEnv): string {
   return name.includes('/') ? name : (findProgram(name, env) ?? name);
 }
 
-function makeBackend(config: AgentConfig, env: NodeJS.ProcessEnv): MediaBackend {
-  if (config.backend === 'simulated') return new SimulatedBackend(config.role, config.scope, { address: config.address, port: config.port });
+function makeBackend(config: AgentConfig, env: NodeJS.ProcessEnv, gate: AdmissionGate): MediaBackend {
+  if (config.backend === 'simulated') return new SimulatedBackend(config.role, config.scope, { address: config.address, port: config.port }, gate);
   return new NginxRtmpBackend({
+    gate,
     nodeId: config.nodeId,
     role: config.role,
     scope: config.scope,
@@ -138,7 +151,9 @@ async function main(): Promise<void> {
   // nothing it (or nginx, or ffmpeg) writes is for other local users.
   process.umask(0o077);
   const config = readConfig(process.env);
-  const backend = makeBackend(config, process.env);
+  // Who may publish and play here (docs/security.md): the node's key comes in heartbeat replies.
+  const gate = new AdmissionGate(groupOf(config.token, process.env), config.nodeId);
+  const backend = makeBackend(config, process.env, gate);
   await backend.start();
   log('started', { nodeId: config.nodeId, backend: config.backend, address: backend.address });
 
@@ -187,8 +202,14 @@ async function main(): Promise<void> {
       if (result.ok) {
         const reply = result.reply;
         heartbeatMs = reply.heartbeatMs;
+        const drop = gate.update(reply.admission, reply.drop);
         // No `transcode` in a reply means "no change" (the control plane may still be loading).
-        await backend.apply({ parent: reply.parent, drain: reply.drain, ...(reply.transcode ? { transcode: reply.transcode } : {}) });
+        await backend.apply({
+          parent: reply.parent,
+          drain: reply.drain,
+          ...(reply.transcode ? { transcode: reply.transcode } : {}),
+          ...(drop.length > 0 ? { drop: { at: reply.drop!.at, streams: drop } } : {}),
+        });
         if (reply.token) {
           token = reply.token;
           keepToken(process.env.SWITCHYARD_NODE_TOKEN_FILE, token);

@@ -2,6 +2,8 @@
 // small HTTP API, so that load is real and driven from outside:
 //   POST   /{scope}/{stream}/publish     → 201 {session}   (origins and transcoders)
 //   POST   /{scope}/{stream}/subscribe   → 201 {session}   (edges, and origins)
+//          both with the lookup answer's admission token, as ?token= or Authorization: Bearer
+//          (docs/security.md, "Who may publish and play"): 403 without a good one
 //   DELETE /sessions/{session}           → 204
 //   GET    /stats                        → what the heartbeat reports
 // A transcoder with a job for a stream pushes one publish session per rendition to the origin the
@@ -14,11 +16,22 @@ import type { Listener } from '../domain/records.js';
 import type { Role } from '../domain/vocabulary.js';
 import { STREAM_NAME_RE } from '../domain/vocabulary.js';
 import type { BackendReport, MediaBackend, NodeOrders, TranscodeJob } from './backend.js';
+import type { AdmissionGate } from './admission/gate.js';
+
+/** The admission token a client presents: `Authorization: Bearer`, else `?token=`. */
+function tokenOf(req: IncomingMessage): string | null {
+  const auth = req.headers.authorization;
+  if (auth?.startsWith('Bearer ')) return auth.slice(7).trim();
+  const q = (req.url ?? '').indexOf('?');
+  return q < 0 ? null : new URLSearchParams((req.url ?? '').slice(q + 1)).get('token');
+}
 
 interface Session {
   id: string;
   stream: string;
   kind: 'publish' | 'subscribe';
+  /** When it was opened (ms): a published stream's uptime. */
+  since: number;
 }
 
 const PUBLISHERS: ReadonlySet<Role> = new Set(['origin', 'transcoder']);
@@ -39,6 +52,7 @@ export class SimulatedBackend implements MediaBackend {
     private readonly role: Role,
     private readonly scope: string,
     private readonly wanted: { address: string; port: number },
+    private readonly gate: AdmissionGate,
   ) {}
 
   /** Listens on (address, port); falls back to a free port, then to 127.0.0.1, when it must. */
@@ -83,16 +97,29 @@ export class SimulatedBackend implements MediaBackend {
     this.parent = orders.parent;
     this.draining = orders.drain;
     if (orders.transcode) this.setJobs(orders.transcode);
+    for (const stream of orders.drop?.streams ?? []) this.dropPublisher(stream);
+  }
+
+  /** Ends a stream's publish session: its binding moved elsewhere, or it was ended. */
+  private dropPublisher(stream: string): void {
+    const id = this.publishing.get(stream);
+    if (id === undefined) return;
+    this.sessions.delete(id);
+    this.publishing.delete(stream);
+    void this.stopPush(stream);
   }
 
   private snapshot(): BackendReport {
-    const perStream = new Map<string, { publishing: boolean; subscribers: number }>();
+    const perStream = new Map<string, { publishing: boolean; subscribers: number; uptimeMs?: number }>();
+    const now = Date.now();
     let publishers = 0;
     let subscribers = 0;
     for (const s of this.sessions.values()) {
       const entry = perStream.get(s.stream) ?? { publishing: false, subscribers: 0 };
       if (s.kind === 'publish') {
         entry.publishing = true;
+        // A simulated node carries no media: its publisher's uptime is all it can say of it.
+        entry.uptimeMs = now - s.since;
         publishers++;
       } else {
         entry.subscribers++;
@@ -132,7 +159,12 @@ export class SimulatedBackend implements MediaBackend {
     const base = `http://${job.origin.address}:${job.origin.port}`;
     for (const r of job.renditions) {
       try {
-        const res = await fetch(`${base}/${this.scope}/${r.name}/publish`, { method: 'POST', signal: AbortSignal.timeout(2000) });
+        const token = job.tokens?.[r.name];
+        const res = await fetch(`${base}/${this.scope}/${r.name}/publish`, {
+          method: 'POST',
+          ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
+          signal: AbortSignal.timeout(2000),
+        });
         if (res.ok) entry.sessions.push({ url: base, session: ((await res.json()) as { session: string }).session });
         else await res.body?.cancel();
       } catch {
@@ -196,11 +228,16 @@ export class SimulatedBackend implements MediaBackend {
         send(405, { error: `a ${this.role} does not take ${kind} sessions` });
         return;
       }
+      const verdict = this.gate.check(kind === 'publish' ? 'publish' : 'play', stream, tokenOf(req));
+      if (!verdict.ok) {
+        send(403, { error: `not admitted: ${verdict.reason}` });
+        return;
+      }
       if (kind === 'publish' && this.publishing.has(stream)) {
         send(409, { error: `stream '${stream}' is already published here` });
         return;
       }
-      const session: Session = { id: randomUUID(), stream, kind };
+      const session: Session = { id: randomUUID(), stream, kind, since: Date.now() };
       this.sessions.set(session.id, session);
       if (kind === 'publish') {
         this.publishing.set(stream, session.id);

@@ -93,19 +93,19 @@ async function main(): Promise<void> {
   const edgesAtStart = (await nodes(token)).filter((n) => n.role === 'edge' && n.state === 'INSERVICE').length;
 
   say(`phase 1: a publisher and ${VIEWERS} viewers of stream 'demo'`);
-  const pub = await call<{ serverAddress: string; port: number; nodeId: string }>('GET', `${BASE}/as/v1/streams/live/demo/publish?nodeGroup=${GROUP}`, token);
-  await call('POST', `http://${pub.body.serverAddress}:${pub.body.port}/live/demo/publish`);
+  // Each client connects to the url its lookup answered: the node admits only the token in it.
+  const pub = await call<{ url: string; nodeId: string }>('GET', `${BASE}/as/v1/streams/live/demo/publish?nodeGroup=${GROUP}`, token);
+  await call('POST', pub.body.url);
   say(`publisher on ${pub.body.nodeId}`);
   const sessions: Array<{ url: string; session: string }> = [];
   for (let i = 0; i < VIEWERS && Date.now() < deadline; i++) {
-    const edge = await call<{ serverAddress: string; port: number; code?: string }>('GET', `${BASE}/as/v1/streams/live/demo/subscribe?nodeGroup=${GROUP}`, token);
+    const edge = await call<{ url: string; code?: string }>('GET', `${BASE}/as/v1/streams/live/demo/subscribe?nodeGroup=${GROUP}`, token);
     if (edge.status !== 200) {
       await new Promise((r) => setTimeout(r, 1000));
       continue;
     }
-    const url = `http://${edge.body.serverAddress}:${edge.body.port}`;
-    const s = await call<{ session: string }>('POST', `${url}/live/demo/subscribe`);
-    if (s.status === 201) sessions.push({ url, session: s.body.session });
+    const s = await call<{ session: string }>('POST', edge.body.url);
+    if (s.status === 201) sessions.push({ url: new URL(edge.body.url).origin, session: s.body.session });
     await new Promise((r) => setTimeout(r, 25));
   }
   await until('the cluster to grow', async () => (await nodes(token)).filter((n) => n.role === 'edge' && n.state === 'INSERVICE').length > edgesAtStart);

@@ -202,6 +202,10 @@ export class ClusterEventLog implements Events {
     return this.kept.slice(lo, lo + limit);
   }
 
+  oldest(): number {
+    return this.kept[0]?.seq ?? 0;
+  }
+
   subscribe(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

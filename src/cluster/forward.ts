@@ -2,11 +2,18 @@
 // request per call, to the group's subject, which only its owner subscribes to. The host's
 // batchers (actors/group-handle.ts) have already gathered the lookups and heartbeats of one event-loop
 // turn, so a round trip is paid per batch, not per request. While no owner answers (a handover,
-// an owner killed and not yet replaced), the call is retried with backoff, then fails as the actor
+// an owner killed and not yet replaced), the call is retried with backoff (cut short when the next
+// owner says it serves the group: `sy.serving`), then fails as the actor
 // being unavailable: 503 NOT_READY with Retry-After, the contract of an actor restarting.
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { pack, unpack } from 'msgpackr';
 import { rpcSubject } from './nats.js';
+
+/**
+ * An owner that starts serving a group says so here (the group's name as the message): forwarded
+ * calls waiting to try again try at once, instead of at the end of their backoff.
+ */
+const SERVING_SUBJECT = 'sy.serving';
 
 /** What a forwarded call comes back with. */
 type Reply = { r: unknown } | { x: 'unavailable'; why: string } | { e: string };
@@ -40,11 +47,35 @@ export interface ForwardOptions {
 export class Forwarder {
   readonly counters = { forwarded: 0, retried: 0, failed: 0, served: 0 };
   private readonly subs = new Map<string, Subscription>();
+  /** Calls waiting to try a group again: woken when an owner says it serves the group. */
+  private readonly waiting = new Map<string, Set<() => void>>();
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly options: ForwardOptions = { deadlineMs: 4000, requestTimeoutMs: 5000, retryTimeoutMs: 1000 },
-  ) {}
+  ) {
+    nc.subscribe(SERVING_SUBJECT, {
+      callback: (err, m) => {
+        if (!err) for (const wake of this.waiting.get(m.string()) ?? []) wake();
+      },
+    });
+  }
+
+  /** Waits `ms` before trying `group` again, or less if an owner starts serving it meanwhile. */
+  private backoff(group: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let set = this.waiting.get(group);
+      if (!set) this.waiting.set(group, (set = new Set()));
+      const wake = () => {
+        clearTimeout(timer);
+        set.delete(wake);
+        if (set.size === 0 && this.waiting.get(group) === set) this.waiting.delete(group);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      set.add(wake);
+    });
+  }
 
   /** Calls `method` on the owner of `group`; rejects with NotServedHere once the deadline passes with no owner answering. */
   async call(group: string, method: string, args: unknown[]): Promise<unknown> {
@@ -80,7 +111,7 @@ export class Forwarder {
         throw new NotServedHere(group, why);
       }
       this.counters.retried++;
-      await new Promise((r) => setTimeout(r, wait));
+      await this.backoff(group, wait);
       wait = Math.min(400, wait * 2);
     }
   }
@@ -109,6 +140,11 @@ export class Forwarder {
       },
     });
     this.subs.set(group, sub);
+    // Once the server has the subscription (so that its interest reaches the others before this does), calls waiting for the group try again.
+    void this.nc
+      .flush()
+      .then(() => this.nc.publish(SERVING_SUBJECT, group))
+      .catch(() => {});
   }
 
   /** Stops answering for the group: callers get no responders, and retry until the next owner serves. */

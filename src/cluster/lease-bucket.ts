@@ -6,6 +6,7 @@
 // known. The keys hold { owner, url, epoch | at }: who owns the group, and how to reach it.
 import type { KV } from '@nats-io/kv';
 import type { FirstSight, KeyRead, Outcome } from '../policy/cluster/lease.js';
+import { readLease } from './lease-key.js';
 import { isConflict, JS_TIMEOUT_MS } from './nats.js';
 
 const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
@@ -34,16 +35,9 @@ export class LeaseBucket {
     await this.kv.delete(group, { previousSeq: revision }).catch(() => {});
   }
 
-  /** Who holds the key now. */
-  async read(group: string): Promise<KeyRead> {
-    try {
-      const e = await this.kv.get(group);
-      if (e?.operation !== 'PUT') return { kind: 'absent' };
-      const v = e.json<{ owner: string }>();
-      return v.owner === this.me.id ? { kind: 'ours', revision: e.revision } : { kind: 'theirs', owner: v.owner };
-    } catch {
-      return { kind: 'unavailable' };
-    }
+  /** Who holds the key now (lease-key.ts). */
+  read(group: string): Promise<KeyRead> {
+    return readLease(this.kv, group, this.me.id);
   }
 
   /** A first look at a group's key: someone's PUT, a DEL marker (handed back), nothing; null when the bucket did not answer. */
@@ -59,7 +53,7 @@ export class LeaseBucket {
   /** Whether the bucket answers this instance now (its leader is there): a contender's clock runs only then. */
   async answers(): Promise<boolean> {
     try {
-      await this.kv.get(`probe.${this.me.id}`);
+      await this.kv.get(`probe.${this.me.id}`, { timeout: JS_TIMEOUT_MS } as never);
       return true;
     } catch {
       return false;

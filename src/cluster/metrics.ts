@@ -1,12 +1,22 @@
 // Cluster mode's metrics (docs/cluster.md), read from the mechanism's own counters when scraped:
 // groups owned here, lease renewals, acquisitions, losses and hand-overs, calls forwarded to other
-// owners and served for them, whether NATS is reachable, and how this instance's follower of the
-// event log and its watches of the buckets keep up.
+// owners and served for them, whether NATS is reachable, how this instance's follower of the event
+// log and its watches of the buckets keep up, and the logs: snapshots of the groups owned here
+// (from their actors), and the groups this instance keeps a warm copy of.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { perScrape } from '../observability/metrics.js';
 import type { ClusterEventLog } from './events.js';
 import type { Forwarder } from './forward.js';
 import type { SharedLimits } from './limits.js';
 import type { Ownership } from './ownership.js';
+import type { Standbys } from './standby.js';
+import type { SnapshotStats } from './wal.js';
+
+export interface LogSources {
+  /** The snapshot figures of each group owned here (asked of its actor). */
+  snapshots(): Promise<Array<{ group: string; stats: SnapshotStats }>>;
+  standbys(): Standbys | null;
+}
 
 /** A counter whose value is kept elsewhere and only grows: set to it at each scrape. */
 function mirrored(registry: Registry, name: string, help: string, read: () => number): void {
@@ -30,7 +40,9 @@ export function registerClusterMetrics(
   /** Restarts of each bucket's watch (watch.ts), by bucket. */
   watchRestarts: () => Record<string, number>,
   connected: () => boolean,
+  logs: LogSources,
 ): void {
+  registerLogMetrics(registry, logs);
   new Gauge({
     name: 'switchyard_cluster_groups_owned',
     help: 'Node groups this instance owns (runs the actor of) now',
@@ -94,4 +106,49 @@ export function registerClusterMetrics(
       this.set(events.follower.lag);
     },
   });
+}
+
+function registerLogMetrics(registry: Registry, logs: LogSources): void {
+  // Asked of the actors once per scrape, whichever gauges read it.
+  const snapshots = perScrape(() => logs.snapshots());
+  new Gauge({
+    name: 'switchyard_cluster_standby_groups',
+    help: 'Node groups this instance would take next and keeps a warm copy of (follows their logs)',
+    registers: [registry],
+    collect() {
+      this.set(logs.standbys()?.following().length ?? 0);
+    },
+  });
+  const perGroup = (name: string, help: string, read: (s: SnapshotStats) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['group'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const { group, stats } of await snapshots()) {
+          const v = read(stats);
+          if (v !== null) this.set({ group }, v);
+        }
+      },
+    });
+  // Counted by each owner's actor since it acquired the group: mirrored at each scrape.
+  const perGroupCount = (name: string, help: string, read: (s: SnapshotStats) => number) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['group'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const { group, stats } of await snapshots()) this.inc({ group }, read(stats));
+      },
+    });
+  perGroup('switchyard_cluster_log_entries_since_snapshot', "Entries appended to the group's log since its last snapshot (groups owned here)", (s) => s.since);
+  perGroupCount('switchyard_cluster_snapshots_total', 'Snapshots of the group this owner published (since it acquired the group)', (s) => s.taken);
+  perGroupCount('switchyard_cluster_snapshot_failures_total', 'Snapshots of the group that failed (NATS away; tried again after 10 s)', (s) => s.failed);
+  perGroup('switchyard_cluster_snapshot_bytes', "The size of the group's last snapshot", (s) => s.last?.bytes ?? null);
+  perGroup('switchyard_cluster_snapshot_seconds', 'How long writing and publishing the last snapshot took', (s) => (s.last ? s.last.ms / 1000 : null));
+  perGroup('switchyard_cluster_snapshot_age_seconds', 'Time since the last snapshot of the group was published', (s) => (s.last ? (Date.now() - s.last.at) / 1000 : null));
 }

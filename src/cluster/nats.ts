@@ -21,6 +21,8 @@ export const BUCKETS = {
   meta: 'sy_meta',
   /** Each Terraform node group's state (gzipped) and its lock, by compare-and-set (terraform-state.ts). */
   tfstate: 'sy_tfstate',
+  /** Each node group's snapshot manifest: the published snapshot and the fence, by compare-and-set (snapshots.ts). */
+  snapshots: 'sy_snap',
 } as const;
 
 export const STREAMS = {
@@ -28,9 +30,18 @@ export const STREAMS = {
   wal: 'SY_WAL',
   /** The cluster's event log: ids are stream sequences (events.ts). */
   events: 'SY_EVENTS',
+  /** Each node group's snapshots: the chunks of its records at a log sequence (snapshots.ts). */
+  snapshots: 'SY_SNAP',
 } as const;
 
+/**
+ * The consumers that read a group's log or snapshot go after this long unused (the client's default
+ * keeps them five minutes: a catch-up that reads in batches would leave one per batch behind).
+ */
+export const CONSUMER_IDLE_MS = 10_000;
+
 export const walSubject = (group: string) => `sy.wal.${group}`;
+export const snapSubject = (group: string) => `sy.snap.${group}`;
 export const rpcSubject = (group: string) => `sy.g.${group}.rpc`;
 export const EVENTS_KEEP = 10_000;
 
@@ -70,6 +81,7 @@ export interface Buckets {
   instances: KV;
   meta: KV;
   tfstate: KV;
+  snapshots: KV;
 }
 
 /**
@@ -83,9 +95,12 @@ export async function provision(j: Jet, replicas: number, leaseTtlMs: number): P
   const meta = await j.kvm.create(BUCKETS.meta, { history: 5, replicas, allow_direct: false, timeout: JS_TIMEOUT_MS * 4 } as never);
   // Read from the leader too: a new owner's Terraform must see its predecessor's last state write.
   const tfstate = await j.kvm.create(BUCKETS.tfstate, { history: 1, replicas, allow_direct: false, timeout: JS_TIMEOUT_MS * 4 } as never);
+  // Manifests from the leader too: a compare-and-set must start from the last write.
+  const snapshots = await j.kvm.create(BUCKETS.snapshots, { history: 1, replicas, allow_direct: false, timeout: JS_TIMEOUT_MS * 4 } as never);
   await ensureStream(j, { name: STREAMS.wal, subjects: ['sy.wal.>'], num_replicas: replicas, duplicate_window: 120_000_000_000 });
   await ensureStream(j, { name: STREAMS.events, subjects: ['sy.ev.>'], num_replicas: replicas, max_msgs: EVENTS_KEEP });
-  return { leases, instances, meta, tfstate };
+  await ensureStream(j, { name: STREAMS.snapshots, subjects: ['sy.snap.>'], num_replicas: replicas });
+  return { leases, instances, meta, tfstate, snapshots };
 }
 
 async function ensureStream(j: Jet, config: { name: string; subjects: string[]; num_replicas: number; max_msgs?: number; duplicate_window?: number }): Promise<void> {

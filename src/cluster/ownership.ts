@@ -13,6 +13,7 @@ import {
   afterCut,
   beforeRenewal,
   calmToHandOver,
+  conflicted,
   firstSight,
   probed,
   reacquired,
@@ -26,7 +27,7 @@ import {
   type OwnerState,
   type Watching,
 } from '../policy/cluster/lease.js';
-import { handover, placeOf } from '../policy/cluster/hrw.js';
+import { contenderPlace, handover } from '../policy/cluster/hrw.js';
 import { LeaseBucket } from './lease-bucket.js';
 import { Presence } from './presence.js';
 import { GuardedWatch } from './watch.js';
@@ -65,7 +66,7 @@ interface Owned {
   trail: Array<{ outcome: string; sentAt: number; tookMs: number }>;
 }
 
-/** How often a non-owner asks whether the lease bucket answers (its clock of an owner's silence runs in these steps). */
+/** How often a non-owner asks whether the lease bucket answers: at the first tick (every 100 ms) this long after the last; an answer vouches for up to a tick more. */
 const PROBE_MS = 250;
 
 export class Ownership {
@@ -190,7 +191,7 @@ export class Ownership {
           w = await this.initial(group, now);
           if (!w) continue;
         }
-        if (this.available && shouldContend(w, placeOf(group, ids, this.me.id), now, this.t)) await this.contend(group);
+        if (this.available && shouldContend(w, contenderPlace(group, ids, this.me.id, w.owner), now, this.t)) await this.contend(group);
       }
       // Not while the bucket has no leader: the hand-over's delete could not land (calmToHandOver).
       const calm = calmToHandOver(
@@ -226,7 +227,7 @@ export class Ownership {
     const elapsed = this.lastProbe === 0 ? 0 : now - this.lastProbe;
     this.lastProbe = now;
     this.available = await this.leases.answers();
-    for (const [group, w] of this.watched) this.watched.set(group, probed(w, this.available, elapsed, PROBE_MS));
+    for (const [group, w] of this.watched) this.watched.set(group, probed(w, this.available, elapsed, PROBE_MS + 100));
   }
 
   /** A group first seen: its lease as stored now (absent: free at once). */
@@ -241,8 +242,8 @@ export class Ownership {
     const sentAt = this.clock();
     const created = await this.leases.create(group);
     if (created.kind !== 'ok') {
-      // Held after all (a PUT not seen yet), or no leader: the watch and the probe will tell.
-      if (created.kind === 'conflict') this.watched.set(group, sawPut(this.watched.get(group) ?? watching(sentAt), '?', this.clock()));
+      // Still held (a renewal not seen yet, or the key not aged out yet): again after a probe. No leader: the probe will tell.
+      if (created.kind === 'conflict') this.watched.set(group, conflicted(this.watched.get(group) ?? watching(sentAt), this.t, PROBE_MS));
       return;
     }
     const epoch = created.revision;
@@ -253,7 +254,7 @@ export class Ownership {
     try {
       await this.hooks.acquire(group, epoch);
       o.starting = false;
-      this.log.info({ group, epoch }, 'acquired a node group');
+      this.log.info({ group, epoch, startMs: Math.round(this.clock() - sentAt) }, 'acquired a node group');
     } catch (err) {
       this.log.warn({ group, epoch, err }, 'acquired a node group but could not start serving it: handing it back');
       await this.giveBack(group, `could not start: ${(err as Error).message}`);

@@ -16,8 +16,9 @@ import type { EventRecord } from '../domain/events.js';
 import type { KeptCooldowns } from '../../actors/supervisor/directory.js';
 import type { ClusterView } from '../http/services.js';
 import type { GroupSharing } from '../nodegroups/registry.js';
-import type { StoredGroup } from '../store/store.js';
+import type { Store, StoredGroup } from '../store/store.js';
 import { leaseTiming } from '../policy/cluster/lease.js';
+import { standbyOf } from '../policy/cluster/hrw.js';
 import type { Registry } from 'prom-client';
 import { ClusterEventLog } from './events.js';
 import { registerClusterMetrics } from './metrics.js';
@@ -26,6 +27,9 @@ import { SharedLimits } from './limits.js';
 import { connectNats, jet, provision, STREAMS, walSubject, type Buckets, type Jet } from './nats.js';
 import { Ownership, type InstanceInfo, type OwnershipHooks } from './ownership.js';
 import { keyOf, SharedState } from './shared-state.js';
+import { COMPACTS_LOGS, GroupSnapshots } from './snapshots.js';
+import { Standbys } from './standby.js';
+import type { SnapshotStats } from './wal.js';
 import { TerraformState } from './terraform-state.js';
 import type { EventBody } from '../domain/events.js';
 
@@ -52,6 +56,8 @@ export class ClusterRuntime {
   readonly events: ClusterEventLog;
   readonly forwarder: Forwarder;
   ownership: Ownership | null = null;
+  standbys: Standbys | null = null;
+  private standbyTimer: NodeJS.Timeout | null = null;
   private tfstate: TerraformState | null = null;
   private limits: SharedLimits | null = null;
   private host: ActorHost | null = null;
@@ -101,6 +107,7 @@ export class ClusterRuntime {
     return {
       servers: this.config.servers,
       instance: this.instance,
+      snapshot: { entries: this.config.snapshotEntries, intervalMs: this.config.snapshotInterval },
       serving: (group) => this.ownership?.serving(group) ?? false,
       owned: (group) => this.ownership?.owner(group) != null,
       forward: (group, method, args) => this.forwarder.call(group, method, args),
@@ -160,16 +167,22 @@ export class ClusterRuntime {
     });
   }
 
-  /** Starts taking node groups: their actors run here while this instance owns them. */
-  async own(host: ActorHost, url: string): Promise<void> {
+  /** Starts taking node groups: their actors run here while this instance owns them; `store` keeps the copies of those it would take next. */
+  async own(host: ActorHost, url: string, store: Store): Promise<void> {
     this.url = url;
     this.host = host;
-    const info: InstanceInfo = { id: this.instance, url, startedAt: Date.now(), groups: 0 };
+    const standbys = new Standbys(this.j, this.buckets.snapshots, store, this.log);
+    this.standbys = standbys;
+    // `caps`: what this version does that others must know of before they rely on it (snapshots.ts: logs are purged only once every live instance reads snapshots).
+    const advertised = { id: this.instance, url, startedAt: Date.now(), groups: 0, caps: [COMPACTS_LOGS] };
+    const info: InstanceInfo = advertised;
     const hooks: OwnershipHooks = {
       groups: () => [...host.groups.keys()],
       acquire: async (group, epoch) => {
         const handle = host.group(group);
         if (!handle) throw new Error(`node group '${group}' is not known here`);
+        // A warm copy stops growing before the actor reads it: one writer per group on this store.
+        await standbys.release(group);
         // The previous owner's cooldowns: a takeover must not scale what was just scaled.
         const kept = await this.shared.get<KeptCooldowns>(keyOf('sup', group)).catch(() => undefined);
         await handle.activate(epoch, kept);
@@ -197,6 +210,21 @@ export class ClusterRuntime {
     this.ownership = new Ownership(this.buckets.leases, this.buckets.instances, info, leaseTiming(this.config.leaseTtl), hooks, this.log);
     await this.ownership.start();
     this.watchConnection((up) => this.ownership?.setCut(!up));
+    this.standbyTimer = setInterval(() => void this.followStandbys(), 1000);
+  }
+
+  /** The groups this instance would take next (and does not own): their copies follow their logs. */
+  private async followStandbys(): Promise<void> {
+    const ownership = this.ownership;
+    if (!ownership || !this.host || !this.standbys) return;
+    const live = ownership.live().map((i) => i.id);
+    const want = new Set<string>();
+    for (const [group, handle] of this.host.groups) {
+      const owner = ownership.owner(group);
+      // Not while its actor still runs here (a group just lost is closing): one writer per group on this store.
+      if (owner !== this.instance && !handle.threadHere && standbyOf(group, live, owner) === this.instance) want.add(group);
+    }
+    await this.standbys.set(want).catch((err: Error) => this.log.warn({ err }, 'standby: could not change the groups followed'));
   }
 
   /** Lookup rates and login throttles held for the cluster: each instance tells the others what it counted (limits.ts). */
@@ -229,6 +257,20 @@ export class ClusterRuntime {
       () => this.limits,
       () => ({ ...(this.ownership?.watchRestarts() ?? { leases: 0, instances: 0 }), meta: this.shared.watchRestarts() }),
       () => this.connected(),
+      {
+        standbys: () => this.standbys,
+        snapshots: async () => {
+          const out: Array<{ group: string; stats: SnapshotStats }> = [];
+          for (const group of this.ownership?.ownedGroups() ?? []) {
+            const stats = await this.host
+              ?.group(group)
+              ?.callHere('snapshotStats')
+              .catch(() => null);
+            if (stats) out.push({ group, stats });
+          }
+          return out;
+        },
+      },
     );
   }
 
@@ -238,9 +280,11 @@ export class ClusterRuntime {
     return [this.url, ...live.map((i) => i.url).filter((u) => u !== this.url)];
   }
 
-  /** A deleted group's log goes with it. */
+  /** A deleted group's log (and its snapshots) goes with it. */
   async purge(group: string): Promise<void> {
     await this.ownership?.forget(group);
+    await this.standbys?.release(group);
+    await new GroupSnapshots(this.j, this.buckets.snapshots, group).remove().catch((err: Error) => this.log.warn({ err, group }, 'could not remove the snapshots of a deleted node group'));
     await this.tfstate?.purge(group).catch((err: Error) => this.log.warn({ err, group }, 'could not purge the Terraform state of a deleted node group'));
     await this.j.jsm.streams.purge(STREAMS.wal, { filter: walSubject(group) }).catch((err: Error) => this.log.warn({ err, group }, 'could not purge the log of a deleted node group'));
   }
@@ -268,6 +312,8 @@ export class ClusterRuntime {
 
   /** A clean stop: every owned group handed back (the next owners take them at once), then the connection. */
   async stop(): Promise<void> {
+    if (this.standbyTimer) clearInterval(this.standbyTimer);
+    await this.standbys?.stop();
     await this.ownership?.stop();
     this.limits?.stop();
     this.events.stop();

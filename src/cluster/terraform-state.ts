@@ -100,7 +100,8 @@ export class TerraformState {
       if (d.kind === 'refused') return this.refuse(group, 'lock', d.reason, lock);
       const value: StoredLock = { id: info.ID, instance: asker!.instance, epoch: asker!.epoch, at: new Date().toISOString(), info };
       try {
-        if (d.kind === 'take') await this.o.kv.create(lockKey(group), enc(value));
+        // Free is a key never written, or one released (kept with its epoch: terraform-lock.ts).
+        if (d.kind === 'take' && !lock) await this.o.kv.create(lockKey(group), enc(value));
         else await this.o.kv.update(lockKey(group), enc(value), revision);
       } catch (err) {
         if (isConflict(err)) continue;
@@ -146,7 +147,8 @@ export class TerraformState {
       if (d.kind === 'gone') return { status: 200 };
       if (d.kind === 'refused') return this.refuse(group, 'unlock', `the lock is ${d.current.instance}'s (epoch ${d.current.epoch}, id ${d.current.id})`, lock);
       try {
-        await this.o.kv.delete(lockKey(group), { previousSeq: revision });
+        const released: StoredLock = { ...lock!, released: true, at: new Date().toISOString() };
+        await this.o.kv.update(lockKey(group), enc(released), revision);
       } catch (err) {
         if (isConflict(err)) continue;
         throw err;

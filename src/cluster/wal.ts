@@ -9,24 +9,21 @@
 // append carries a message id, so that the retry of an append whose acknowledgement was lost (a
 // NATS server died under it) is recognised as a duplicate instead of landing twice.
 //
-// LMDB stays the local copy: `wal:<group>` in its meta database says up to which sequence it holds
-// the log, written in the same transaction as what it applied. Taking a group over replays only
-// what the local copy lacks.
-import { DeliverPolicy } from '@nats-io/jetstream';
-import { pack, unpack } from 'msgpackr';
-import type { Database } from 'lmdb';
-import type { GroupKey, Store } from '../store/store.js';
+// LMDB stays the local copy (replica.ts): `wal:<group>` in its meta database says up to which
+// sequence it holds the log, written in the same transaction as what it applied. Taking a group
+// over replays only what the local copy lacks, from the group's latest snapshot when the log was
+// compacted past it (snapshots.ts). The owner snapshots its group every so many entries (or so
+// long) and purges the log below the snapshot: the log holds the entries of one interval, not the
+// group's whole history.
+import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import { pack } from 'msgpackr';
+import { catchUp, due, Gap, type Logged, type Manifest, type SnapshotSettings } from '../policy/cluster/snapshot.js';
+import { markApplied, type GroupWrite, type Store } from '../store/store.js';
 import { StoreUnavailable } from '../store/failures.js';
-import { connectNats, isConflict, jet, JS_TIMEOUT_MS, STREAMS, walSubject, type Jet } from './nats.js';
-
-/** A write as the group actor's model decides it (actors/group/model.ts `Write`), kept structural here. */
-export interface LogWrite {
-  kind: 'node' | 'binding' | 'provision';
-  key: string;
-  value: unknown;
-}
-
-type Entry = { t: 'w'; e: number; w: LogWrite[] } | { t: 'epoch'; e: number; o: string };
+import { BUCKETS, CONSUMER_IDLE_MS, connectNats, isConflict, jet, JS_TIMEOUT_MS, STREAMS, walSubject, type Jet } from './nats.js';
+import { LocalCopy, type Entry } from './replica.js';
+import { GroupSnapshots, SnapshotRefused } from './snapshots.js';
 
 /** Another instance took the group: this actor must stop and never write again. */
 export class Fenced extends Error {
@@ -41,27 +38,19 @@ export class Fenced extends Error {
 
 /** How long one append may keep retrying while JetStream has no leader, before the commit is refused. */
 const APPEND_DEADLINE_MS = 1500;
-const appliedKey = (group: string) => `wal:${group}`;
+/** After a snapshot failed (NATS away, no leader), the next attempt waits this long. */
+const SNAPSHOT_RETRY_MS = 10_000;
 
-/** Puts what `writes` say into the group's records (inside a store write). */
-export function applyWrites(store: Store, group: string, writes: readonly LogWrite[]): void {
-  for (const w of writes) {
-    const db = (w.kind === 'node' ? store.nodes : w.kind === 'binding' ? store.bindings : store.provisions) as Database<unknown, GroupKey>;
-    if (w.value === null) db.remove([group, w.key]);
-    else db.put([group, w.key], w.value);
-  }
-}
-
-export function appliedOf(store: Store, group: string): number {
-  return (store.meta.get(appliedKey(group)) as number | undefined) ?? 0;
-}
-
-export function markApplied(store: Store, group: string, seq: number): void {
-  store.meta.put(appliedKey(group), seq);
+export interface SnapshotStats {
+  taken: number;
+  failed: number;
+  /** Entries appended since the last snapshot (as far as this actor counted). */
+  since: number;
+  last: { seq: number; records: number; bytes: number; ms: number; at: number } | null;
 }
 
 interface Queued {
-  writes: readonly LogWrite[];
+  writes: readonly GroupWrite[];
   resolve(at: { seq: number; prev: number; last: boolean }): void;
   reject(err: unknown): void;
 }
@@ -74,17 +63,30 @@ export class GroupLog {
   private queue: Queued[] = [];
   private sending = false;
   private counter = 0;
+  /** Set by `fence`: the local copy snapshots are taken from. */
+  private store: Store | null = null;
+  private snapshotting: Promise<void> | null = null;
+  private lastSnapshotAt = Date.now();
+  private nextSnapshotTry = 0;
+  private closing = false;
+  readonly snapshotStats: SnapshotStats = { taken: 0, failed: 0, since: 0, last: null };
+  /** Called when a snapshot found the group claimed by a later owner: this actor must stop. */
+  onFenced: ((err: Fenced) => void) | null = null;
 
   private constructor(
     private readonly j: Jet,
     private readonly group: string,
     private readonly instance: string,
     private readonly epoch: number,
+    private readonly snapshots: GroupSnapshots,
+    private readonly settings: SnapshotSettings,
   ) {}
 
-  static async open(servers: readonly string[], group: string, instance: string, epoch: number): Promise<GroupLog> {
+  static async open(servers: readonly string[], group: string, instance: string, epoch: number, settings: SnapshotSettings): Promise<GroupLog> {
     const nc = await connectNats(servers, `${instance}:group:${group}`);
-    return new GroupLog(await jet(nc), group, instance, epoch);
+    const j = await jet(nc);
+    const snapshots = new GroupSnapshots(j, await j.kvm.open(BUCKETS.snapshots), group, await j.kvm.open(BUCKETS.instances));
+    return new GroupLog(j, group, instance, epoch, snapshots, settings);
   }
 
   get subject(): string {
@@ -113,92 +115,81 @@ export class GroupLog {
     })().catch(() => {});
   }
 
-  /** The subject's last sequence, from the stream's leader (0: empty). */
-  private async lastSeq(): Promise<number> {
-    const m = await this.j.jsm.streams.getMessage(STREAMS.wal, { last_by_subj: this.subject });
-    return m?.seq ?? 0;
-  }
-
   /**
-   * Applies to the local store every entry it lacks, up to the tail: answers how many, and whether
-   * any came from another epoch than this actor's after `since` (someone else owned the group).
+   * Applies to the local store every entry it lacks, up to the tail (from the group's snapshot
+   * where the log was compacted past what it holds): answers how many, and whether any came from
+   * another epoch than this actor's after `since` (someone else owned the group). Reading back
+   * after its own fence (`since` finite), a gap means a later owner compacted the log: Fenced.
    */
   async catchUp(store: Store, since = Infinity): Promise<{ applied: number; foreign: boolean }> {
-    const target = await this.lastSeq();
-    let from = appliedOf(store, this.group);
-    // The local copy is of a log that is gone (the group was deleted, and made again under its
-    // name): it is forgotten, and the log replayed from its start.
-    if (from > target) {
-      await this.forgetLocal(store);
-      from = 0;
-    }
-    let applied = 0;
     let foreign = false;
-    while (from < target) {
-      const consumer = await this.j.js.consumers.get(STREAMS.wal, { filter_subjects: this.subject, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from + 1 });
-      const batch: Array<{ seq: number; entry: Entry }> = [];
-      const messages = await consumer.fetch({ max_messages: 1000, expires: 2000 });
-      for await (const m of messages) {
-        batch.push({ seq: m.seq, entry: unpack(m.data) as Entry });
-        if (m.seq >= target || m.info.pending === 0) break;
-      }
-      if (batch.length === 0) throw new StoreUnavailable(new Error(`the log of node group '${this.group}' did not deliver entries ${from + 1}–${target}`));
-      const head = store.headOf(this.group);
-      const written = store.write(
-        () => {
-          for (const { entry } of batch) if (entry.t === 'w') applyWrites(store, this.group, entry.w);
-          markApplied(store, this.group, batch.at(-1)!.seq);
-        },
-        { group: this.group, head },
-      );
-      if (!(await written.durable)) throw new StoreUnavailable(new Error('the local store did not take the log entries'));
-      for (const { seq, entry } of batch) if (seq > since && entry.e !== this.epoch) foreign = true;
-      applied += batch.length;
-      from = batch.at(-1)!.seq;
+    const seen = (entries: ReadonlyArray<Logged<Entry>>) => {
+      for (const { seq, entry } of entries) if (seq > since && entry.e !== this.epoch) foreign = true;
+    };
+    try {
+      const r = await catchUp(new LocalCopy(this.j, store, this.group, this.snapshots, { seen }), { restore: since === Infinity });
+      this.tail = r.applied;
+      return { applied: r.entries, foreign };
+    } catch (err) {
+      if (err instanceof Gap) throw new Fenced(this.group, err.message);
+      throw err;
     }
-    this.tail = Math.max(target, from);
-    return { applied, foreign };
-  }
-
-  private async forgetLocal(store: Store): Promise<void> {
-    const group = this.group;
-    const written = store.write(
-      () => {
-        for (const db of [store.nodes, store.bindings, store.provisions] as Array<Database<unknown, GroupKey>>) {
-          for (const key of db.getKeys({ start: [group, ''], end: [`${group}\u0000`, ''] })) db.remove(key as GroupKey);
-        }
-        markApplied(store, group, 0);
-      },
-      { group, head: store.headOf(group) },
-    );
-    if (!(await written.durable)) throw new StoreUnavailable(new Error('the local store did not take the reset of a node group'));
   }
 
   /**
-   * Makes this actor the group's only writer: the local store catches up, then an epoch record
-   * follows the tail it reached. A stale owner that appended meanwhile makes the record fail:
+   * Makes this actor the group's only writer: the local store catches up, the group's snapshots
+   * are claimed at the tail it reached (no owner before it may publish one from then on), then an
+   * epoch record follows that tail. A stale owner that appended meanwhile makes the record fail:
    * catch up with what it wrote (acknowledged to its clients) and try again.
    */
   async fence(store: Store): Promise<void> {
+    this.store = store;
+    let manifest: Manifest | null = null;
     for (let attempt = 0; ; attempt++) {
       await this.catchUp(store);
       try {
         const prev = this.tail;
-        this.tail = await this.publish({ t: 'epoch', e: this.epoch, o: this.instance }, prev);
+        manifest = await this.snapshots.claim(prev);
+        this.tail = await this.publish({ t: 'epoch', e: this.epoch, o: this.instance, p: prev }, prev);
         this.fencedAt = this.tail;
         const head = store.headOf(this.group);
         await store.write(() => markApplied(store, this.group, this.tail), { group: this.group, head }).durable;
         this.broken = false;
-        return;
+        break;
       } catch (err) {
-        if (!(err instanceof Fenced) || attempt >= 5) throw err;
+        // Another owner appended, or claimed beyond our tail: the log moved on; catch up again.
+        const moved = err instanceof Fenced || (err instanceof SnapshotRefused && !err.stale);
+        if (!moved || attempt >= 5) throw err instanceof SnapshotRefused ? new Fenced(this.group, err.message) : err;
       }
     }
+    // What the log holds since the published snapshot, counted in the background: a long history is compacted at once.
+    void this.countSince(manifest?.snap?.seq ?? 0);
+  }
+
+  /** The entries after `seq` on the subject, as a consumer from there counts them pending (the stream's per-subject counts are not always in its answers). */
+  private async countSince(seq: number): Promise<void> {
+    try {
+      const ci = await this.j.jsm.consumers.add(STREAMS.wal, {
+        filter_subject: this.subject,
+        deliver_policy: DeliverPolicy.StartSequence,
+        opt_start_seq: seq + 1,
+        ack_policy: AckPolicy.None,
+        mem_storage: true,
+        num_replicas: 1,
+        inactive_threshold: nanos(CONSUMER_IDLE_MS),
+      });
+      void this.j.jsm.consumers.delete(STREAMS.wal, ci.name).catch(() => {});
+      this.snapshotStats.since += ci.num_pending;
+    } catch {
+      /* counted from here on */
+    }
+    this.maybeSnapshot();
   }
 
   /**
    * After a refused or failed append: where the log stands. Our own entries whose answers were lost
-   * are applied locally; an entry of another epoch means the group was taken over.
+   * are applied locally; an entry of another epoch (or a gap: the log compacted by another) means
+   * the group was taken over.
    */
   async resync(store: Store): Promise<number> {
     const { applied, foreign } = await this.catchUp(store, this.fencedAt);
@@ -215,7 +206,7 @@ export class GroupLog {
    * one before it), once a majority of servers has it. Commits that queue while one is in flight
    * go together in the next entry (group commit). Throws StoreUnavailable at once while refusing.
    */
-  append(writes: readonly LogWrite[]): Promise<{ seq: number; prev: number; last: boolean }> {
+  append(writes: readonly GroupWrite[]): Promise<{ seq: number; prev: number; last: boolean }> {
     if (this.refusing) throw new StoreUnavailable(new Error('the replicated log (NATS JetStream) is not reachable'));
     return new Promise((resolve, reject) => {
       this.queue.push({ writes, resolve, reject });
@@ -230,11 +221,13 @@ export class GroupLog {
     this.queue = [];
     try {
       const prev = this.tail;
-      const seq = await this.publish({ t: 'w', e: this.epoch, w: batch.flatMap((b) => b.writes) }, prev);
+      const seq = await this.publish({ t: 'w', e: this.epoch, p: prev, w: batch.flatMap((b) => b.writes) }, prev);
       this.tail = seq;
       batch.forEach((b, i) => {
         b.resolve({ seq, prev, last: i === batch.length - 1 });
       });
+      this.snapshotStats.since += 1;
+      this.maybeSnapshot();
     } catch (err) {
       this.broken = true;
       const rest = this.queue;
@@ -263,7 +256,43 @@ export class GroupLog {
     }
   }
 
+  /** Starts a snapshot in the background when one is due (entries or time since the last), one at a time. */
+  private maybeSnapshot(): void {
+    const now = Date.now();
+    if (!this.store || this.snapshotting || this.broken || this.closing || now < this.nextSnapshotTry) return;
+    if (!due({ entries: this.snapshotStats.since, ms: now - this.lastSnapshotAt }, this.settings)) return;
+    this.snapshotting = this.snapshot(this.store).finally(() => {
+      this.snapshotting = null;
+    });
+  }
+
+  private async snapshot(store: Store): Promise<void> {
+    const counted = this.snapshotStats.since;
+    try {
+      const taken = await this.snapshots.take(store, this.fencedAt, this.epoch, () => this.closing);
+      // Entries appended while it was written are after it (or applied only after its read began): they count towards the next.
+      this.snapshotStats.since = Math.max(0, this.snapshotStats.since - counted);
+      this.lastSnapshotAt = Date.now();
+      if (!taken) return;
+      this.snapshotStats.taken += 1;
+      this.snapshotStats.last = { seq: taken.ref.seq, records: taken.ref.records, bytes: taken.ref.bytes, ms: Math.round(taken.ms), at: taken.ref.at };
+    } catch (err) {
+      if (err instanceof SnapshotRefused && err.stale) {
+        this.broken = true;
+        this.onFenced?.(new Fenced(this.group, err.message));
+        return;
+      }
+      if (this.closing) return;
+      this.snapshotStats.failed += 1;
+      this.nextSnapshotTry = Date.now() + SNAPSHOT_RETRY_MS;
+      console.warn(`node group '${this.group}': a snapshot failed, tried again in ${SNAPSHOT_RETRY_MS / 1000} s:`, (err as Error).message);
+    }
+  }
+
   async close(): Promise<void> {
+    this.closing = true;
+    // A snapshot under way holds a read transaction on the store: it stops at its next chunk.
+    await this.snapshotting;
     await this.j.nc.close().catch(() => {});
   }
 }

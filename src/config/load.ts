@@ -1,6 +1,8 @@
 // Reads the config file, lays the environment over it (docs/configuration.md), validates it and turns it
 // into the shape the service runs on. Any problem stops the start with every bad field named,
 // with its value and what was expected. Each node group is checked by node-group.ts.
+import { outboundUrlProblem } from '../policy/outbound-url.js';
+import { KEPT_SECRET } from './secrets.js';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigSchema, type ConfigInput } from './schema.js';
@@ -33,6 +35,7 @@ export const ENV_FIELDS: ReadonlyArray<{ env: string; path: readonly string[]; i
   { env: 'SWITCHYARD_ADMIN_USER', path: ['auth', 'adminUser'] },
   { env: 'SWITCHYARD_GEOIP_DB', path: ['geoip', 'database'] },
   { env: 'SWITCHYARD_LOG_LEVEL', path: ['log', 'level'] },
+  { env: 'SWITCHYARD_LOG_FORMAT', path: ['log', 'format'] },
   { env: 'SWITCHYARD_TERRAFORM_BIN', path: ['terraform', 'binary'] },
   { env: 'SWITCHYARD_TERRAFORM_MODULES', path: ['terraform', 'modulesDir'] },
   { env: 'SWITCHYARD_NATS_URL', path: ['cluster', 'nats'], list: true },
@@ -123,8 +126,21 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     problems.push(`defaultNodeGroup = ${show(input.defaultNodeGroup)}: must name one of the node groups (${[...names].join(', ') || 'none'})`);
   }
 
+  const hookIds = new Set<string>();
+  input.webhooks.forEach((w, i) => {
+    const why = outboundUrlProblem(w.url, { allowLinkLocal: w.allowLinkLocal });
+    if (why) problems.push(`webhooks[${i}].url = ${show(w.url)}: ${why}`);
+    if (w.secret === KEPT_SECRET) problems.push(`webhooks[${i}].secret: the API's marker, not a secret; give the endpoint's secret`);
+    const id = w.id ?? w.url;
+    if (hookIds.has(id)) problems.push(`webhooks[${i}]: another webhook has this ${w.id ? 'id' : 'URL'} (give each an id)`);
+    hookIds.add(id);
+  });
+
   if (input.cluster && durationMs(input.cluster.leaseTtl) < 1000) {
     problems.push(`cluster.leaseTtl = ${show(input.cluster.leaseTtl)}: must be at least 1 s (renewals go every third of it)`);
+  }
+  if (input.cluster && durationMs(input.cluster.snapshotInterval) < 1000) {
+    problems.push(`cluster.snapshotInterval = ${show(input.cluster.snapshotInterval)}: must be at least 1 s`);
   }
   const adminPassword = env.SWITCHYARD_ADMIN_PASSWORD || undefined;
   if (adminPassword !== undefined && (adminPassword.length < 12 || adminPassword.length > 1024)) {
@@ -203,7 +219,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
         userSlowdown: durationMs(a.loginThrottle.userSlowdown),
       },
     },
-    log: { level: input.log.level },
+    log: { level: input.log.level, format: input.log.format },
     geoip: {
       enabled: input.geoip.enabled,
       ...(input.geoip.database !== undefined ? { databases: input.geoip.database.split(',').map((p) => resolve(p.trim())) } : {}),
@@ -218,15 +234,18 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     defaultNodeGroup,
     supervisorTick: durationMs(input.supervisorTick),
     nodeGroups: groups,
+    webhooks: input.webhooks,
     limits: input.limits,
     compat: { red5sm2: { enabled: input.compat.red5sm2.enabled, anonymousLookups: input.compat.red5sm2.anonymousLookups, platform: input.compat.red5sm2.platform } },
-    metrics: { custom: input.metrics.custom, nodeSeries: input.metrics.nodeSeries },
+    metrics: { custom: input.metrics.custom, nodeSeries: input.metrics.nodeSeries, streamSeries: input.metrics.streamSeries },
     ...(input.cluster
       ? {
           cluster: {
             servers: input.cluster.nats,
             ...(input.cluster.instanceId !== undefined ? { instanceId: input.cluster.instanceId } : {}),
             leaseTtl: durationMs(input.cluster.leaseTtl),
+            snapshotEntries: input.cluster.snapshotEntries,
+            snapshotInterval: durationMs(input.cluster.snapshotInterval),
             replicas: input.cluster.replicas,
             ...(input.cluster.advertiseUrl ? { advertiseUrl: input.cluster.advertiseUrl.replace(/\/+$/, '') } : {}),
           },

@@ -4,7 +4,7 @@
 // the building blocks both schemas use: described, Duration, Name, Settings.
 import Type, { type TSchema } from 'typebox';
 import { STRATEGY_NAMES } from '../policy/selection/registry.js';
-import { DEFAULT_STATE_TIMEOUTS, DURATION_PATTERN, NAME_DESCRIPTION, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
+import { DEFAULT_STATE_TIMEOUTS, DURATION_PATTERN, NAME_DESCRIPTION, NAME_MAX, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
 
 /**
  * A schema with prose for the docs (the configuration reference, the OpenAPI document), keeping
@@ -31,7 +31,7 @@ export function Duration(defaultValue?: string) {
   });
 }
 
-export const Name = Type.String({ pattern: NAME_PATTERN, description: NAME_DESCRIPTION, 'x-expected': NAME_DESCRIPTION });
+export const Name = Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX, description: NAME_DESCRIPTION, 'x-expected': NAME_DESCRIPTION });
 
 export const Region = Type.Object(
   {
@@ -205,6 +205,58 @@ export const Platform = Type.Object(
   { additionalProperties: false, default: {}, description: 'where its nodes come from (docs/nodes.md, Platforms)' },
 );
 
+/** A window of scheduled capacity (docs/scaling.md, "Schedules"). */
+export const Schedule = Type.Object(
+  {
+    name: described(Name, "the schedule's name, in events and status"),
+    cron: Type.String({ minLength: 1, maxLength: 128, description: 'when each window starts: a cron expression (minute hour day month weekday), e.g. "0 18 * * FRI"' }),
+    duration: described(Duration(), 'how long each window lasts (1 minute to 31 days)'),
+    timezone: Type.String({ minLength: 1, maxLength: 64, default: 'UTC', description: 'the time zone the cron expression reads in: an IANA name such as UTC or Europe/Berlin' }),
+    role: Type.Union(
+      ROLES.map((r) => Type.Literal(r)),
+      { description: 'the role whose rule it changes' },
+    ),
+    region: Type.Optional(described(Name, "the region whose rule it changes (default: every region's rule for the role)")),
+    min: Type.Optional(Type.Integer({ minimum: 0, maximum: 1024, description: 'the min while a window is open' })),
+    max: Type.Optional(Type.Integer({ minimum: 0, maximum: 1024, description: 'the max while a window is open (raised to min if below it)' })),
+  },
+  { additionalProperties: false },
+);
+
+/** The operator's app, asked before a lookup hands out a node (docs/security.md, "Who may publish and play"). */
+export const AdmissionWebhook = Type.Object(
+  {
+    url: Type.String({
+      pattern: '^https?://[A-Za-z0-9._~:/?#@!&()*+,;=%\\[\\]-]+$',
+      maxLength: 2048,
+      description: 'an http:// or https:// URL of your app; link-local and cloud metadata addresses are refused unless allowLinkLocal',
+    }),
+    secret: Type.String({
+      pattern: '^whsec_([A-Za-z0-9+/]{22,}={0,2}|\\(kept\\))$',
+      maxLength: 256,
+      description: 'a Standard Webhooks secret: whsec_ and 16 or more random bytes in base64 (requests are signed with it); whsec_(kept), as the API shows it, keeps the stored one in a replace',
+    }),
+    timeout: described(Duration('2s'), 'how long a lookup waits for the answer'),
+    cacheTtl: described(Duration('10s'), 'how long an answer is reused for the same stream, action and credential (0: never)'),
+    failOpen: Type.Boolean({ default: false, description: 'when the app does not answer in time: false refuses the lookup (503), true lets it through' }),
+    allowLinkLocal: Type.Boolean({ default: false, description: 'allow a link-local or cloud metadata address (refused by default: they are where clouds keep credentials)' }),
+  },
+  { additionalProperties: false },
+);
+
+export const Admission = Type.Object(
+  {
+    enabled: Type.Boolean({
+      default: true,
+      description: 'nodes admit only clients holding the token of a lookup answer (and nodes of the group pulling from each other); false admits anyone, as media servers do by default',
+    }),
+    tokenTtl: described(Duration('2m'), 'how long a lookup answer’s token may be used to connect (a connection outlives it)'),
+    clockLeeway: described(Duration('30s'), "slack for the clocks of the service and its nodes when a node checks a token's times"),
+    webhook: Type.Optional(described(AdmissionWebhook, "your app's say before a lookup hands out a node: a signed POST answered allow or deny")),
+  },
+  { additionalProperties: false, default: {}, description: 'who may publish and play on its nodes (docs/security.md, "Who may publish and play")' },
+);
+
 export const NodeGroupConfig = Type.Object(
   {
     name: described(Name, `the node group's name (the {nodeGroup} of the API's paths): ${NAME_DESCRIPTION}`),
@@ -216,6 +268,7 @@ export const NodeGroupConfig = Type.Object(
       description: 'the roles it has (origin, edge, relay, transcoder), each with its options; edges and relays name the role they pull from',
     }),
     rules: Type.Array(Rule, { maxItems: 1024, default: [], description: 'one per region and role: how many nodes, and when to scale (docs/scaling.md)' }),
+    schedules: Type.Array(Schedule, { maxItems: 64, default: [], description: "windows that raise or lower a role's min and max, e.g. edges warmed before an event (docs/scaling.md)" }),
     timing: Timing,
     limits: Type.Object(
       {
@@ -229,6 +282,7 @@ export const NodeGroupConfig = Type.Object(
       },
       { additionalProperties: false, default: {}, description: 'what one client may hold' },
     ),
+    admission: Admission,
     selection: Type.Object(
       {
         strategy: Type.Union(

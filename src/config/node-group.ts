@@ -9,6 +9,9 @@ import { compile, type FieldError } from '../schemas/validate.js';
 import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC, STATES_WITH_TIMEOUT, type Role, type TimedState } from '../domain/vocabulary.js';
 import { compileExpression, ExpressionError, type Kind } from '../policy/expressions/compile.js';
 import { ruleKey } from '../domain/scaling.js';
+import { outboundUrlProblem } from '../policy/outbound-url.js';
+import { KEPT_SECRET } from './secrets.js';
+import { scheduleProblem } from '../policy/scaling/schedules.js';
 import { MODULE_NAME, terraformProblems, type TerraformModules } from '../platforms/terraform/policy.js';
 
 const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
@@ -151,6 +154,31 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     }
   }
 
+  const scheduleNames = new Set<string>();
+  input.schedules.forEach((s, i) => {
+    const at = `/schedules/${i}`;
+    if (scheduleNames.has(s.name)) err(`${at}/name`, 'another schedule has this name');
+    scheduleNames.add(s.name);
+    const why = scheduleProblem(s.cron, s.timezone);
+    if (why) err(`${at}/${why.field}`, why.message);
+    const duration = durationMs(s.duration);
+    if (duration < 60_000 || duration > 31 * 86_400_000) err(`${at}/duration`, 'must be between 1 minute and 31 days');
+    if (s.region !== undefined && !regions.has(s.region)) err(`${at}/region`, `must name one of the group's regions (${[...regions].join(', ')})`);
+    if (!input.rules.some((r) => r.role === s.role && (s.region === undefined || r.region === s.region)))
+      err(`${at}/role`, `the group has no rule for ${s.role}${s.region ? ` in ${s.region}` : ''} for it to change`);
+    if (s.min === undefined && s.max === undefined) err(at, 'sets neither min nor max');
+  });
+
+  const admission = input.admission;
+  const tokenTtl = durationMs(admission.tokenTtl);
+  if (tokenTtl < 1000 || tokenTtl > 3600_000) err('/admission/tokenTtl', 'must be between 1s and 1h: a token is for connecting now, not for later');
+  if (admission.webhook) {
+    const why = outboundUrlProblem(admission.webhook.url, { allowLinkLocal: admission.webhook.allowLinkLocal });
+    if (why) err('/admission/webhook/url', why);
+    if (admission.webhook.secret === KEPT_SECRET) err('/admission/webhook/secret', 'is the marker the API shows in place of a secret: there is no stored one to keep here; send the secret');
+    if (durationMs(admission.webhook.timeout) > 30_000) err('/admission/webhook/timeout', 'must be at most 30s: a lookup waits for it');
+  }
+
   const tf = input.platform.terraform;
   for (const [where, map] of [
     ['providerSettings', tf.providerSettings],
@@ -186,8 +214,23 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
       regions: input.regions,
       roles: input.roles as NodeGroup['roles'],
       rules,
+      schedules: input.schedules.map((s) => ({ ...s, duration: durationMs(s.duration) })),
       selection: input.selection,
       limits: input.limits,
+      admission: {
+        enabled: input.admission.enabled,
+        tokenTtl: durationMs(input.admission.tokenTtl),
+        clockLeeway: durationMs(input.admission.clockLeeway),
+        ...(input.admission.webhook
+          ? {
+              webhook: {
+                ...input.admission.webhook,
+                timeout: durationMs(input.admission.webhook.timeout),
+                cacheTtl: durationMs(input.admission.webhook.cacheTtl),
+              },
+            }
+          : {}),
+      },
       timing: {
         heartbeatMs: t.heartbeatMs,
         nodeTimeout: durationMs(t.nodeTimeout),

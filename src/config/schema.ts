@@ -5,6 +5,7 @@ import Type from 'typebox';
 import { METRIC_NAME_PATTERN } from '../domain/metrics.js';
 import { MIN_FREE_FLOOR } from '../store/disk-guard.js';
 import { described, Duration, Name, NodeGroupConfig, Platform, Settings } from './node-group-schema.js';
+import { MAX_WEBHOOKS, WebhookSchema } from './webhook-schema.js';
 
 /** A token bucket: a sustained rate and the burst it allows. */
 function LookupRate(perSecond: number, burst: number) {
@@ -140,8 +141,15 @@ export const ConfigSchema = Type.Object(
             description: 'fatal, error, warn, info, debug, trace or silent',
           },
         ),
+        format: Type.Union(
+          ['auto', 'pretty', 'json'].map((l) => Type.Literal(l)),
+          {
+            default: 'auto',
+            description: 'pretty (lines for people), json (one JSON object a line, for machines) or auto: pretty when stdout is a terminal, JSON otherwise',
+          },
+        ),
       },
-      { additionalProperties: false, default: {}, description: 'JSON logs on stdout (pino)' },
+      { additionalProperties: false, default: {}, description: 'logs on stdout (pino)' },
     ),
     geoip: Type.Object(
       {
@@ -154,6 +162,11 @@ export const ConfigSchema = Type.Object(
     defaultNodeGroup: Type.Optional(described(Name, 'the group of lookups that name none (endpoints 4 and 5; default: the first)')),
     supervisorTick: described(Duration('1s'), 'how often the supervisor looks at every node (health, timeouts, min counts)'),
     nodeGroups: Type.Array(NodeGroupConfig, { maxItems: 256, default: [], description: 'node groups the config file defines (the API can add more)' }),
+    webhooks: Type.Array(WebhookSchema, {
+      maxItems: MAX_WEBHOOKS,
+      default: [],
+      description: 'endpoints every matching event is POSTed to, signed the Standard Webhooks way, in order, at least once (docs/webhooks.md; the API can add more)',
+    }),
     limits: Type.Object(
       {
         lookups: Type.Object(
@@ -182,6 +195,17 @@ export const ConfigSchema = Type.Object(
             }),
           ),
           leaseTtl: described(Duration('3s'), "how long a node group's owner may be silent before another instance takes the group over (at least 1 s)"),
+          snapshotEntries: Type.Integer({
+            minimum: 100,
+            maximum: 100_000_000,
+            default: 10_000,
+            description:
+              "a node group's owner snapshots the group and compacts its log once this many entries were appended since the last snapshot: the log holds about that many entries, and a new owner replays at most that many (docs/cluster.md, Sizing)",
+          }),
+          snapshotInterval: described(
+            Duration('1h'),
+            "the owner also snapshots at the group's first commit once this long has passed since its last snapshot, however few entries came (at least 1 s)",
+          ),
           replicas: Type.Union([Type.Literal(1), Type.Literal(3), Type.Literal(5)], {
             default: 3,
             description: 'copies JetStream keeps of the shared state: 3 survives the loss of one NATS server (needs a cluster of at least 3)',
@@ -219,6 +243,12 @@ export const ConfigSchema = Type.Object(
           maximum: 10_000,
           default: 500,
           description: 'nodes per group with series of their own on /as/v1/metrics (the busiest first): bounds the series a scrape carries',
+        }),
+        streamSeries: Type.Integer({
+          minimum: 0,
+          maximum: 10_000,
+          default: 50,
+          description: 'streams with series of their own on /as/v1/metrics (viewers, bit rate): the most watched, over every group',
         }),
       },
       { additionalProperties: false, default: {}, description: 'node metrics: those rules may read, and those exported' },

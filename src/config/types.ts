@@ -3,6 +3,7 @@
 import type { Role, TimedState } from '../domain/vocabulary.js';
 import type { Listener } from '../domain/records.js';
 import type { StrategyName } from '../policy/selection/registry.js';
+import type { WebhookInput } from './webhook-schema.js';
 
 export interface RegionConfig {
   name: string;
@@ -89,6 +90,34 @@ export interface PlatformConfig {
   terraform: TerraformConfig;
 }
 
+export interface ScheduleConfig {
+  name: string;
+  cron: string;
+  /** ms */
+  duration: number;
+  timezone: string;
+  role: Role;
+  region?: string;
+  min?: number;
+  max?: number;
+}
+
+export interface AdmissionWebhookConfig {
+  url: string;
+  secret: string;
+  timeout: number;
+  cacheTtl: number;
+  failOpen: boolean;
+  allowLinkLocal: boolean;
+}
+
+export interface AdmissionConfig {
+  enabled: boolean;
+  tokenTtl: number;
+  clockLeeway: number;
+  webhook?: AdmissionWebhookConfig;
+}
+
 export interface NodeGroup {
   name: string;
   scope: string;
@@ -96,9 +125,11 @@ export interface NodeGroup {
   regions: RegionConfig[];
   roles: Partial<Record<Role, RoleConfig>>;
   rules: RuleConfig[];
+  schedules: ScheduleConfig[];
   timing: TimingConfig;
   selection: { strategy: StrategyName; nearEqual: number };
   limits: { pendingBindings: number; pendingPerToken: number };
+  admission: AdmissionConfig;
 }
 
 export interface LookupRate {
@@ -148,18 +179,19 @@ export interface Config {
     users: UserConfig[];
     loginThrottle: { maxFailures: number; maxAddressFailures: number; window: number; baseDelay: number; maxDelay: number; userSlowdown: number };
   };
-  log: { level: string };
+  log: { level: string; format: 'auto' | 'pretty' | 'json' };
   geoip: { databases?: string[]; enabled: boolean };
   terraform: TerraformOperatorConfig;
   defaultNodeGroup: string;
   supervisorTick: number;
   nodeGroups: NodeGroup[];
+  webhooks: WebhookInput[];
   limits: { lookups: { app: LookupRate; admin: LookupRate; anonymous: LookupRate } };
   /** Cluster mode (docs/cluster.md): absent, the service is one process and loads nothing of NATS. */
   cluster?: ClusterConfig;
   compat: { red5sm2: Red5Sm2Config };
   /** Metrics rules may read besides the reported ones (src/domain/metrics.ts); per-node series exported per group. */
-  metrics: { custom: string[]; nodeSeries: number };
+  metrics: { custom: string[]; nodeSeries: number; streamSeries: number };
 }
 
 /** Red5 Pro Stream Manager 2.0's API beside ours (docs/migrating-from-red5-sm2.md). */
@@ -176,6 +208,10 @@ export interface ClusterConfig {
   /** SWITCHYARD_INSTANCE_ID; default: generated once and kept in the data directory. */
   instanceId?: string;
   leaseTtl: number;
+  /** A group's owner snapshots it every this many log entries (docs/cluster.md). */
+  snapshotEntries: number;
+  /** …or at the first commit this long (ms) after the last snapshot. */
+  snapshotInterval: number;
   replicas: 1 | 3 | 5;
   advertiseUrl?: string;
 }

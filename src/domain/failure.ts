@@ -3,7 +3,7 @@
 // front end turns it into a problem+json answer.
 export interface Failure {
   ok: false;
-  status: 400 | 404 | 409 | 429 | 503;
+  status: 400 | 403 | 404 | 409 | 429 | 503;
   code: string;
   detail: string;
   /** Seconds, for the Retry-After header. */

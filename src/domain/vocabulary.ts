@@ -30,12 +30,19 @@ export const DEFAULT_STATE_TIMEOUTS: Record<TimedState, number> = {
 };
 
 /**
- * Node group, region and node names: 1–32 characters of [A-Za-z0-9._-], not starting with a dot
- * (so never `.` or `..`: names end up in paths of the data directory, Terraform addresses and
- * node directories, where a dot-name would climb or hide).
+ * Node group, region and node names: 1–32 characters of [A-Za-z0-9._-], a dot only between two
+ * other characters. Never `.` or `..`: names end up in paths of the data directory, Terraform
+ * addresses and node directories, where a dot-name would climb or hide; and never a dot at the
+ * end or two in a row: in cluster mode a group's name is part of NATS subjects
+ * (`sy.wal.<group>`), where an empty token is no subject at all. The length is the schemas'
+ * maxLength (NAME_MAX), so the pattern needs no lookahead.
  */
-export const NAME_PATTERN = '^[A-Za-z0-9_-][A-Za-z0-9._-]{0,31}$';
-export const NAME_DESCRIPTION = '1–32 characters of [A-Za-z0-9._-], not starting with a dot';
+export const NAME_PATTERN = '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$';
+export const NAME_MAX = 32;
+export const NAME_DESCRIPTION = '1–32 characters of [A-Za-z0-9._-], a dot only between two other characters';
+export const NAME_RE = new RegExp(NAME_PATTERN);
+/** Whether `name` is a node group, region or node name. */
+export const isName = (name: string): boolean => name.length <= NAME_MAX && NAME_RE.test(name);
 
 /** Stream and rendition names: 1–128 characters of [A-Za-z0-9._~-], not starting with a dot. */
 export const STREAM_NAME_PATTERN = '^[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,127}$';

@@ -27,6 +27,8 @@ export interface Events {
   append(bodies: readonly EventBody[]): void;
   /** Logged events after `seq`, oldest first (for SSE clients that reconnect with Last-Event-ID). */
   since(seq: number, limit?: number): EventRecord[];
+  /** The first id the log still holds (0 when it holds none): older ones were dropped (it keeps the last 10,000). */
+  oldest(): number;
   /** Every event of the log as it is sent: in cluster mode, every instance's. */
   subscribe(listener: EventListener): () => void;
   /** The events appended here, once sent: what this instance acts on (metrics, its supervisor's requests). */
@@ -99,6 +101,11 @@ export class EventLog implements Events {
     if (seq >= this.sent) return out;
     for (const { value } of this.store.events.getRange({ start: seq + 1, end: this.sent + 1, limit })) out.push(value);
     return out;
+  }
+
+  oldest(): number {
+    for (const key of this.store.events.getKeys({ limit: 1 })) return key as number;
+    return 0;
   }
 
   subscribe(listener: EventListener): () => void {

@@ -14,6 +14,7 @@ import { nodeGroupRoutes } from './routes/nodegroups.js';
 import { nodeRoutes } from './routes/nodes.js';
 import { provisionRoutes } from './routes/provisions.js';
 import { streamRoutes } from './routes/streams.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { systemRoutes } from './routes/system.js';
 import { backupRoutes } from './routes/backup.js';
 import { mountTerraformState } from './routes/terraform-state.js';
@@ -65,6 +66,7 @@ export function allRoutes(s: Services): RouteDef[] {
     ...nodeRoutes(s),
     ...systemRoutes(s),
     ...backupRoutes(s),
+    ...webhookRoutes(s),
     // Red5 Pro Stream Manager 2.0's paths, when compat.red5sm2.enabled (docs/migrating-from-red5-sm2.md).
     ...red5sm2Routes(s, (access) => guardOf(s)(access)),
   ];

@@ -6,6 +6,9 @@ import type { GroupHandle } from '../../actors/group-handle.js';
 import type { Config } from '../config/types.js';
 import type { Failure } from '../domain/failure.js';
 import type { TokenSigner } from '../auth/tokens.js';
+import type { AdmissionIssuer } from '../admission/issuer.js';
+import type { AdmissionWebhooks } from '../admission/webhook.js';
+import type { Webhooks } from '../webhooks/webhooks.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { NodeTokens } from '../auth/node-tokens.js';
 import type { LookupRateLimiter } from '../auth/lookup-rate.js';
@@ -27,6 +30,10 @@ export interface Services {
   users: Users;
   hasher: PasswordHasher;
   signer: TokenSigner;
+  /** Admission tokens for lookup answers, node keys and credentials, and the groups' webhooks (docs/security.md). */
+  admission: { issuer: AdmissionIssuer; webhooks: AdmissionWebhooks };
+  /** Event webhooks: endpoints and their deliveries (docs/webhooks.md). */
+  webhooks: Webhooks;
   throttle: LoginThrottle;
   nodeTokens: NodeTokens;
   lookupRate: LookupRateLimiter;

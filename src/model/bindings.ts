@@ -196,29 +196,45 @@ export class Bindings {
 
   /**
    * A node lists a stream as published there. docs/choosing-nodes.md: a binding turns LIVE when
-   * its origin lists the stream; a stream published at an origin without a lookup, or at another
-   * origin than the one bound (out of service), is bound where it really is.
+   * its origin lists the stream; without admission, a stream published at an origin without a
+   * lookup, or at another origin than the one bound (out of service), is bound where it really
+   * is. Answers whether the node may keep the stream's publisher (false: the reply drops it).
    */
-  published(stream: string, node: LiveNode, now: number): void {
+  published(stream: string, node: LiveNode, now: number): boolean {
     const b = this.byStream.get(stream);
     const role = node.record.role;
+    // With admission on, a node admits only publishers holding a token for the stream's bound
+    // origin: a stream listed anywhere else was moved away or ended since, and its publisher is
+    // to be dropped there (docs/security.md), never followed.
+    const admitted = this.settings.group.admission.enabled;
     if (!b) {
+      if (admitted) return false;
       // A publisher reached an origin without asking: record where the stream really is.
-      if (role !== 'origin') return;
+      if (role !== 'origin') return true;
       this.bindTo(stream, node, undefined, undefined, now, '');
       this.markLive(this.byStream.get(stream)!, now);
-      return;
+      return true;
     }
     if (b.origin === node.id || b.transcoder === node.id) {
       b.lastListed = toS(now);
       if (b.state === 'PENDING' && (b.origin === node.id || !b.transcoder)) this.markLive(b, now);
-      return;
+      return true;
     }
+    if (admitted) return false;
     const bound = this.nodes.get(b.origin);
     if (role === 'origin' && (!bound || !SERVING.has(bound.record.state))) {
       this.bindTo(stream, node, b.transcoder ? this.nodes.get(b.transcoder) : undefined, b, now, 'published at another origin');
       this.markLive(this.byStream.get(stream)!, now);
     }
+    return true;
+  }
+
+  /** An admin ends a stream (POST /streams/{nodeGroup}/{streamName}/end): unbound now; its publishers are dropped at their next heartbeat. */
+  end(stream: string): boolean {
+    const b = this.byStream.get(stream);
+    if (!b) return false;
+    this.unbind(b, 'ended through the API');
+    return true;
   }
 
   private markLive(b: LiveBinding, now: number): void {

@@ -17,6 +17,7 @@
 //
 // Each module holds what it owns in its own maps and is handed, when built here, the modules it
 // works through; none reaches into another's maps. Properties test the model directly.
+import type { StreamStats } from './stream-stats.js';
 import type { NodeGroup } from '../config/types.js';
 import type { Failure } from '../domain/failure.js';
 import type { BindingRecord, NodeAddress, NodeRecord, PlatformData, Provision, Rendition } from '../domain/records.js';
@@ -161,6 +162,13 @@ export class GroupModel {
     return this.provisions.delete(name);
   }
 
+  /** An admin ends a stream (or a rendition's stream): unbound at once, its publishers dropped at their node's next heartbeat. */
+  endStream(name: string): { ok: true } | Failure {
+    const stream = this.provisions.streamOf(name);
+    if (this.bindings.end(stream)) return { ok: true };
+    return { ok: false, status: 404, code: 'STREAM_NOT_FOUND', detail: `stream '${name}' is not bound in node group '${this.settings.name}'` };
+  }
+
   // ---- time ---------------------------------------------------------------------------------
 
   /** Once a second: bindings that timed out, renditions of ended streams, rebalancing, expression limits. */
@@ -202,6 +210,14 @@ export class GroupModel {
 
   streams(after: string | undefined, limit: number): StreamView[] {
     return this.views.streams(after, limit);
+  }
+
+  busiestStreams(cap: number): Array<{ stream: string; viewers: number; bitrate: number | null }> {
+    return this.views.busiestStreams(cap);
+  }
+
+  streamStats(name: string): StreamStats | null {
+    return this.views.streamStats(name);
   }
 
   binding(stream: string): BindingRecord | undefined {

@@ -13,6 +13,7 @@ import type { NodeLifecycle } from './lifecycle.js';
 import type { LiveNode, Nodes } from './nodes.js';
 import type { Provisions } from './provisions.js';
 import type { ServingEdges } from './serving.js';
+import { mediaOf } from './stream-stats.js';
 import type { Settings } from './settings.js';
 import type { ParentTree } from './tree.js';
 
@@ -66,7 +67,7 @@ export class Heartbeats {
       moved = true;
     }
     if (!moved && dirty) this.effects.write('node', id, record);
-    this.observeStreams(node, hb.streams ?? [], now);
+    const drop = this.observeStreams(node, hb.streams ?? [], now);
     if (this.tree.needsParent(node)) this.tree.attach(node, now, 'no parent');
     this.tree.refresh(node);
     const parent = record.parent ? this.nodes.get(record.parent) : undefined;
@@ -75,6 +76,7 @@ export class Heartbeats {
       parent: parent ? { nodeId: parent.id, address: peerAddress(record, parent.record, this.settings.trustNodes) ?? '', ...(parent.record.listeners?.subscribe ?? {}) } : null,
       drain: TOLD_TO_DRAIN.has(record.state),
       ...(record.role === 'transcoder' ? { transcode: this.jobsOf(node) } : {}),
+      ...(drop.length > 0 ? { drop: { at: now, streams: drop } } : {}),
     };
   }
 
@@ -96,8 +98,10 @@ export class Heartbeats {
     return jobs;
   }
 
-  private observeStreams(node: LiveNode, streams: NonNullable<HeartbeatInput['streams']>, now: number): void {
+  /** Takes in what the node lists; answers the streams whose publishers it must drop (admission: not bound there). */
+  private observeStreams(node: LiveNode, streams: NonNullable<HeartbeatInput['streams']>, now: number): string[] {
     const seen = new Map<string, number>();
+    const drop: string[] = [];
     const role = node.record.role;
     // Viewers are counted where they are served: on edges, or on origins in a group without
     // edges. An origin's subscribers are otherwise the edges and relays pulling from it.
@@ -105,10 +109,11 @@ export class Heartbeats {
     // docs/choosing-nodes.md: a binding turns LIVE when the origin lists the stream. An agent that leaves the
     // flag out is read by its role: what an origin or a transcoder lists is being published there.
     const ingests = role === 'origin' || role === 'transcoder';
+    node.media = mediaOf(streams);
     for (const s of streams) {
       const stream = this.provisions.streamOf(s.name);
       seen.set(stream, (seen.get(stream) ?? 0) + (servesViewers ? (s.subscribers ?? 0) : 0));
-      if (s.publishing ?? ingests) this.bindings.published(stream, node, now);
+      if ((s.publishing ?? ingests) && !this.bindings.published(stream, node, now)) drop.push(s.name);
     }
     // Keep each binding's subscriber count as the sum over the nodes that report it.
     for (const [stream, before] of node.streams) {
@@ -123,5 +128,6 @@ export class Heartbeats {
     }
     if (role === 'edge') this.serving.reported(node, seen);
     node.streams = seen;
+    return drop;
   }
 }

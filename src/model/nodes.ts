@@ -5,6 +5,7 @@
 // root origin and calls place(). A LiveNode is shared by the modules that keep its parts:
 // tree.ts its parent and parent slot, lifecycle.ts its state, heartbeats.ts its metrics and
 // streams, serving.ts the streams it was just handed.
+import type { StreamReport } from './stream-stats.js';
 import type { RuleConfig } from '../config/types.js';
 import type { NodeRecord } from '../domain/records.js';
 import { LOAD_METRIC, type Role } from '../domain/vocabulary.js';
@@ -37,6 +38,8 @@ export interface LiveNode extends Candidate {
   rank: Expression<number> | null;
   /** Subscribers per stream, as the node last reported them. */
   streams: Map<string, number>;
+  /** What the node last said of each stream's media, by the name it reported (memory only: the next heartbeat brings it back). */
+  media: Map<string, StreamReport>;
   /** The problem of its last heartbeat, if it was not ready. */
   problem: string | null;
   /** Streams this edge was handed viewers of since its last heartbeat. */
@@ -134,6 +137,7 @@ export class Nodes {
       rankMetric: null,
       rank: null,
       streams: new Map(),
+      media: new Map(),
       problem: null,
       pending: new Set(),
       heapKey: 0,

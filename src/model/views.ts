@@ -11,6 +11,7 @@ import type { LiveNode, Nodes } from './nodes.js';
 import type { Provisions } from './provisions.js';
 import type { ServingEdges } from './serving.js';
 import type { Settings } from './settings.js';
+import { type StatsNode, type StreamStats, streamStats } from './stream-stats.js';
 
 export interface NodeView {
   id: string;
@@ -45,6 +46,9 @@ export interface StreamView {
   edges: Array<{ nodeId: string; region: string; state: NodeState; subscribers: number }>;
   boundAt: number;
   since: number;
+  /** From its publisher's node (GET …/stats has the rest): bits per second received, and how long it has been up. */
+  bitrate: number | null;
+  uptimeSeconds: number | null;
 }
 
 /** One node's load as /as/v1/metrics exports it (nodeLoads). */
@@ -189,6 +193,7 @@ export class Views {
     const origin = this.nodes.get(b.origin);
     const transcoder = b.transcoder ? this.nodes.get(b.transcoder) : undefined;
     const provision = this.provisions.get(b.stream);
+    const published = (transcoder ?? origin)?.media.get(b.stream);
     return {
       nodeGroup: this.settings.name,
       name: b.stream,
@@ -205,11 +210,52 @@ export class Views {
       edges: (this.serving.of(b.stream) ?? []).map((n) => ({ nodeId: n.id, region: n.record.region, state: n.record.state, subscribers: n.streams.get(b.stream) ?? 0 })),
       boundAt: toMs(b.boundAt),
       since: toMs(b.since),
+      bitrate: published?.bitrateIn ?? null,
+      uptimeSeconds: published?.uptimeMs !== undefined ? Math.floor(published.uptimeMs / 1000) : null,
     };
   }
 
   streams(after: string | undefined, limit: number): StreamView[] {
     return pageKeys(this.bindings.streams(), after, limit).map((s) => this.streamView(this.bindings.get(s)!));
+  }
+
+  /** The `cap` streams with the most viewers, with their publishers' bit rates: the per-stream metrics, bounded. */
+  busiestStreams(cap: number): Array<{ stream: string; viewers: number; bitrate: number | null }> {
+    const top: LiveBinding[] = [];
+    for (const b of this.bindings.all()) {
+      if (top.length < cap) top.push(b);
+      else if (b.subscribers > top[top.length - 1]!.subscribers) top[top.length - 1] = b;
+      else continue;
+      top.sort((x, y) => y.subscribers - x.subscribers);
+    }
+    return top.map((b) => {
+      const at = this.nodes.get(b.transcoder ?? b.origin);
+      return { stream: b.stream, viewers: b.subscribers, bitrate: at?.media.get(b.stream)?.bitrateIn ?? null };
+    });
+  }
+
+  /** A stream's (or a rendition's) statistics from its nodes' last reports; null when it is not bound. */
+  streamStats(name: string): StreamStats | null {
+    const stream = this.provisions.streamOf(name);
+    const b = this.bindings.get(stream);
+    if (!b) return null;
+    const servesViewers = (n: LiveNode) => n.record.role === 'edge' || (n.record.role === 'origin' && !this.settings.group.roles.edge);
+    const statsNode = (n: LiveNode, asked: string): StatsNode => {
+      const report = n.media.get(asked);
+      return { nodeId: n.id, role: n.record.role, region: n.record.region, report, viewers: servesViewers(n) ? (report?.subscribers ?? n.streams.get(stream) ?? 0) : 0 };
+    };
+    const origin = this.nodes.get(b.origin);
+    const publisher = b.transcoder ? this.nodes.get(b.transcoder) : origin;
+    const provision = name === stream ? this.provisions.get(stream) : undefined;
+    return streamStats({
+      nodeGroup: this.settings.name,
+      stream,
+      name,
+      state: b.state,
+      publisherAt: publisher ? statsNode(publisher, stream) : null,
+      carriers: [...(origin ? [origin] : []), ...(this.serving.of(stream) ?? [])].map((n) => statsNode(n, name)),
+      ...(provision && origin ? { renditions: provision.streams.map((r) => ({ name: r.name, report: origin.media.get(r.name) })) } : {}),
+    });
   }
 
   /** A stream's binding as stored. */

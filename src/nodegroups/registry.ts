@@ -10,9 +10,10 @@ import type { GroupHandle } from '../../actors/group-handle.js';
 import type { NodeGroup } from '../config/types.js';
 import type { Failure } from '../domain/failure.js';
 import { normalizeNodeGroup } from '../config/node-group.js';
+import { keepSecrets } from '../config/secrets.js';
 import type { EventBody } from '../domain/events.js';
 import type { FieldError } from '../schemas/validate.js';
-import type { StoredGroup, Store } from '../store/store.js';
+import { appliedKey, clearGroup, type StoredGroup, type Store } from '../store/store.js';
 import { stored } from '../store/failures.js';
 import type { TerraformModules } from '../platforms/terraform/policy.js';
 
@@ -139,12 +140,10 @@ export class NodeGroupRegistry {
     await stored(
       () =>
         this.store.root.transaction(() => {
-          for (const db of [this.store.nodes, this.store.bindings, this.store.provisions]) {
-            for (const key of db.getKeys({ start: [name, ''], end: [`${name}\u0000`, ''] })) db.remove(key);
-          }
+          clearGroup(this.store, name);
           this.store.groups.remove(name);
           // Cluster mode: how far this copy held the group's log (src/cluster/wal.ts).
-          this.store.meta.remove(`wal:${name}`);
+          this.store.meta.remove(appliedKey(name));
         }),
       this.store.guard,
     );
@@ -181,7 +180,7 @@ export class NodeGroupRegistry {
     const handle = this.actors.group(name);
     const stored = this.store.groups.get(name);
     if (!handle || !stored || stored.deleting) return { ok: false, status: 404, code: 'NODE_GROUP_NOT_FOUND', detail: `node group '${name}' does not exist` };
-    const result = normalizeNodeGroup(raw, this.terraform, this.metrics ? { metrics: this.metrics } : {});
+    const result = normalizeNodeGroup(keepSecrets(raw, handle.group), this.terraform, this.metrics ? { metrics: this.metrics } : {});
     if ('errors' in result) return invalid(result.errors);
     const group = result.group;
     if (group.name !== name) return invalid([{ path: 'name', pointer: '/name', message: `must be the node group of the path ('${name}')` }]);

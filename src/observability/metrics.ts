@@ -27,7 +27,7 @@ export function labelled<L extends string, C>(metric: { labels(...values: string
 }
 
 /** One read per scrape: the gauges collected together share the answer of one call to the actors. */
-function perScrape<T>(read: () => Promise<T>): () => Promise<T> {
+export function perScrape<T>(read: () => Promise<T>): () => Promise<T> {
   let pending: Promise<T> | null = null;
   return () => (pending ??= read().finally(() => setImmediate(() => (pending = null))));
 }
@@ -42,6 +42,11 @@ export class Metrics {
   readonly request: (labels: { method: string; route: string; status: string }) => { inc(): void };
   readonly actorCall: (labels: { method: string }) => { observe(v: number): void };
   readonly channelMessage: (labels: { result: string }) => { inc(): void };
+  /** Event webhook attempts (docs/webhooks.md), by endpoint and outcome: delivered or failed. */
+  readonly webhookDelivery: (labels: { endpoint: string; outcome: string }) => { inc(): void };
+  private webhookStates: () => Array<{ id: string; delivery: { backlog: number; consecutiveFailures: number; lastSuccessAt: number | null } }> = () => [];
+  /** Admission webhooks asked (docs/security.md): allowed, denied, cached-…, unavailable, failed-open. */
+  readonly admissionWebhook: (labels: { outcome: string }) => { inc(): void };
   private openChannels: () => number = () => 0;
   private channelBacklog: () => number = () => 0;
   private eventStreams: () => number = () => 0;
@@ -86,6 +91,37 @@ export class Metrics {
       registers,
     });
     this.channelMessage = labelled(channelMessages, ['result'] as const);
+    const webhookAnswers = new Counter({
+      name: 'switchyard_admission_webhook_total',
+      help: "Lookups that asked a group's admission webhook, by outcome: allowed, denied, cached-allowed, cached-denied, unavailable (refused), failed-open",
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.admissionWebhook = labelled(webhookAnswers, ['outcome'] as const);
+    const deliveries = new Counter({
+      name: 'switchyard_webhook_deliveries_total',
+      help: 'Event webhook attempts, by endpoint and outcome (delivered, failed)',
+      labelNames: ['endpoint', 'outcome'],
+      registers,
+    });
+    this.webhookDelivery = labelled(deliveries, ['endpoint', 'outcome'] as const);
+    const hooks = () => this.webhookStates();
+    for (const [name, help, read] of [
+      ['switchyard_webhook_backlog', 'Events an endpoint has still to be passed (sent, or skipped as unwanted)', (d: { backlog: number }) => d.backlog],
+      ['switchyard_webhook_consecutive_failures', 'Failed attempts since the last success: the same event each time', (d: { consecutiveFailures: number }) => d.consecutiveFailures],
+      ['switchyard_webhook_last_success_seconds', 'When an endpoint last took an event (seconds since the epoch; 0: never)', (d: { lastSuccessAt: number | null }) => (d.lastSuccessAt ?? 0) / 1000],
+    ] as const) {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['endpoint'],
+        registers,
+        collect() {
+          this.reset();
+          for (const h of hooks()) this.labels(h.id).set(read(h.delivery as never));
+        },
+      });
+    }
     const channels = () => this.openChannels();
     new Gauge({
       name: 'switchyard_node_channels',
@@ -291,6 +327,11 @@ export class Metrics {
   /** Where the events waiting for the store are counted (the event log). */
   trackEventLog(waiting: () => number): void {
     this.eventsWaiting = waiting;
+  }
+
+  /** Where the webhook gauges read each endpoint's delivery state. */
+  trackWebhooks(states: () => Array<{ id: string; delivery: { backlog: number; consecutiveFailures: number; lastSuccessAt: number | null } }>): void {
+    this.webhookStates = states;
   }
 
   trackChannels(count: () => number, backlog: () => number): void {

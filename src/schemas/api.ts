@@ -1,10 +1,10 @@
 // Request and response schemas of the REST API. Field names are the specification's
 // (rest-api.md); ranges and rules the specification leaves open are decided here and shown in
 // the OpenAPI document (docs/api.md, docs/choosing-nodes.md, docs/nodes.md).
-import Type from 'typebox';
-import { NAME_DESCRIPTION, NAME_PATTERN, NODE_STATES, ROLES, STREAM_NAME_DESCRIPTION, STREAM_NAME_PATTERN } from '../domain/vocabulary.js';
+import Type, { type TSchema } from 'typebox';
+import { NAME_DESCRIPTION, NAME_MAX, NAME_PATTERN, NODE_STATES, ROLES, STREAM_NAME_DESCRIPTION, STREAM_NAME_PATTERN } from '../domain/vocabulary.js';
 
-export const GroupName = Type.String({ pattern: NAME_PATTERN, description: `node group name: ${NAME_DESCRIPTION}` });
+export const GroupName = Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX, description: `node group name: ${NAME_DESCRIPTION}` });
 export const StreamName = Type.String({ pattern: STREAM_NAME_PATTERN, description: `stream name: ${STREAM_NAME_DESCRIPTION}` });
 const RoleName = Type.Union(ROLES.map((r) => Type.Literal(r)));
 const StateName = Type.Union(NODE_STATES.map((s) => Type.Literal(s)));
@@ -43,10 +43,17 @@ const RegionList = Type.String({
 });
 const ClientIp = Type.String({ minLength: 2, maxLength: 45, description: "the end user's IP address, when an app asks on its behalf (GeoIP)" });
 
+const Credential = Type.String({
+  minLength: 1,
+  maxLength: 1024,
+  description: 'what the client gives for its admission, passed on as given to the group\'s admission webhook (docs/security.md, "Who may publish and play")',
+});
+
 const RoutingQuery = {
   region: Type.Optional(RegionList),
   strict: BooleanFlag('true: only the first region of the order; 503 instead of falling back'),
   clientIp: Type.Optional(ClientIp),
+  credential: Type.Optional(Credential),
 };
 
 export const StreamLookupQuery = Type.Object(
@@ -62,6 +69,13 @@ export const ServerAssignment = Type.Object({
   nodeId: Type.String(),
   role: RoleName,
   region: Type.String(),
+  url: Type.String({ description: 'the whole URL the client connects to, the admission token included (rtmp://host:port/scope/name?token=…)' }),
+  token: Type.Optional(
+    Type.String({
+      description: "the admission token: for this stream, this node and this action only, valid for the group's admission.tokenTtl (absent where the group admits anyone)",
+    }),
+  ),
+  expiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'when the token stops being accepted for a new connection' })),
 });
 export const ServerAssignmentWithListener = Type.Object({
   ...ServerAssignment.properties,
@@ -86,7 +100,7 @@ export const Rendition = Type.Object(
 export const ProvisionBody = Type.Object(
   {
     streamName: StreamName,
-    region: Type.String({ pattern: NAME_PATTERN, description: "one of the node group's regions (its transcoded renditions go to an origin nearest it)" }),
+    region: Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX, description: "one of the node group's regions (its transcoded renditions go to an origin nearest it)" }),
     streams: Type.Array(Rendition, { minItems: 1, maxItems: 16, description: '1–16 renditions; names and levels unique' }),
   },
   { additionalProperties: false },
@@ -127,6 +141,8 @@ export const StreamView = Type.Object({
   }),
   boundAt: Type.String({ format: 'date-time' }),
   since: Type.String({ format: 'date-time' }),
+  bitrate: Type.Union([Type.Integer(), Type.Null()], { description: "bits per second its publisher's node receives, where the node says (GET …/stats has more)" }),
+  uptimeSeconds: Type.Union([Type.Integer(), Type.Null()], { description: 'how long its publisher has been up, where its node says' }),
 });
 
 export const ListenerSchema = Type.Object({ protocol: Type.String({ pattern: '^[a-z][a-z0-9+.-]{0,15}$' }), port: Type.Integer({ minimum: 1, maximum: 65535 }) }, { additionalProperties: false });
@@ -177,18 +193,39 @@ export const NodeGroupDetail = Type.Object({
     Type.Object({
       region: Type.String(),
       role: RoleName,
-      min: Type.Integer(),
-      max: Type.Integer(),
+      min: Type.Integer({ description: 'as it is now: a schedule’s open window may have set it' }),
+      max: Type.Integer({ description: 'as it is now: a schedule’s open window may have set it' }),
       inService: Type.Integer(),
       pending: Type.Integer(),
       fault: Type.Integer(),
+      schedules: Type.Array(
+        Type.Object({
+          name: Type.String(),
+          min: Type.Optional(Type.Integer()),
+          max: Type.Optional(Type.Integer()),
+          from: Type.String({ format: 'date-time' }),
+          until: Type.String({ format: 'date-time' }),
+        }),
+        { description: "the schedules' windows open now for this rule" },
+      ),
     }),
+  ),
+  schedules: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      role: RoleName,
+      region: Type.Union([Type.String(), Type.Null()]),
+      cron: Type.String(),
+      timezone: Type.String(),
+      next: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    }),
+    { description: "the group's schedules and when each next opens a window" },
   ),
 });
 
 // ---- node agents: their messages are declared once, in ./heartbeat.ts ------------------------------
 
-export const NodeIdParam = Type.String({ pattern: NAME_PATTERN, description: `node id: ${NAME_DESCRIPTION}` });
+export const NodeIdParam = Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX, description: `node id: ${NAME_DESCRIPTION}` });
 
 // ---- health and errors ---------------------------------------------------------------------------
 
@@ -202,4 +239,67 @@ export const ProblemSchema = Type.Object({
   errorMessage: Type.String({ description: 'repeats detail, for older Red5 Stream Manager clients' }),
   errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
   requestId: Type.Optional(Type.String()),
+});
+
+// ---- per-stream statistics (src/model/stream-stats.ts) -------------------------------------------
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const VideoMedia = Type.Object({ codec: Type.Optional(Type.String()), width: Type.Optional(Type.Integer()), height: Type.Optional(Type.Integer()), fps: Type.Optional(Type.Number()) });
+const AudioMedia = Type.Object({ codec: Type.Optional(Type.String()), channels: Type.Optional(Type.Integer()), sampleRate: Type.Optional(Type.Integer()) });
+export const StreamStatsSchema = Type.Object({
+  nodeGroup: Type.String(),
+  stream: Type.String({ description: 'the stream as bound (a rendition resolves to its stream)' }),
+  name: Type.String({ description: 'the name asked for' }),
+  state: Type.Union([Type.Literal('PENDING'), Type.Literal('LIVE')]),
+  uptimeSeconds: Nullable(Type.Integer({ description: 'how long its publisher has been up, as its node says' })),
+  publisher: Nullable(
+    Type.Object({
+      nodeId: Type.String(),
+      role: RoleName,
+      region: Type.String(),
+      bitrate: Nullable(Type.Integer({ description: 'bits per second, as received from the publisher' })),
+      video: Nullable(VideoMedia),
+      audio: Nullable(AudioMedia),
+    }),
+  ),
+  viewers: Type.Integer({ description: 'viewers over every node that serves it' }),
+  nodes: Type.Array(
+    Type.Object({
+      nodeId: Type.String(),
+      role: RoleName,
+      region: Type.String(),
+      viewers: Type.Integer(),
+      bitrateIn: Nullable(Type.Integer()),
+      bitrateOut: Nullable(Type.Integer()),
+    }),
+    { description: 'its origin and each edge carrying it' },
+  ),
+  renditions: Type.Optional(Type.Array(Type.Object({ name: Type.String(), bitrate: Nullable(Type.Integer()), video: Nullable(VideoMedia) }))),
+});
+
+// ---- webhooks (docs/webhooks.md) ----------------------------------------------------------------
+
+const Delivery = Type.Object({
+  cursor: Type.Integer({ description: 'the last event id sent to it, or passed because it does not want it' }),
+  backlog: Type.Integer({ description: 'events after the cursor (wanted or not): what it has still to be passed' }),
+  delivered: Type.Integer(),
+  failures: Type.Integer({ description: 'failed attempts, all told' }),
+  consecutiveFailures: Type.Integer({ description: 'failed attempts since the last success (the same event each time)' }),
+  lost: Type.Integer({ description: 'events the log dropped (it keeps the last 10,000) before they could be sent' }),
+  lastSuccessAt: Type.Union([Type.Number(), Type.Null()], { description: 'ms since the epoch' }),
+  lastAttemptAt: Type.Union([Type.Number(), Type.Null()]),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  nextAttemptAt: Type.Union([Type.Number(), Type.Null()], { description: 'when the failed event is tried again' }),
+});
+
+export const WebhookViewSchema = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  secret: Type.Literal('whsec_(kept)', { description: 'never shown; send it back in a replace to keep the stored one' }),
+  events: Type.Array(Type.String()),
+  groups: Type.Array(Type.String()),
+  streams: Type.Array(Type.String()),
+  allowLinkLocal: Type.Boolean(),
+  source: Type.Union([Type.Literal('config'), Type.Literal('api')]),
+  delivery: Delivery,
 });

@@ -2,7 +2,7 @@
 // thread opens its own handle on the same environment; each actor writes only its own group's keys.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import type { BindingRecord, NodeRecord, Provision } from '../domain/records.js';
 import type { EventRecord } from '../domain/events.js';
 import { DiskGuard, MIN_FREE_FLOOR } from './disk-guard.js';
@@ -146,4 +146,60 @@ export function* groupRange<V>(db: Database<V, GroupKey>, group: string): Genera
 /** The ids of one group's records, in key order. */
 export function* groupKeys<V>(db: Database<V, GroupKey>, group: string): Generator<string> {
   for (const key of db.getKeys({ start: [group, ''], end: [`${group}\u0000`, ''] })) yield (key as GroupKey)[1];
+}
+
+/**
+ * Every kind of record a node group's actor keeps, and the database that holds it. What a group's
+ * commit writes, its replicated log replays, its snapshots carry (src/cluster/) and a reset of its
+ * local copy removes all go through this one map: a kind added here rides in each of them with
+ * nothing else to change.
+ */
+export const GROUP_TABLES = { node: 'nodes', binding: 'bindings', provision: 'provisions' } as const satisfies Record<string, keyof Store>;
+export type GroupRecordKind = keyof typeof GROUP_TABLES;
+export const GROUP_RECORD_KINDS = Object.keys(GROUP_TABLES) as GroupRecordKind[];
+
+/** A record of a group to put (or, null, to remove) under `key` in its kind's database. */
+export interface GroupWrite {
+  kind: GroupRecordKind;
+  key: string;
+  value: unknown;
+}
+
+/** The database of a kind of group record (throws for a kind this version does not know). */
+export function groupTable(store: Store, kind: string): Database<unknown, GroupKey> {
+  const name = (GROUP_TABLES as Record<string, keyof Store>)[kind];
+  if (!name) throw new Error(`a node group record of kind '${kind}', unknown to this version`);
+  return store[name] as Database<unknown, GroupKey>;
+}
+
+/** Puts what `writes` say into the group's records (inside a store write: LMDB's own single operations). */
+export function putGroupWrites(store: Store, group: string, writes: readonly GroupWrite[]): void {
+  for (const w of writes) {
+    const db = groupTable(store, w.kind);
+    if (w.value === null) db.remove([group, w.key]);
+    else db.put([group, w.key], w.value);
+  }
+}
+
+/** Removes every record of the group, of every kind (inside a store write). */
+export function clearGroup(store: Store, group: string): void {
+  for (const kind of GROUP_RECORD_KINDS) {
+    const db = groupTable(store, kind);
+    for (const key of db.getKeys({ start: [group, ''], end: [`${group}\u0000`, ''] })) db.remove(key as GroupKey);
+  }
+}
+
+/**
+ * Cluster mode: up to which sequence of the group's replicated log the local copy holds it, kept in
+ * the same transaction as what it applied (src/cluster/wal.ts).
+ */
+export const appliedKey = (group: string) => `wal:${group}`;
+
+export function appliedOf(store: Store, group: string, options?: { transaction: Transaction }): number {
+  return (store.meta.get(appliedKey(group), options) as number | undefined) ?? 0;
+}
+
+/** Marks the local copy as holding the log up to `seq` (inside a store write). */
+export function markApplied(store: Store, group: string, seq: number): void {
+  store.meta.put(appliedKey(group), seq);
 }

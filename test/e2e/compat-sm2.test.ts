@@ -11,7 +11,7 @@ import { inService, waitForEvents } from '../helpers/events.js';
 import { body, request } from '../helpers/http.js';
 import { E2E_PASSWORD, OwnService } from '../helpers/process.js';
 
-type Location = { streamGuid: string; serverAddress: string; nodeRole: string; subGroup: string; nodeState: string };
+type Location = { streamGuid: string; serverAddress: string; nodeRole: string; subGroup: string; nodeState: string; token?: string };
 const basic = `Basic ${Buffer.from(`admin:${E2E_PASSWORD}`).toString('base64')}`;
 
 async function start(t: ExecutionContext) {
@@ -46,8 +46,13 @@ test("the bees and an ABR publisher: lookups without a token, sessions on the no
     t.is(r.status, 200, `${path}: ${r.text}`);
     return r.json as Location[];
   };
-  const session = async (l: Location, kind: 'publish' | 'subscribe', name = l.streamGuid.split('/').pop()!) =>
-    (await request(`http://${l.serverAddress}:${portOf(l.serverAddress)}`, 'POST', `/live/${name}/${kind}`)).status;
+  // The default group admits only clients with a lookup's token: each location carries one, which
+  // a client moving off SM2 passes on (docs/migrating-from-red5-sm2.md); none, and the node refuses.
+  const session = async (l: Location, kind: 'publish' | 'subscribe', name = l.streamGuid.split('/').pop()!) => {
+    const node = `http://${l.serverAddress}:${portOf(l.serverAddress)}`;
+    t.is((await request(node, 'POST', `/live/${name}/${kind}`)).status, 403, 'without the token');
+    return (await request(node, 'POST', `/live/${name}/${kind}?token=${l.token}`)).status;
+  };
   const live = (stream: string, since: number) => waitForEvents(svc.url, admin, (seen) => seen.some((e) => e.type === 'stream.live' && e.stream === stream), { since });
   const last = async () => (await waitForEvents(svc.url, admin, () => true)).at(-1)?.seq ?? 0;
 

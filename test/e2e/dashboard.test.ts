@@ -75,6 +75,26 @@ test.serial('log in, watch nodes come into service, read streams, drain a node b
     .waitFor();
   t.regex(await stream.innerText(), new RegExp(origin));
   await b.shot(page, '2-streams');
+
+  // Up close: the publisher's rate as its node reports it, charted live, with codec and resolution.
+  const media = { bitrateIn: 1_200_000, uptimeMs: 95_000, video: { codec: 'H264', width: 640, height: 360, fps: 30 }, audio: { codec: 'AAC', sampleRate: 44_100 } };
+  await nodes.get(origin)!.beat({ streams: [{ name: 'cam1', publishing: true, ...media }] });
+  await stream.filter({ hasText: '1.2 Mb/s' }).waitFor();
+  await page.getByRole('button', { name: 'Statistics of cam1' }).click();
+  const detail = page.locator('.stream-detail');
+  await detail.filter({ hasText: 'H264 640×360 @ 30' }).filter({ hasText: '1.2 Mb/s' }).waitFor();
+  await nodes.get(origin)!.beat({ streams: [{ name: 'cam1', publishing: true, ...media, bitrateIn: 1_500_000 }] });
+  await detail.filter({ hasText: '1.5 Mb/s' }).waitFor();
+  t.true(await detail.locator('.rate-chart canvas').isVisible(), 'the bit rate chart is drawn');
+  await b.shot(page, '2b-stream-detail');
+  await detail.getByRole('button', { name: 'Close' }).click();
+
+  // Webhooks: each endpoint with how its delivery stands.
+  t.is((await svc.send('POST', '/as/v1/webhooks', { id: 'billing', url: 'http://127.0.0.1:9/hook', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', events: ['stream.*'] })).status, 201);
+  await page.getByRole('link', { name: 'Webhooks' }).click();
+  await page.locator('tr[data-webhook="billing"]').filter({ hasText: 'stream.*' }).waitFor();
+  await b.shot(page, '2c-webhooks');
+  await page.goBack();
   await page.getByRole('link', { name: 'Nodes' }).click();
   await row(page, edge, 'INSERVICE').waitFor();
   await b.shot(page, '3-nodes-in-service');
@@ -109,15 +129,15 @@ test.serial('log in, watch nodes come into service, read streams, drain a node b
   // A phone: the same page, one card per node, nothing wider than the screen, actions reachable.
   await page.setViewportSize(PHONE);
   t.deepEqual(await overflowing(page), [], 'nothing wider than the phone');
-  const doom = page.getByRole('button', { name: 'Doom e3', exact: true });
+  const doom = page.getByRole('button', { name: 'Destroy e3 now', exact: true });
   await doom.scrollIntoViewIfNeeded();
   const box = (await doom.boundingBox())!;
-  t.true(box.x >= 0 && box.x + box.width <= PHONE.width, 'the Doom button is on screen');
+  t.true(box.x >= 0 && box.x + box.width <= PHONE.width, 'the Destroy now button is on screen');
   t.true(box.height >= 36, 'and large enough to tap');
   await doom.click();
   await page.getByRole('dialog').waitFor();
   t.is(await page.evaluate('document.activeElement?.textContent'), 'Cancel', 'a destructive action opens on Cancel');
-  await page.getByRole('button', { name: 'Doom node' }).click();
+  await page.getByRole('button', { name: 'Destroy now', exact: true }).click();
   await row(page, 'e3', 'DOOMED').waitFor();
   await b.shot(page, '6-phone');
   await page.getByRole('link', { name: 'Timeline' }).click();

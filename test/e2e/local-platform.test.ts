@@ -25,6 +25,9 @@ const CONFIG = {
         { region: 'here', role: 'edge', min: 1, max: 2, limit: 10 },
       ],
       timing: { heartbeatMs: 200, nodeTimeout: '3s' },
+      // This test loads an origin with sessions opened on the node itself, beside any lookup:
+      // only a group that admits anyone takes them (admission is tested in admission.test.ts).
+      admission: { enabled: false },
     },
   ],
 };

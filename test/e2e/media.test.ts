@@ -3,12 +3,12 @@
 // publisher through the origin endpoint 4 chose to a player on the edge endpoint 5 chose; an ABR
 // ladder goes through the transcoder to two renditions played from edges; a stream that stops
 // publishing is unbound. Every wait is bounded; every process is stopped, pass or fail.
-import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { eventually, inService, waitForEvents } from '../helpers/events.js';
 import { body, request } from '../helpers/http.js';
-import { mediaTools, play, playFrames, Processes, publish } from '../helpers/media.js';
+import { leftovers, mediaTools, play, playFrames, Processes, publish, report } from '../helpers/media.js';
 import { spawnService, type ServiceProcess } from '../helpers/process.js';
 import { killAgentsOf, tempDir } from '../helpers/service.js';
 
@@ -51,6 +51,8 @@ interface Assignment {
   role: string;
   port?: number;
   protocol?: string;
+  url: string;
+  token?: string;
 }
 interface StreamView {
   name: string;
@@ -95,7 +97,9 @@ test('a stream travels from a publisher through the chosen origin to a player on
   t.like(origin, { role: 'origin', protocol: 'rtmp', port: RTMP_PORT, scope: 'live', name: 'cam1' });
   t.regex(origin.serverAddress, /^127\.0\.70\.\d+$/);
   const publishedAt = Date.now();
-  const publisher = publish(ffmpegs, tools.ffmpeg, `rtmp://${origin.serverAddress}:${origin.port}/${origin.scope}/${origin.name}`);
+  // The answer's url: the node admits the token in it (docs/security.md), and nothing else.
+  t.is(origin.url, `rtmp://${origin.serverAddress}:${origin.port}/${origin.scope}/${origin.name}?token=${origin.token}`);
+  const publisher = publish(ffmpegs, tools.ffmpeg, origin.url);
   await eventually(async () => (await streams()).find((s) => s.name === 'cam1')?.state === 'LIVE', 15_000, 'cam1 to turn LIVE');
   t.log(`cam1 LIVE ${Date.now() - publishedAt} ms after the publisher started`);
 
@@ -103,8 +107,29 @@ test('a stream travels from a publisher through the chosen origin to a player on
   const edge = await get<Assignment>('/as/v1/streams/live/cam1/subscribe');
   t.like(edge, { role: 'edge', protocol: 'rtmp', port: RTMP_PORT });
   t.not(edge.serverAddress, origin.serverAddress);
-  const watching = play(ffmpegs, tools, `rtmp://${edge.serverAddress}:${edge.port}/live/cam1`, 6, 25_000);
+  const watching = play(ffmpegs, tools, edge.url, 6, 25_000);
   await eventually(async () => ((await streams()).find((s) => s.name === 'cam1')?.subscribers ?? 0) >= 1, 20_000, 'the viewer to be counted on cam1');
+  // Per-stream statistics, from what the nodes' nginx stat pages say (docs/api.md): the publisher's
+  // rate, codecs and resolution, its uptime, and the viewer on its edge.
+  interface Stats {
+    uptimeSeconds: number | null;
+    viewers: number;
+    publisher: { nodeId: string; bitrate: number | null; video: { codec?: string; width?: number; height?: number } | null; audio: { codec?: string } | null } | null;
+    nodes: Array<{ nodeId: string; viewers: number; bitrateOut: number | null }>;
+  }
+  const stats = await eventually(
+    async () => {
+      const s = await get<Stats>('/as/v1/streams/default/cam1/stats');
+      return s.viewers >= 1 && (s.publisher?.bitrate ?? 0) > 0 ? s : false;
+    },
+    20_000,
+    "cam1's statistics to show its publisher's rate and its viewer",
+  );
+  t.like(stats.publisher, { nodeId: origin.nodeId, video: { codec: 'H264', width: 426, height: 240 }, audio: { codec: 'AAC' } });
+  t.true(stats.publisher!.bitrate! > 10_000 && stats.publisher!.bitrate! < 50_000_000, `a plausible rate: ${stats.publisher!.bitrate}`);
+  t.true((stats.uptimeSeconds ?? -1) >= 0);
+  t.is(stats.nodes.find((n) => n.nodeId === edge.nodeId)?.viewers, 1);
+  t.log(`cam1: ${stats.publisher!.bitrate} bit/s in, up ${stats.uptimeSeconds} s, ${stats.viewers} viewer`);
   const played = await watching;
   t.true(played.frames >= 60, `frames decoded from the edge in 6 s of 25 fps: ${played.frames}\n${played.output}`);
   t.deepEqual([played.width, played.height], [426, 240]);
@@ -126,7 +151,8 @@ test('a stream travels from a publisher through the chosen origin to a player on
   const nodes = (await get<{ nodeList: Array<{ id: string; listeners: { publish?: { protocol: string; port: number } } }> }>('/as/v1/nodegroups/default')).nodeList;
   t.deepEqual(nodes.find((n) => n.id === transcoder.nodeId)?.listeners.publish, { protocol: 'rtmp', port: RTMP_PORT });
   const abrAt = Date.now();
-  const abrPublisher = publish(ffmpegs, tools.ffmpeg, `rtmp://${transcoder.serverAddress}:${RTMP_PORT}/live/show`, '640x360');
+  t.is(new URL(transcoder.url).port, String(RTMP_PORT));
+  const abrPublisher = publish(ffmpegs, tools.ffmpeg, transcoder.url, '640x360');
   const live = await eventually(
     async () => {
       const s = (await streams()).find((x) => x.name === 'show');
@@ -140,7 +166,7 @@ test('a stream travels from a publisher through the chosen origin to a player on
   for (const r of ladder.streams) {
     const e = await get<Assignment>(`/as/v1/streams/live/${r.name}/subscribe`);
     t.like(e, { role: 'edge', protocol: 'rtmp', port: RTMP_PORT, name: r.name });
-    const p = await playFrames(ffmpegs, tools, `rtmp://${e.serverAddress}:${e.port}/live/${r.name}`, r.videoFPS, (l) => t.log(l), 3, 25_000);
+    const p = await playFrames(ffmpegs, tools, e.url, r.videoFPS, (l) => t.log(l), 3, 25_000);
     t.true(p.frames >= r.videoFPS, `${r.name}: ${p.frames} frames\n${p.output}`);
     t.deepEqual([p.width, p.height], [r.videoWidth, r.videoHeight], r.name);
     t.log(`${r.name}: first frame on the edge after ${p.firstFrameMs} ms, ${p.frames} frames`);
@@ -161,44 +187,3 @@ test('a stream travels from a publisher through the chosen origin to a player on
   t.is(await Promise.race([svc.exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 15_000))]), 0);
   await eventually(async () => leftovers(dataDir).length === 0, 5000, 'no process of the nodes left');
 });
-
-/** Processes whose command line names the data directory's nodes (agents, nginx, ffmpeg). */
-function leftovers(dataDir: string): string[] {
-  const out: string[] = [];
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
-      const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
-      const env = readFileSync(`/proc/${p}/environ`, 'utf8');
-      if (cmd.includes(`${dataDir}/nodes/`) || env.includes(`SWITCHYARD_NODE_DIR=${dataDir}/nodes/`)) out.push(`${p} ${cmd.replace(/\0/g, ' ')}`);
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
-}
-
-/** On failure, what the service, each agent and each nginx said. */
-function report(t: { log(...v: unknown[]): void }, dataDir: string, output: readonly string[]): void {
-  t.log(`service output (last 30 lines):\n${output.slice(-30).join('\n')}`);
-  try {
-    for (const id of readdirSync(join(dataDir, 'nodes'))) {
-      for (const f of ['agent.log', 'error.log']) {
-        try {
-          t.log(
-            `${id}/${f}:\n${readFileSync(join(dataDir, 'nodes', id, f), 'utf8')
-              .split('\n')
-              .slice(-12)
-              .join('\n')}`,
-          );
-        } catch {
-          /* not there */
-        }
-      }
-    }
-  } catch {
-    /* no nodes */
-  }
-}

@@ -4,7 +4,7 @@
 import test from 'ava';
 import type { EventRecord } from '../../src/domain/events.js';
 import { waitForEvents } from '../helpers/events.js';
-import { body, request } from '../helpers/http.js';
+import { body, openSession, request } from '../helpers/http.js';
 import { OwnService } from '../helpers/process.js';
 
 const CONFIG = {
@@ -46,14 +46,14 @@ test('the edge rule scales out under load and in without it; a killed origin is 
   const origin = nodesIn(seen, 'origin', 'INSERVICE')[0]!;
 
   // A publisher, then three viewers on the edge: avg 3 > 0.5 * 4, the rule fires.
-  const pub = body<{ nodeId: string; serverAddress: string; port: number }>(await get('/as/v1/streams/live/cam/publish'));
+  const pub = body<{ nodeId: string; url: string }>(await get('/as/v1/streams/live/cam/publish'));
   t.is(pub.nodeId, origin);
-  t.is((await request(`http://${pub.serverAddress}:${pub.port}`, 'POST', '/live/cam/publish')).status, 201);
+  // Each client connects to the url its lookup answered (the admission token is in it).
+  t.is((await openSession(pub.url)).status, 201);
   const sessions: Array<{ node: string; session: string }> = [];
   for (let i = 0; i < 3; i++) {
-    const edge = body<{ serverAddress: string; port: number }>(await get('/as/v1/streams/live/cam/subscribe'));
-    const node = `http://${edge.serverAddress}:${edge.port}`;
-    sessions.push({ node, session: body<{ session: string }>(await request(node, 'POST', '/live/cam/subscribe')).session });
+    const edge = body<{ url: string }>(await get('/as/v1/streams/live/cam/subscribe'));
+    sessions.push({ node: new URL(edge.url).origin, session: body<{ session: string }>(await openSession(edge.url)).session });
   }
   seen = await until((s) => nodesIn(s, 'edge', 'INSERVICE').length === 2);
   const out = seen.find((e) => e.type === 'scaling.action' && e.trigger === 'scaleOut') as Extract<EventRecord, { type: 'scaling.action' }>;

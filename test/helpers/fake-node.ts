@@ -1,12 +1,13 @@
 // Plays a node agent over the real heartbeat protocol (docs/nodes.md), with a token minted from the
 // test service's signing secret.
+import type { HeartbeatReply, StreamMedia } from '../../src/schemas/heartbeat.js';
 import type { TestService } from './service.js';
 
 export interface Beat {
   ready?: boolean;
   publishers?: number;
   subscribers?: number;
-  streams?: Array<{ name: string; publishing?: boolean; subscribers?: number }>;
+  streams?: Array<{ name: string; publishing?: boolean; subscribers?: number } & StreamMedia>;
   listeners?: { publish?: { protocol: string; port: number }; subscribe?: { protocol: string; port: number } };
 }
 
@@ -34,7 +35,7 @@ export class FakeNode {
       this.token,
     );
     if (r.status !== 200) throw new Error(`heartbeat of ${this.id} answered ${r.status}: ${r.text}`);
-    return r.json as { heartbeatMs: number; parent: { nodeId: string; address: string } | null; drain: boolean; transcode?: unknown[] };
+    return r.json as HeartbeatReply;
   }
 }
 

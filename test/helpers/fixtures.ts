@@ -9,7 +9,9 @@ export function tempDir(prefix = 'switchyard-test-'): string {
 }
 
 /** A static node group: the test plays the node agents. */
-export function staticGroup(options: { name?: string; regions?: string[]; nodes?: Array<{ id: string; role: string; region: string }>; rules?: unknown[]; timing?: object; roles?: object } = {}) {
+export function staticGroup(
+  options: { name?: string; regions?: string[]; nodes?: Array<{ id: string; role: string; region: string }>; rules?: unknown[]; timing?: object; roles?: object; admission?: object } = {},
+) {
   const regions = options.regions ?? ['r1', 'r2'];
   const nodes = options.nodes ?? [
     { id: 'o1', role: 'origin', region: 'r1' },
@@ -38,5 +40,6 @@ export function staticGroup(options: { name?: string; regions?: string[]; nodes?
       ]),
     // Nodes the test beats once stay in service however slow the machine; tests of silence set their own.
     timing: { heartbeatMs: 200, nodeTimeout: '1h', ...options.timing },
+    ...(options.admission ? { admission: options.admission } : {}),
   };
 }

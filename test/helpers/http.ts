@@ -34,6 +34,9 @@ export function replyOf(status: number, headers: Headers, text: string): Reply {
 /** Fields of an object answer, for assertions. */
 export const body = <T = Record<string, unknown>>(r: Reply): T => r.json as T;
 
+/** A client connecting to a lookup answer's `url` on a simulated node: a POST there opens its session. */
+export const openSession = (url: string): Promise<Reply> => request(new URL(url).origin, 'POST', new URL(url).pathname + new URL(url).search);
+
 export interface RawRequest {
   method: string;
   path: string;

@@ -1,7 +1,8 @@
 // Real publishers and players for media tests: ffmpeg, each in its own process group, every one
 // stopped at teardown (SIGTERM to the group, then SIGKILL), whatever the test's outcome.
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExecutionContext } from 'ava';
 import { findProgram } from '../../src/os/programs.js';
@@ -174,4 +175,45 @@ export async function playFrames(p: Processes, tools: { ffmpeg: string }, url: s
     log(`playback ${i} of ${url}: ${played.frames} frames (first after ${played.firstFrameMs} ms)\n${played.output.slice(-600)}`);
   }
   return played;
+}
+
+/** Processes whose command line names the data directory's nodes (agents, nginx, ffmpeg). */
+export function leftovers(dataDir: string): string[] {
+  const out: string[] = [];
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
+      const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
+      const env = readFileSync(`/proc/${p}/environ`, 'utf8');
+      if (cmd.includes(`${dataDir}/nodes/`) || env.includes(`SWITCHYARD_NODE_DIR=${dataDir}/nodes/`)) out.push(`${p} ${cmd.replace(/\0/g, ' ')}`);
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** On failure, what the service, each agent and each nginx said. */
+export function report(t: { log(...v: unknown[]): void }, dataDir: string, output: readonly string[]): void {
+  t.log(`service output (last 30 lines):\n${output.slice(-30).join('\n')}`);
+  try {
+    for (const id of readdirSync(join(dataDir, 'nodes'))) {
+      for (const f of ['agent.log', 'error.log']) {
+        try {
+          t.log(
+            `${id}/${f}:\n${readFileSync(join(dataDir, 'nodes', id, f), 'utf8')
+              .split('\n')
+              .slice(-12)
+              .join('\n')}`,
+          );
+        } catch {
+          /* not there */
+        }
+      }
+    }
+  } catch {
+    /* no nodes */
+  }
 }

@@ -1,29 +1,13 @@
 // The CLI's waits follow Terraform: `nodegroups create` of a group on the shipped `local` module
 // shows the apply's progress (platform.progress) and its node coming INSERVICE before it returns,
 // and `nodegroups delete` shows the destroying apply. With the real Terraform CLI (on PATH).
-import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import test from 'ava';
 import { findProgram } from '../../src/os/programs.js';
-import { projectPath } from '../../src/paths.js';
 import { ADMIN_PASSWORD, staticGroup, startTestService, tempDir } from '../helpers/service.js';
+import { cli } from '../helpers/cli.js';
 
 const binary = process.env.SWITCHYARD_TERRAFORM_BIN ?? findProgram('terraform') ?? findProgram('tofu');
-
-function cli(home: string, args: string[], input = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, [projectPath('dist', 'src', 'cli', 'switchyard.js'), ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, 'config') },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  proc.stdin.on('error', () => {});
-  proc.stdin.end(input);
-  return new Promise((resolve) => proc.once('close', (code) => resolve({ code, stdout, stderr })));
-}
 
 test('nodegroups create and delete of a Terraform group show the applies as they happen', async (t) => {
   if (!binary) throw new Error('terraform (or tofu) is not installed');
@@ -31,12 +15,12 @@ test('nodegroups create and delete of a Terraform group show the applies as they
   t.teardown(() => svc.close());
   const home = tempDir('switchyard-cli-tf-');
   t.teardown(() => rmSync(home, { recursive: true, force: true }));
-  t.is((await cli(home, ['login', '--url', svc.url, '--password-stdin'], `${ADMIN_PASSWORD}\n`)).code, 0);
+  t.is((await cli(home, ['login', '--url', svc.url, '--password-stdin'], { input: `${ADMIN_PASSWORD}\n` })).code, 0);
   const group = {
     ...staticGroup({ name: 'tf', regions: ['r1'], rules: [{ region: 'r1', role: 'origin', min: 1, max: 1, limit: 10 }] }),
     platform: { type: 'terraform', terraform: { module: 'local', retries: 1, retryBackoff: '1s', batchWindow: 50 } },
   };
-  const created = await cli(home, ['nodegroups', 'create', '-f', '-', '--timeout', '5m'], JSON.stringify(group));
+  const created = await cli(home, ['nodegroups', 'create', '-f', '-', '--timeout', '5m'], { input: JSON.stringify(group) });
   t.is(created.code, 0, created.stderr);
   t.regex(created.stderr, /platform\.progress\s+tf {2}init begin/);
   t.regex(created.stderr, /platform\.progress\s+tf {2}apply \w+ r1-origin-\w+/);

@@ -1,7 +1,7 @@
 // The CLI (docs/cli.md) as a program, against a real service started by the test: the session
 // and its token file, tables and --json (the API's own JSON), exit codes, --help everywhere, and
 // long operations that wait with their live events.
-import { spawn, type SpawnOptions } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -10,41 +10,8 @@ import { COMMANDS } from '../../src/cli/commands/all.js';
 import { projectPath } from '../../src/paths.js';
 import { allInService } from '../helpers/fake-node.js';
 import { eventually } from '../helpers/events.js';
-import { ADMIN_PASSWORD, staticGroup, startTestService, tempDir, type TestService } from '../helpers/service.js';
-
-const CLI = projectPath('dist', 'src', 'cli', 'switchyard.js');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `switchyard ARGS` with its own config directory; `input` goes to its standard input. */
-function cli(home: string, args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const spawnOptions: SpawnOptions = { env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, 'config'), ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] };
-    const proc = spawn(process.execPath, [CLI, ...args], spawnOptions);
-    let stdout = '';
-    let stderr = '';
-    proc.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-    proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-    proc.once('error', reject);
-    proc.once('close', (code) => resolve({ code, stdout, stderr }));
-    // A command that never reads its input (--help, a usage error) may be gone before it is written.
-    proc.stdin!.on('error', () => {});
-    proc.stdin!.end(options.input ?? '');
-  });
-}
-
-/** A home directory, and the CLI logged in to `svc` from it. */
-async function loggedIn(t: { teardown(f: () => void): void; is(a: unknown, b: unknown, m?: string): void }, svc: TestService): Promise<string> {
-  const home = tempDir('switchyard-cli-');
-  t.teardown(() => rmSync(home, { recursive: true, force: true }));
-  const r = await cli(home, ['login', '--url', svc.url, '--password-stdin'], { input: `${ADMIN_PASSWORD}\n` });
-  t.is(r.code, 0, r.stderr);
-  return home;
-}
+import { ADMIN_PASSWORD, staticGroup, startTestService, tempDir } from '../helpers/service.js';
+import { CLI, cli, loggedIn } from '../helpers/cli.js';
 
 test('login keeps the token with its URL in a 0600 file in a 0700 directory; a wrong password is exit 4 and saves nothing', async (t) => {
   const svc = await startTestService();
@@ -137,7 +104,7 @@ test("status, lookups, node groups, nodes and provisions: tables for people, and
   const assignment = JSON.parse(publish.stdout) as { nodeId: string; serverAddress: string };
   t.like(assignment, { nodeId: 'o3', region: 'r2', role: 'origin', name: 'cam1', protocol: 'rtmp', port: 1935 });
   const again = await cli(home, ['lookup', 'publish', 'cam1']);
-  t.regex(again.stdout, /^o3\s+origin\s+r2\s+10\.0\.0\.3\s+rtmp:\/\/10\.0\.0\.3:1935\/live\/cam1$/m, 'a reconnect lands where it was');
+  t.regex(again.stdout, /^o3\s+origin\s+r2\s+10\.0\.0\.3\s+rtmp:\/\/10\.0\.0\.3:1935\/live\/cam1\?token=[A-Za-z0-9_-]+$/m, 'a reconnect lands where it was');
   const notThere = await cli(home, ['lookup', 'subscribe', 'nobody', '--json']);
   t.is(notThere.code, 1);
   t.like(JSON.parse(notThere.stdout), { status: 404, code: 'STREAM_NOT_FOUND' }, 'the problem itself, for scripts');

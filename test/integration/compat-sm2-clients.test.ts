@@ -27,7 +27,8 @@ const ADDRESS: Record<string, string> = Object.fromEntries(NODES.map((n, i) => [
 const addressOf = (id: string): string => ADDRESS[id]!;
 const appUser = { username: 'backend', role: 'app', passwordHash: hash('app-secret-password') };
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-const LOCATION_KEYS = ['nodeRole', 'nodeState', 'serverAddress', 'streamGuid', 'subGroup'];
+// SM2's fields, and Switchyard's admission additions (docs/migrating-from-red5-sm2.md): the URL with its token.
+const LOCATION_KEYS = ['nodeRole', 'nodeState', 'serverAddress', 'streamGuid', 'subGroup', 'token', 'url'];
 
 test.before(async (t) => {
   const svc = await startTestService({

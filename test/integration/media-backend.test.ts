@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { AdmissionGate } from '../../src/agent/admission/gate.js';
 import type { BackendReport } from '../../src/agent/backend.js';
 import { NginxRtmpBackend, type NginxBackendOptions } from '../../src/agent/media/backend.js';
 import { nodePaths, renderNginxConfig } from '../../src/agent/media/nginx-config.js';
@@ -31,7 +32,11 @@ function backend(
   o: Partial<NginxBackendOptions> & { nodeId: string; role: Role; address: string },
   logs: string[] = [],
 ): NginxRtmpBackend {
+  // These tests drive nginx without a control plane: a gate told that the group admits anyone.
+  const gate = new AdmissionGate('g', o.nodeId);
+  gate.update({ required: false, keys: [], leewayMs: 0 }, undefined);
   const b = new NginxRtmpBackend({
+    gate,
     scope: 'live',
     rtmpPort: 19350,
     statPort: 19380,

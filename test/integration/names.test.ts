@@ -39,7 +39,7 @@ test('node group, region and static node names that start with a dot are refused
   for (const name of DOT_NAMES) {
     const group = isProblem(t, await svc.send('POST', '/as/v1/nodegroups', staticGroup({ name })), 400, 'VALIDATION_FAILED');
     t.true(
-      group.errors!.some((e) => e.path === 'body.name' && /not starting with a dot/.test(e.message)),
+      group.errors!.some((e) => e.path === 'body.name' && /a dot only between two other characters/.test(e.message)),
       JSON.stringify(group.errors),
     );
     const node = isProblem(

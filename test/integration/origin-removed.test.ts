@@ -6,7 +6,7 @@ import test from 'ava';
 import type { EventRecord } from '../../src/domain/events.js';
 import { isProblem } from '../helpers/assert.js';
 import { waitForEvents } from '../helpers/events.js';
-import { body, request } from '../helpers/http.js';
+import { body, openSession } from '../helpers/http.js';
 import { startTestService } from '../helpers/service.js';
 
 const GROUP = {
@@ -35,8 +35,8 @@ test('a live stream whose origin is destroyed after faultTimeout stays bound: vi
   const until = (done: (seen: readonly EventRecord[]) => boolean, since = 0) => waitForEvents(svc.url, svc.adminToken, done, { since });
 
   let seen = await until((s) => inService(s, 'origin').length === 2 && inService(s, 'edge').length === 1);
-  const pub = body<{ nodeId: string; serverAddress: string; port: number }>(await svc.get('/as/v1/streams/live/cam/publish'));
-  t.is((await request(`http://${pub.serverAddress}:${pub.port}`, 'POST', '/live/cam/publish')).status, 201);
+  const pub = body<{ nodeId: string; url: string }>(await svc.get('/as/v1/streams/live/cam/publish'));
+  t.is((await openSession(pub.url)).status, 201);
   seen = await until((s) => s.some((e) => e.type === 'stream.live' && e.stream === 'cam'));
 
   const nodes = body<{ nodeList: Array<{ id: string; platform: { pid?: number } }> }>(await svc.get('/as/v1/nodegroups/g')).nodeList;

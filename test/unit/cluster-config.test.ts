@@ -26,6 +26,8 @@ test('SWITCHYARD_NATS_URL turns cluster mode on, comma-separated; SWITCHYARD_INS
   t.is(c.instanceId, 'east-1');
   t.is(c.leaseTtl, 3000);
   t.is(c.replicas, 3);
+  t.is(c.snapshotEntries, 10_000);
+  t.is(c.snapshotInterval, 3_600_000);
 });
 
 test('bad cluster settings stop the start, named', (t) => {
@@ -33,6 +35,8 @@ test('bad cluster settings stop the start, named', (t) => {
   t.regex(problems({}, { SWITCHYARD_NATS_URL: 'nats://x:4222', SWITCHYARD_INSTANCE_ID: 'has space' }).join('\n'), /cluster\.instanceId/);
   t.regex(problems({ cluster: { nats: ['nats://x:4222'], leaseTtl: '200ms' } }).join('\n'), /cluster\.leaseTtl.*at least 1 s/);
   t.regex(problems({ cluster: { nats: ['nats://x:4222'], replicas: 2 } }).join('\n'), /cluster\.replicas/);
+  t.regex(problems({ cluster: { nats: ['nats://x:4222'], snapshotEntries: 10 } }).join('\n'), /cluster\.snapshotEntries/);
+  t.regex(problems({ cluster: { nats: ['nats://x:4222'], snapshotInterval: '10ms' } }).join('\n'), /cluster\.snapshotInterval.*at least 1 s/);
 });
 
 test('terraform node groups are accepted in cluster mode (their state is shared: docs/cluster.md), as without it', (t) => {

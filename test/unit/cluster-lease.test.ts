@@ -10,6 +10,7 @@ import {
   afterCut,
   beforeRenewal,
   calmToHandOver,
+  conflicted,
   firstSight,
   leaseTiming,
   probed,
@@ -25,7 +26,7 @@ import {
   type OwnerState,
   type Watching,
 } from '../../src/policy/cluster/lease.js';
-import { handover, placeOf, rank } from '../../src/policy/cluster/hrw.js';
+import { contenderPlace, handover, rank, standbyOf } from '../../src/policy/cluster/hrw.js';
 
 const T = leaseTiming(3000);
 const STEP = 10;
@@ -197,17 +198,18 @@ function simulate(s: Scenario, ms: number, check: (now: number, servingIds: stri
           if (seen) [inst.watch, inst.seenPuts] = [firstSight(seen, now), bucket.seq];
           continue;
         }
-        inst.watch = probed(inst.watch, bucket.available(now), now - inst.lastProbe, 100);
+        // Probes go every 100 ms, at the first step after (ownership.ts: at the first tick after PROBE_MS): one vouches for up to a step more.
+        inst.watch = probed(inst.watch, bucket.available(now), now - inst.lastProbe, 100 + STEP);
         inst.lastProbe = now;
-        const place = placeOf('g', live, inst.id);
+        const place = contenderPlace('g', live, inst.id, inst.watch.owner);
         if (!shouldContend(inst.watch, place, now, T)) continue;
         const sentAt = now;
         const outcome = answer(bucket.create(inst.id, now + s.latency), now + s.latency);
         inst.inflight = {
           at: answerAt(now, outcome),
           run: (at) => {
-            // Held after all, by a PUT its watch did not show (ownership.ts `contend`).
-            if (outcome.kind === 'conflict') inst.watch = sawPut(inst.watch!, '?', at);
+            // Still held: again after a probe (ownership.ts `contend`).
+            if (outcome.kind === 'conflict' && inst.watch) inst.watch = conflicted(inst.watch, T, 100);
             if (outcome.kind !== 'ok') return;
             // The new owner fences the log before it serves: a stale owner's appends fail from now on.
             bucket.fence = outcome.revision;
@@ -373,6 +375,22 @@ test('rendezvous ranks are stable, and a joining instance takes about its share'
     'only groups the newcomer wins move',
   );
   t.true(moved.length > 40 && moved.length < 110, `${moved.length} of 300 moved`);
+});
+
+test('the standby of a group is the instance that contends first once its owner is gone, even while the dead owner still looks live', (t) => {
+  fc.assert(
+    fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 6 }), { minLength: 2, maxLength: 6 }), fc.string({ minLength: 1 }), fc.nat(), (ids, group, k) => {
+      const owner = ids[k % ids.length]!;
+      const standby = standbyOf(group, ids, owner)!;
+      if (standby === owner) throw new Error('the owner is its own standby');
+      // Its presence lingers for seconds after a kill 9: the standby contends first all the same.
+      if (contenderPlace(group, ids, standby, owner) !== 0) throw new Error(`${standby} is not first without ${owner}`);
+      if (ids.filter((id) => id !== owner).some((id) => id !== standby && contenderPlace(group, ids, id, owner) === 0)) throw new Error('two first');
+      // No owner (never held, or handed back): the first of all.
+      if (standbyOf(group, ids, null) !== rank(group, ids)[0]) throw new Error('not the first of all');
+    }),
+  );
+  t.pass();
 });
 
 test('an owner hands over at most one group per period, and only to the instance that ranks first', (t) => {

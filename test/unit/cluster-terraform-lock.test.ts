@@ -7,19 +7,24 @@ import test from 'ava';
 import fc from 'fast-check';
 import pino from 'pino';
 import type { KV } from '@nats-io/kv';
-import { decideLock, decideUnlock, decideWrite, type Asker } from '../../src/policy/cluster/terraform-lock.js';
+import { decideLock, decideUnlock, decideWrite, type Asker, type LockRecord } from '../../src/policy/cluster/terraform-lock.js';
 import { TerraformState } from '../../src/cluster/terraform-state.js';
 import type { EventBody } from '../../src/domain/events.js';
 
 const INSTANCES = ['i1', 'i2', 'i3'];
-const lockArb = fc.option(fc.record({ id: fc.constantFrom('a', 'b', 'c'), instance: fc.constantFrom(...INSTANCES), epoch: fc.integer({ min: 1, max: 6 }) }), { nil: null });
+const lockArb: fc.Arbitrary<LockRecord | null> = fc.option(
+  fc
+    .record({ id: fc.constantFrom('a', 'b', 'c'), instance: fc.constantFrom(...INSTANCES), epoch: fc.integer({ min: 1, max: 6 }), released: fc.boolean() })
+    .map(({ released, ...l }) => (released ? { ...l, released: true as const } : l)),
+  { nil: null },
+);
 const askerArb: fc.Arbitrary<Asker> = fc.option(fc.record({ instance: fc.constantFrom(...INSTANCES), epoch: fc.integer({ min: 1, max: 6 }) }), { nil: null });
 
 test('a write is accepted only from the serving instance, under its own lock at its own epoch', (t) => {
   fc.assert(
     fc.property(lockArb, askerArb, fc.option(fc.constantFrom('a', 'b', 'c'), { nil: undefined }), (lock, asker, id) => {
       const d = decideWrite(lock, asker, id);
-      const own = !!asker && !!lock && lock.id === id && lock.instance === asker.instance && lock.epoch === asker.epoch;
+      const own = !!asker && !!lock && !lock.released && lock.id === id && lock.instance === asker.instance && lock.epoch === asker.epoch;
       return d.ok === own;
     }),
   );
@@ -31,6 +36,8 @@ test('a lock is never taken over a held one, never broken by an earlier epoch, n
     fc.property(lockArb, askerArb, fc.constantFrom('a', 'b', 'c'), (lock, asker, id) => {
       const d = decideLock(lock, asker, id);
       if (!asker) return d.kind === 'refused';
+      // Free: never taken, or released by an owner no later than the asker.
+      if (lock?.released) return lock.epoch > asker.epoch ? d.kind === 'refused' : d.kind === 'take';
       if (d.kind === 'take') return lock === null;
       if (d.kind === 'break') return lock !== null && lock.epoch <= asker.epoch && !(lock.instance === asker.instance && lock.epoch === asker.epoch);
       if (d.kind === 'again') return lock?.id === id && lock.instance === asker.instance && lock.epoch === asker.epoch;
@@ -45,7 +52,7 @@ test('only the holder lets go of a lock; unlocking a free one is fine', (t) => {
   fc.assert(
     fc.property(lockArb, fc.constantFrom(...INSTANCES), fc.option(fc.constantFrom('a', 'b'), { nil: undefined }), (lock, instance, id) => {
       const d = decideUnlock(lock, instance, id);
-      if (!lock) return d.kind === 'gone';
+      if (!lock || lock.released) return d.kind === 'gone';
       return (d.kind === 'release') === (lock.instance === instance && lock.id === id);
     }),
   );
@@ -178,6 +185,18 @@ test('a state too large for a NATS message is refused with a clear message', asy
  * belief. Whatever lands in the state comes from the holder of the latest lock taken, and a lock
  * taken at an epoch is never followed by one taken at an earlier epoch.
  */
+test('a stale owner cannot take a lock its successor released (found by the property below: a released lock was a deleted key, free to anyone)', async (t) => {
+  const w = world();
+  w.belief.set('i1', 1);
+  w.belief.set('i2', 2);
+  t.is((await w.store('i2').lock('g', { ID: 'new' })).status, 200);
+  t.is((await w.store('i2').unlock('g', { ID: 'new' })).status, 200);
+  // i1 was paused past its lease and still believes it serves at epoch 1.
+  t.not((await w.store('i1').lock('g', { ID: 'old' })).status, 200);
+  t.not((await w.store('i1').write('g', 'old', bytes('stale'))).status, 200);
+  t.is((await w.store('i2').lock('g', { ID: 'again' })).status, 200, 'the owner that released it takes it again');
+});
+
 test('random histories of takeovers and stale instances: every state write comes from the latest lock taken', async (t) => {
   const step = fc.oneof(
     fc.record({ kind: fc.constant('takeover' as const), to: fc.constantFrom(...INSTANCES), forget: fc.boolean() }),

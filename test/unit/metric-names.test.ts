@@ -41,7 +41,7 @@ test("the README's old limit avg(memory.total) / 50000000 stops the start with t
   t.regex(e!.message, /nodeGroups\[0\]\.rules\[0\]\.limit = "avg\(memory\.total\) \/ 50000000": unknown metric 'memory\.total': nodes report connections\.publisher, .*memory\.used.* metrics\.custom/);
   const config = parseConfig({ nodeGroups: [group], geoip: { enabled: false }, metrics: { custom: ['memory.total'] } }, 'test.json');
   t.is(config.nodeGroups[0]!.rules[0]!.limit, 'avg(memory.total) / 50000000');
-  t.deepEqual(config.metrics, { custom: ['memory.total'], nodeSeries: 500 });
+  t.deepEqual(config.metrics, { custom: ['memory.total'], nodeSeries: 500, streamSeries: 50 });
   t.throws(() => parseConfig({ nodeGroups: [], metrics: { custom: ['not a name'] } }, 'test.json'), { message: /metrics\.custom\[0\]/ });
 });
 

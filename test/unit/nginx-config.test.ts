@@ -118,6 +118,27 @@ test('values that could break out of the config are refused', (t) => {
     { user: 'root; daemon on' },
     { role: 'edge', parent: { address: 'x y', port: 1935 } },
     { role: 'edge', parent: { address: '127.0.0.3', port: 0 } },
+    { role: 'edge', parent: { address: '127.0.0.3', port: 1935, credential: 'a b' } },
+    { role: 'edge', parent: { address: '127.0.0.3', port: 1935, credential: 'x;include /etc/passwd' } },
+    { role: 'edge', parent: { address: '127.0.0.3', port: 1935, credential: '' } },
+    { admissionPort: 0 },
+    { admissionPort: 65536 },
   ];
   for (const b of bad) t.throws(() => renderNginxConfig({ ...ok, ...b }), { instanceOf: NginxConfigError }, JSON.stringify(b));
+});
+
+test('admission (docs/security.md): every publish and play asks the agent on 127.0.0.1, a pull presents its credential, and the control module answers this machine only', (t) => {
+  fc.assert(
+    fc.property(node, fc.integer({ min: 1, max: 65535 }), fc.stringMatching(/^[A-Za-z0-9_-]{1,40}\.[A-Za-z0-9_-]{1,80}\.[A-Za-z0-9_-]{1,43}$/), (n, port, credential) => {
+      const conf = renderNginxConfig({ ...n, admissionPort: port, parent: n.parent ? { ...n.parent, credential } : null });
+      t.deepEqual(lines(conf, /^on_(publish|play) /), [`on_publish http://127.0.0.1:${port}/on_publish;`, `on_play http://127.0.0.1:${port}/on_play;`]);
+      t.deepEqual(lines(conf, /^notify_method /), ['notify_method post;']);
+      const pulls = lines(conf, /^pull /);
+      if (pulls.length > 0) t.true(pulls[0]!.endsWith(` pageUrl=${credential};`));
+      t.deepEqual(lines(conf, /^(allow|deny) (?!publish)/), ['allow 127.0.0.1;', ...(n.address !== '127.0.0.1' ? [`allow ${n.address};`] : []), 'deny all;']);
+      t.is(lines(conf, /^rtmp_control all;$/).length, 1);
+      t.is(lines(renderNginxConfig(n), /^on_publish /).length, 0, 'without an admission port, no callbacks');
+    }),
+    { numRuns: 200 },
+  );
 });

@@ -1,6 +1,10 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { classify, mergeSummaries, parseRtmpStat, StatParseError, summarize } from '../../src/agent/media/rtmp-stat.js';
+import { classify, mergeSummaries, parseRtmpStat, StatParseError, summarize, streamMediaOf } from '../../src/agent/media/rtmp-stat.js';
+
+/** A summary's streams without their media figures (tested on their own, at the end). */
+const loads = (streams: ReadonlyArray<{ name: string; publishing: boolean; publishers: number; subscribers: number }>) =>
+  streams.map(({ name, publishing, publishers, subscribers }) => ({ name, publishing, publishers, subscribers }));
 import { PULL_FLASHVER_PREFIX } from '../../src/agent/media/nginx-config.js';
 import { TRANSCODER_FLASHVER } from '../../src/agent/media/transcode.js';
 
@@ -51,7 +55,7 @@ test('a real edge page: the pull is not a publisher, the viewer is a subscriber'
   t.is(stat.pid, 24239);
   t.is(stat.bytesOut, 33065);
   const s = summarize(stat);
-  t.deepEqual(s.streams, [{ name: 'cam1', publishing: false, publishers: 0, subscribers: 1 }]);
+  t.deepEqual(loads(s.streams), [{ name: 'cam1', publishing: false, publishers: 0, subscribers: 1 }]);
   t.is(s.publishers, 0);
   t.is(s.subscribers, 1);
   t.deepEqual(s.children, []);
@@ -127,7 +131,7 @@ test('publishers, subscribers and cluster children are counted client by client 
       t.is(s.subscribers, n(valid, ['viewer', 'child']));
       t.deepEqual(s.children, [...new Set(valid.flatMap((x) => x.clients.filter((c) => c.kind === 'child').map((c) => c.child)))].sort());
       t.deepEqual(
-        s.streams,
+        loads(s.streams),
         valid.map((x) => ({
           name: x.name,
           publishing: x.clients.some((c) => c.kind === 'publisher'),
@@ -211,9 +215,38 @@ test('what an older generation of workers carries is added to the current figure
   t.is(m.subscribers, 3);
   t.is(m.publishers, 1);
   t.deepEqual(m.children, ['e9']);
-  t.deepEqual(m.streams, [
+  t.deepEqual(loads(m.streams), [
     { name: 'cam1', publishing: false, publishers: 0, subscribers: 3 },
     { name: 'cam2', publishing: true, publishers: 1, subscribers: 0 },
   ]);
-  t.deepEqual(a.streams[0], { name: 'cam1', publishing: false, publishers: 0, subscribers: 1 }, 'the inputs are left alone');
+  t.deepEqual(loads(a.streams)[0], { name: 'cam1', publishing: false, publishers: 0, subscribers: 1 }, 'the inputs are left alone');
+});
+
+test("a stream's media: the publisher's metadata as the page has it, rates from the byte counters between readings", (t) => {
+  const page = [
+    '<?xml version="1.0" encoding="utf-8" ?>',
+    '<rtmp><nginx_version>1.22.1</nginx_version><pid>7</pid><bytes_in>0</bytes_in><bytes_out>0</bytes_out><server><application><name>live</name><live><stream>',
+    '<name>cam1</name><time>11841</time><bw_in>120344</bw_in><bytes_in>169127</bytes_in><bw_out>0</bw_out><bytes_out>0</bytes_out><bw_audio>64800</bw_audio><bw_video>55544</bw_video>',
+    '<client><id>1</id><address>127.0.0.1</address><time>12017</time><flashver>FMLE/3.0 (compatible; Lavf59.27</flashver><dropped>0</dropped><avsync>-14</avsync><timestamp>10520</timestamp><publishing/><active/></client>',
+    '<meta><video><width>320</width><height>240</height><frame_rate>25</frame_rate><codec>H264</codec><profile></profile><compat>0</compat><level>1.3</level></video><audio><codec>AAC</codec><profile>LC</profile><channels>1</channels><sample_rate>44100</sample_rate></audio></meta>',
+    '<nclients>1</nclients><publishing/><active/></stream></live></application></server></rtmp>',
+  ].join('\r\n');
+  const media = parseRtmpStat(page, 'live').streams[0]!.media;
+  t.deepEqual(media, {
+    timeMs: 11841,
+    bytesIn: 169127,
+    bytesOut: 0,
+    bwIn: 120344,
+    bwOut: 0,
+    video: { codec: 'H264', width: 320, height: 240, fps: 25 },
+    audio: { codec: 'AAC', channels: 1, sampleRate: 44100 },
+  });
+  // First reading: nginx's own average; then the bytes since the previous reading.
+  t.like(streamMediaOf(media, undefined, 1000), { bitrateIn: 120344, bitrateOut: 0, uptimeMs: 11841 });
+  t.like(streamMediaOf(media, { at: 0, bytesIn: 169127 - 25_000, bytesOut: 0 }, 2000), { bitrateIn: 100_000 });
+  // Counters that went back (nginx restarted) fall back to the average rather than a negative rate.
+  t.like(streamMediaOf(media, { at: 0, bytesIn: 10_000_000, bytesOut: 0 }, 2000), { bitrateIn: 120344 });
+  // Hostile metadata is dropped, not passed on.
+  const hostile = parseRtmpStat(page.replace('<codec>H264</codec>', '<codec>H264&lt;script&gt;</codec>').replace('<width>320</width>', '<width>-5</width>'), 'live').streams[0]!.media;
+  t.deepEqual(hostile.video, { height: 240, fps: 25 });
 });

@@ -13,13 +13,19 @@ import { nodePaths, renderNginxConfig, type NginxNode } from './nginx-config.js'
 import { describeExit, fetchStat, NginxProcess, NginxStartError } from './nginx-process.js';
 import { freePorts, waitFree } from './ports.js';
 import { alive, cmdline } from '../../os/process-group.js';
-import { mergeSummaries, parseRtmpStat, summarize, type StatSummary } from './rtmp-stat.js';
+import { mergeSummaries, parseRtmpStat, type StatSummary, type StreamReading, streamMediaOf, summarize } from './rtmp-stat.js';
 import { jobFiles, jobProblem, renderExecScript, renderJobScript } from './transcode.js';
+import type { AdmissionGate } from '../admission/gate.js';
+import { AdmissionCallbacks } from '../admission/callbacks.js';
+
+const urlHost = (address: string) => (address.includes(':') ? `[${address}]` : address);
 
 /** The node as nginx's config describes it (its parent comes later, in heartbeat replies), and the binaries. */
-export interface NginxBackendOptions extends Omit<NginxNode, 'parent' | 'user'> {
+export interface NginxBackendOptions extends Omit<NginxNode, 'parent' | 'user' | 'admissionPort'> {
   nginx: string;
   ffmpeg: string;
+  /** Who may publish and play here (docs/security.md): nginx asks it through the agent's callbacks. */
+  gate: AdmissionGate;
   log(msg: string, extra?: Record<string, unknown>): void;
 }
 
@@ -36,8 +42,9 @@ export class NginxRtmpBackend implements MediaBackend {
   private readonly process: NginxProcess;
   private rtmpPort: number;
   private statPort: number;
-  private parent: { nodeId: string; address: string; port: number } | null = null;
-  private jobs = new Map<string, string>();
+  private parent: { nodeId: string; address: string; port: number; credential?: string } | null = null;
+  private readonly callbacks: AdmissionCallbacks;
+  private jobs = new Map<string, { shape: string; script: string }>();
   /** Why nginx is not serving, while it is not. */
   private problem: string | null = 'starting';
   /** A crash not yet reported: the next heartbeat says so even if nginx is already back. */
@@ -53,6 +60,8 @@ export class NginxRtmpBackend implements MediaBackend {
   private lastSummary: StatSummary | null = null;
   private lastWorker: number | null = null;
   private lastBytes: { at: number; in: number; out: number } | null = null;
+  /** Each stream's counters at the last report: its bit rates are taken against them. */
+  private streamReadings = new Map<string, StreamReading>();
   private ignoredLogged = new Set<string>();
 
   constructor(private readonly o: NginxBackendOptions) {
@@ -62,6 +71,13 @@ export class NginxRtmpBackend implements MediaBackend {
     this.paths = nodePaths(o.dir);
     this.process = new NginxProcess(o.nginx, o.dir);
     this.process.onExit = (exit) => this.crashed(`nginx ${describeExit(exit)}`);
+    this.callbacks = new AdmissionCallbacks({
+      gate: o.gate,
+      scope: o.scope,
+      log: o.log,
+      // As nginx-rtmp writes the pull's URL in the notification of its local publish.
+      pullingFrom: () => (this.parent ? `${urlHost(this.parent.address)}:${this.parent.port}/${o.scope}` : null),
+    });
   }
 
   private serial<T>(op: () => Promise<T>): Promise<T> {
@@ -79,6 +95,7 @@ export class NginxRtmpBackend implements MediaBackend {
       writeFileSync(this.paths.transcodeScript, renderExecScript(this.paths.jobs), { mode: 0o755 });
     }
     await this.process.stopStale();
+    await this.callbacks.start();
     await this.serial(async () => {
       try {
         await this.launch();
@@ -120,7 +137,8 @@ export class NginxRtmpBackend implements MediaBackend {
       statPort: this.statPort,
       dir: this.o.dir,
       modulePath: this.o.modulePath,
-      parent: this.parent ? { address: this.parent.address, port: this.parent.port } : null,
+      parent: this.parent ? { address: this.parent.address, port: this.parent.port, ...(this.parent.credential !== undefined ? { credential: this.parent.credential } : {}) } : null,
+      admissionPort: this.callbacks.port,
       // Workers (and the ffmpeg they exec) read the node's directory, which may sit under a
       // private one: as root, they run as the agent's own user rather than nginx's `nobody`.
       ...(process.getuid?.() === 0 ? { user: userInfo().username } : {}),
@@ -213,6 +231,8 @@ export class NginxRtmpBackend implements MediaBackend {
       rates['network.egress'] = Math.round((bytes.out - this.lastBytes.out) / dt);
     }
     this.lastBytes = { at: now, ...bytes };
+    const streams = s.streams.map((x) => ({ name: x.name, publishing: x.publishing, subscribers: x.subscribers, ...(x.media ? streamMediaOf(x.media, this.streamReadings.get(x.name), now) : {}) }));
+    this.streamReadings = new Map(s.streams.filter((x) => x.media).map((x) => [x.name, { at: now, bytesIn: x.media!.bytesIn, bytesOut: x.media!.bytesOut }]));
     return {
       ready: true,
       listeners: this.listeners(),
@@ -223,14 +243,22 @@ export class NginxRtmpBackend implements MediaBackend {
         'connections.clusterchildren': s.children.length,
         ...rates,
       },
-      streams: s.streams.map((x) => ({ name: x.name, publishing: x.publishing, subscribers: x.subscribers })),
+      streams,
     };
   }
 
   async apply(orders: NodeOrders): Promise<void> {
     if (PULLS.has(this.o.role)) {
-      const next = orders.parent ? { nodeId: orders.parent.nodeId, address: orders.parent.address, port: orders.parent.port ?? this.o.rtmpPort } : null;
-      const same = (a: typeof next, b: typeof next) => a?.address === b?.address && a?.port === b?.port;
+      const next = orders.parent
+        ? {
+            nodeId: orders.parent.nodeId,
+            address: orders.parent.address,
+            port: orders.parent.port ?? this.o.rtmpPort,
+            ...(orders.parent.credential !== undefined ? { credential: orders.parent.credential } : {}),
+          }
+        : null;
+      // A new credential (twice a day) reloads like a new parent: the pull presents it.
+      const same = (a: typeof next, b: typeof next) => a?.address === b?.address && a?.port === b?.port && a?.credential === b?.credential;
       if (!same(next, this.parent) && (next === null || next.address !== '')) {
         const before = this.parent;
         this.parent = next;
@@ -239,6 +267,20 @@ export class NginxRtmpBackend implements MediaBackend {
       }
     }
     if (this.o.role === 'transcoder' && orders.transcode) this.setJobs(orders.transcode);
+    for (const stream of orders.drop?.streams ?? []) await this.dropPublisher(stream);
+  }
+
+  /** Disconnects a stream's publisher (its binding moved elsewhere or it was ended), through nginx-rtmp's control module. */
+  private async dropPublisher(stream: string): Promise<void> {
+    if (this.process.pid === null) return;
+    const query = new URLSearchParams({ app: this.o.scope, name: stream });
+    try {
+      const res = await fetch(`http://${urlHost(this.address)}:${this.statPort}/control/drop/publisher?${query}`, { signal: AbortSignal.timeout(1000) });
+      const dropped = (await res.text()).trim();
+      this.o.log('publisher dropped', { stream, status: res.status, dropped });
+    } catch (err) {
+      this.o.log('could not drop a publisher', { stream, error: (err as Error).message });
+    }
   }
 
   /**
@@ -285,9 +327,13 @@ export class NginxRtmpBackend implements MediaBackend {
     }
   }
 
-  /** Writes the job script of every stream to transcode and stops the ffmpeg of jobs that changed or ended. */
+  /**
+   * Writes the job script of every stream to transcode and stops the ffmpeg of jobs that changed or
+   * ended. A job whose credentials alone changed (twice a day) gets its script rewritten, and its
+   * running ffmpeg, already admitted, is left alone.
+   */
   private setJobs(jobs: readonly TranscodeJob[]): void {
-    const next = new Map<string, string>();
+    const next = new Map<string, { shape: string; script: string }>();
     for (const job of jobs) {
       const problem = jobProblem(job);
       if (problem) {
@@ -295,14 +341,21 @@ export class NginxRtmpBackend implements MediaBackend {
         continue;
       }
       const files = jobFiles(this.paths.jobs, job.stream);
-      next.set(job.stream, renderJobScript({ job, scope: this.o.scope, self: { address: this.address, port: this.rtmpPort }, ffmpeg: this.o.ffmpeg, log: files.log }));
+      const input = { job, scope: this.o.scope, self: { address: this.address, port: this.rtmpPort }, ffmpeg: this.o.ffmpeg, log: files.log };
+      const { tokens: _tokens, ...bare } = job;
+      next.set(job.stream, {
+        shape: renderJobScript({ ...input, job: bare }),
+        script: renderJobScript({ ...input, selfCredential: this.o.gate.selfCredential() }),
+      });
     }
-    for (const [stream, script] of next) {
-      if (this.jobs.get(stream) === script) continue;
+    for (const [stream, { shape, script }] of next) {
+      const before = this.jobs.get(stream);
+      if (before?.script === script) continue;
       const files = jobFiles(this.paths.jobs, stream);
       writeFileSync(`${files.script}.tmp`, script);
       renameSync(`${files.script}.tmp`, files.script);
-      if (this.jobs.has(stream)) this.stopJob(stream);
+      if (before?.shape === shape) continue;
+      if (before) this.stopJob(stream);
       this.o.log('transcode job', { stream, renditions: jobs.find((j) => j.stream === stream)!.renditions.map((r) => r.name) });
     }
     for (const stream of this.jobs.keys()) {
@@ -338,6 +391,7 @@ export class NginxRtmpBackend implements MediaBackend {
     this.stopped = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
     await this.serial(() => this.process.stop());
+    await this.callbacks.stop();
     await waitFree(this.address, [this.rtmpPort, this.statPort], 2000);
   }
 }

@@ -22,8 +22,13 @@ export interface NginxNode {
   /** The node's own directory: config, pid, logs, temp paths and transcode jobs. */
   dir: string;
   modulePath: string;
-  /** Where an edge or relay pulls from; null until the control plane names a parent. */
-  parent: { address: string; port: number } | null;
+  /** Where an edge or relay pulls from, and the credential it presents there; null until the control plane names a parent. */
+  parent: { address: string; port: number; credential?: string } | null;
+  /**
+   * The agent's admission callbacks on 127.0.0.1 (src/agent/admission/callbacks.ts): nginx asks
+   * it before every publish and play (docs/security.md, "Who may publish and play").
+   */
+  admissionPort?: number;
   /** Workers run as this user; set only when the master runs as root (nginx ignores it otherwise). */
   user?: string;
 }
@@ -58,6 +63,8 @@ const PATH_RE = /^\/[A-Za-z0-9._/~+@%,:= -]*$/;
 const SCOPE_RE = /^[A-Za-z0-9._-]{1,64}$/;
 const ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 const USER_RE = /^[A-Za-z_][A-Za-z0-9._-]{0,31}$/;
+/** An admission credential (a compact JWS): base64url parts and dots, nothing nginx would parse. */
+const CREDENTIAL_RE = /^[A-Za-z0-9._-]{1,2048}$/;
 
 function check(ok: boolean, what: string, value: unknown): void {
   if (!ok) throw new NginxConfigError(`${what} ${JSON.stringify(value)} cannot go into an nginx config`);
@@ -90,6 +97,11 @@ export function renderNginxConfig(node: NginxNode): string {
   check(rtmpPort !== statPort, 'stat port (same as the rtmp port)', statPort);
 
   const app: string[] = ['live on;', 'record off;', 'wait_key on;'];
+  if (node.admissionPort !== undefined) {
+    // Every publish and play is asked of the agent first; a refusal ends the client's connection.
+    const callback = `http://127.0.0.1:${port(node.admissionPort, 'admission port')}`;
+    app.push(`on_publish ${callback}/on_publish;`, `on_play ${callback}/on_play;`, 'notify_method post;');
+  }
   if (node.role === 'origin' || node.role === 'transcoder') {
     // A publisher that stalls without closing its connection would otherwise keep its stream listed forever.
     app.push('drop_idle_publisher 10s;');
@@ -99,7 +111,10 @@ export function renderNginxConfig(node: NginxNode): string {
     app.push('deny publish all;');
     if (node.parent) {
       const url = `rtmp://${host(node.parent.address, 'parent address')}:${port(node.parent.port, 'parent port')}/${node.scope}`;
-      app.push(`pull ${url} flashVer=${PULL_FLASHVER_PREFIX}${node.nodeId};`);
+      // The parent's on_play sees the credential as pageurl (nginx-rtmp passes no query on a pull).
+      const credential = node.parent.credential;
+      if (credential !== undefined) check(CREDENTIAL_RE.test(credential), 'parent credential', credential.slice(0, 40));
+      app.push(`pull ${url} flashVer=${PULL_FLASHVER_PREFIX}${node.nodeId}${credential !== undefined ? ` pageUrl=${credential}` : ''};`);
     }
   }
   if (node.role === 'transcoder') {
@@ -137,6 +152,13 @@ export function renderNginxConfig(node: NginxNode): string {
     '  server {',
     `    listen ${listen}:${statPort};`,
     '    location = /stat { rtmp_stat all; }',
+    // Disconnecting a publisher (a stream moved away or ended): from this machine only.
+    '    location /control {',
+    '      allow 127.0.0.1;',
+    ...(node.address !== '127.0.0.1' && node.address !== '0.0.0.0' && node.address !== '::' ? [`      allow ${node.address};`] : []),
+    '      deny all;',
+    '      rtmp_control all;',
+    '    }',
     '    location / { return 404; }',
     '  }',
     '}',

@@ -10,6 +10,7 @@
 //   - any other <publishing/> client is a publisher, any other client a subscriber.
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { STREAM_NAME_RE } from '../../domain/vocabulary.js';
+import type { StreamMedia } from '../../schemas/heartbeat.js';
 import { PULL_FLASHVER_PREFIX } from './nginx-config.js';
 import { TRANSCODER_FLASHVER } from './transcode.js';
 
@@ -19,9 +20,23 @@ export interface StatClient {
   publishing: boolean;
 }
 
+/** What the page says of a stream's media: its counters, and the publisher's metadata. */
+export interface StatMedia {
+  /** ms since the stream appeared on this node. */
+  timeMs: number;
+  bytesIn: number;
+  bytesOut: number;
+  /** nginx's own 10 s averages, bits per second (0 in the first seconds). */
+  bwIn: number;
+  bwOut: number;
+  video?: { codec?: string; width?: number; height?: number; fps?: number };
+  audio?: { codec?: string; channels?: number; sampleRate?: number };
+}
+
 export interface StatStream {
   name: string;
   clients: StatClient[];
+  media: StatMedia;
 }
 
 export interface RtmpStat {
@@ -68,6 +83,32 @@ const count = (v: unknown): number => {
   return Number.isFinite(n) && n >= 0 ? n : 0;
 };
 
+const CODEC_RE = /^[A-Za-z0-9._ -]{1,32}$/;
+const codec = (v: unknown): string | undefined => (CODEC_RE.test(text(v)) ? text(v) : undefined);
+const positive = (v: unknown): number | undefined => {
+  const n = count(v);
+  return n > 0 ? n : undefined;
+};
+const defined = <T extends object>(o: T): T | undefined =>
+  Object.values(o).some((v) => v !== undefined) ? (Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T) : undefined;
+
+function mediaOf(s: Node): StatMedia {
+  const meta = (s.meta ?? {}) as Node;
+  const v = (typeof meta.video === 'object' && meta.video !== null ? meta.video : {}) as Node;
+  const a = (typeof meta.audio === 'object' && meta.audio !== null ? meta.audio : {}) as Node;
+  const video = defined({ codec: codec(v.codec), width: positive(v.width), height: positive(v.height), fps: positive(v.frame_rate) });
+  const audio = defined({ codec: codec(a.codec), channels: positive(a.channels), sampleRate: positive(a.sample_rate) });
+  return {
+    timeMs: count(s.time),
+    bytesIn: count(s.bytes_in),
+    bytesOut: count(s.bytes_out),
+    bwIn: count(s.bw_in),
+    bwOut: count(s.bw_out),
+    ...(video ? { video } : {}),
+    ...(audio ? { audio } : {}),
+  };
+}
+
 export function parseRtmpStat(xml: string, scope: string): RtmpStat {
   const valid = XMLValidator.validate(xml);
   if (valid !== true) throw new StatParseError(`the stat page is not XML: ${valid.err.msg} (line ${valid.err.line})`);
@@ -84,6 +125,7 @@ export function parseRtmpStat(xml: string, scope: string): RtmpStat {
         streams.push({
           name: text(s.name),
           clients: list(s.client).map((c) => ({ address: text(c.address), flashver: text(c.flashver), publishing: 'publishing' in c })),
+          media: mediaOf(s),
         });
       }
     }
@@ -98,6 +140,7 @@ export interface StreamLoad {
   publishing: boolean;
   publishers: number;
   subscribers: number;
+  media?: StatMedia;
 }
 
 export interface StatSummary {
@@ -121,7 +164,7 @@ export function summarize(stat: RtmpStat): StatSummary {
       ignored.push(s.name);
       continue;
     }
-    const load = byName.get(s.name) ?? { name: s.name, publishing: false, publishers: 0, subscribers: 0 };
+    const load = byName.get(s.name) ?? { name: s.name, publishing: false, publishers: 0, subscribers: 0, media: s.media };
     byName.set(s.name, load);
     for (const c of s.clients) {
       const kind = classify(c);
@@ -161,5 +204,29 @@ export function mergeSummaries(current: StatSummary, older: StatSummary): StatSu
     children: [...new Set([...current.children, ...older.children])].sort(),
     streams: [...byName.values()],
     ignored: [...new Set([...current.ignored, ...older.ignored])],
+  };
+}
+
+/** A stream's counters at one reading, to take a rate against at the next. */
+export interface StreamReading {
+  at: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
+/**
+ * What a heartbeat says of a stream's media: bit rates from the byte counters since the previous
+ * reading (nginx's own averages lag ten seconds, and read 0 at first), else those averages; the
+ * publisher's metadata as the page has it.
+ */
+export function streamMediaOf(m: StatMedia, before: StreamReading | undefined, now: number): StreamMedia {
+  const fresh = before !== undefined && now > before.at && m.bytesIn >= before.bytesIn && m.bytesOut >= before.bytesOut;
+  const rate = (bytes: number, was: number, average: number) => (fresh ? Math.round(((bytes - was) * 8000) / (now - before!.at)) : average);
+  return {
+    bitrateIn: rate(m.bytesIn, before?.bytesIn ?? 0, m.bwIn),
+    bitrateOut: rate(m.bytesOut, before?.bytesOut ?? 0, m.bwOut),
+    uptimeMs: m.timeMs,
+    ...(m.video ? { video: m.video } : {}),
+    ...(m.audio ? { audio: m.audio } : {}),
   };
 }

@@ -17,7 +17,12 @@ export interface LadderInput {
   scope: string;
   /** This transcoder's RTMP listener, where the stream is read back from. */
   self: { address: string; port: number };
+  /** Admission (docs/security.md): what the ladder presents to read the stream back here (this node's own credential). */
+  selfCredential?: string | null;
 }
+
+/** A URL's admission token as its query: nginx-rtmp hands the query of a stream name to on_publish and on_play. */
+const withToken = (url: string, token: string | null | undefined) => (token ? `${url}?token=${encodeURIComponent(token)}` : url);
 
 const urlHost = (address: string) => (address.includes(':') ? `[${address}]` : address);
 const even = (n: number) => Math.max(2, n - (n % 2));
@@ -30,7 +35,7 @@ export function jobProblem(job: TranscodeJob): string | null {
 }
 
 /** ffmpeg's arguments (after the program name) for one job. */
-export function ladderArgs({ job, scope, self }: LadderInput): string[] {
+export function ladderArgs({ job, scope, self, selfCredential }: LadderInput): string[] {
   const args = [
     '-nostdin',
     '-hide_banner',
@@ -42,7 +47,7 @@ export function ladderArgs({ job, scope, self }: LadderInput): string[] {
     '-rtmp_flashver',
     TRANSCODER_FLASHVER,
     '-i',
-    `rtmp://${urlHost(self.address)}:${self.port}/${scope}/${job.stream}`,
+    withToken(`rtmp://${urlHost(self.address)}:${self.port}/${scope}/${job.stream}`, selfCredential),
   ];
   const ladder = [...job.renditions].sort((a, b) => a.level - b.level || a.name.localeCompare(b.name));
   for (const r of ladder) {
@@ -83,7 +88,7 @@ export function ladderArgs({ job, scope, self }: LadderInput): string[] {
       String(r.audioBR),
       '-f',
       'flv',
-      `rtmp://${urlHost(job.origin.address)}:${job.origin.port}/${scope}/${r.name}`,
+      withToken(`rtmp://${urlHost(job.origin.address)}:${job.origin.port}/${scope}/${r.name}`, job.tokens?.[r.name]),
     );
   }
   return args;

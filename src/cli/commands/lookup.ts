@@ -15,6 +15,7 @@ interface Assignment {
   region: string;
   port?: number;
   protocol?: string;
+  url: string;
 }
 
 const ROUTING = {
@@ -61,16 +62,8 @@ function lookupCommand(kind: 'publish' | 'subscribe' | 'transcode'): Command {
       }
       if (!stream) throw usage('STREAM is empty');
       const { body } = await ctx.api.get<Assignment>(path);
-      ctx.show(body, () => {
-        const host = body.serverAddress.includes(':') ? `[${body.serverAddress}]` : body.serverAddress;
-        const url = body.protocol && body.port ? `${body.protocol}://${host}:${body.port}/${body.scope}/${body.name}` : null;
-        out(
-          table(
-            ['NODE', 'ROLE', 'REGION', 'ADDRESS', 'URL'],
-            [[body.nodeId, body.role, body.region, body.serverAddress, url ?? `(${kind === 'transcode' ? "the deployment's RTMP port" : 'no listener reported'})`]],
-          ),
-        );
-      });
+      // The answer's url is the whole of what a client connects to: its admission token included.
+      ctx.show(body, () => out(table(['NODE', 'ROLE', 'REGION', 'ADDRESS', 'URL'], [[body.nodeId, body.role, body.region, body.serverAddress, body.url]])));
     },
   };
 }

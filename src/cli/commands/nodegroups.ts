@@ -54,6 +54,19 @@ export function nodesTable(d: Detail, now = Date.now()): string {
   );
 }
 
+/** A group's schedules: when each next opens a window, and the windows open now with what they set. */
+export function schedulesTable(d: Detail): string {
+  const open = new Map<string, string[]>();
+  for (const r of d.scaling) {
+    for (const w of r.schedules)
+      open.set(w.name, [...(open.get(w.name) ?? []), `${r.region}/${r.role}${w.min !== undefined ? ` min ${w.min}` : ''}${w.max !== undefined ? ` max ${w.max}` : ''} until ${w.until}`]);
+  }
+  return table(
+    ['SCHEDULE', 'ROLE', 'REGION', 'CRON', 'TIMEZONE', 'NEXT', 'OPEN NOW'],
+    d.schedules.map((s) => [s.name, s.role, s.region ?? '(all)', s.cron, s.timezone, s.next ?? '-', (open.get(s.name) ?? []).join('; ') || '-']),
+  );
+}
+
 /** Every rule has at least its min nodes in service. */
 const settled = (d: Detail) => d.scaling.every((r) => r.inService >= r.min);
 
@@ -92,6 +105,10 @@ const show: Command = {
           }),
         ),
       );
+      if (d.schedules.length > 0) {
+        out('');
+        out(schedulesTable(d));
+      }
       out('');
       out(d.nodeList.length ? nodesTable(d) : '(no nodes)');
     });

@@ -1,5 +1,6 @@
 // login, logout, password, whoami-like status: the session with one service, and the one-screen
 // view of it.
+import { detail } from './nodegroups.js';
 import type { Static } from 'typebox';
 import type { NodeGroupSummary, StreamView } from '../../schemas/api.js';
 import { Api, CliError, EXIT, usage } from '../api.js';
@@ -121,6 +122,13 @@ const status: Command = {
     if (rows.length > 0) {
       out('');
       out(table(['GROUP', 'ROLE', ...STATE_COLUMNS, 'LOAD/CAPACITY', 'USED'], rows));
+    }
+    // Schedules with a window open now (docs/scaling.md): the min and max they set, and until when.
+    const details = await Promise.all(g.map((s) => detail(ctx, s.name).catch(() => null)));
+    const windows = details.flatMap((d) => (d ? d.scaling.flatMap((r) => r.schedules.map((w) => [d.name, w.name, r.region, r.role, w.min ?? '-', w.max ?? '-', w.until])) : []));
+    if (windows.length > 0) {
+      out('');
+      out(table(['GROUP', 'SCHEDULE', 'REGION', 'ROLE', 'MIN', 'MAX', 'UNTIL'], windows));
     }
     const faults = rows.reduce((a, r) => a + (r[5] as number), 0);
     if (faults > 0) note(`${faults} node(s) FAULT: switchyard nodes list --group GROUP shows why`);

@@ -15,7 +15,7 @@
 // normalizeNodeGroup checks the result, and its complaints are told with SM2's paths. Pure.
 import Type, { type Static } from 'typebox';
 import type { NodeGroup } from '../../config/types.js';
-import { NAME_PATTERN, ROLES, type Role } from '../../domain/vocabulary.js';
+import { NAME_MAX, NAME_PATTERN, ROLES, type Role } from '../../domain/vocabulary.js';
 
 /** What a role can do, as SM2's NodeGroupConfig names it (a relay can do none of these). */
 const CAPABILITIES: Record<Role, readonly ('PUBLISH' | 'SUBSCRIBE' | 'TRANSCODE')[]> = { origin: ['PUBLISH'], edge: ['SUBSCRIBE'], relay: [], transcoder: ['TRANSCODE'] };
@@ -59,7 +59,7 @@ const RoleConfig = Type.Object(
 
 const SubGroup = Type.Object(
   {
-    subGroupName: Type.Optional(Type.String({ pattern: NAME_PATTERN, description: 'a region name: 1–32 characters of [A-Za-z0-9._-], not starting with a dot' })),
+    subGroupName: Type.Optional(Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX, description: 'a region name: 1–32 characters of [A-Za-z0-9._-], a dot only between two other characters' })),
     nodeGroupName: Type.Optional(Text(64)),
     groupType: Type.Optional(Text(32)),
     cloudProperties: Type.Optional(Text()),
@@ -68,11 +68,11 @@ const SubGroup = Type.Object(
   { additionalProperties: false },
 );
 
-const SubGroups = Type.Record(Type.String({ pattern: NAME_PATTERN }), SubGroup, { minProperties: 1, maxProperties: 64, description: 'sub-groups (regions) by name' });
+const SubGroups = Type.Record(Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX }), SubGroup, { minProperties: 1, maxProperties: 64, description: 'sub-groups (regions) by name' });
 
 export const NodeGroupConfig = Type.Object(
   {
-    name: Type.String({ pattern: NAME_PATTERN, description: 'node group name: 1–32 characters of [A-Za-z0-9._-], not starting with a dot' }),
+    name: Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX, description: 'node group name: 1–32 characters of [A-Za-z0-9._-], a dot only between two other characters' }),
     description: Type.Optional(Text()),
     cloudPlatform: Type.Optional(Text(32)),
     cloudProperties: Type.Optional(Text()),
@@ -180,7 +180,10 @@ export function toOurs(config: NodeGroupConfig, platform: unknown): { ok: true; 
     if (ours.startsWith('platform')) return `(the config's compat.red5sm2.platform) ${ours}`;
     return ours;
   };
-  return { ok: true, translation: { spec: { name: config.name, platform: structuredClone(platform), regions, roles, rules }, pathOf } };
+  // SM2's clients build their media URLs from serverAddress themselves and carry no admission
+  // token: a group made through SM2's API admits anyone, as SM2's own nodes do by default
+  // (docs/migrating-from-red5-sm2.md); an operator turns it on with our API.
+  return { ok: true, translation: { spec: { name: config.name, platform: structuredClone(platform), regions, roles, rules, admission: { enabled: false } }, pathOf } };
 }
 
 /** Our node group as SM2's clients read a NodeGroupConfig. */

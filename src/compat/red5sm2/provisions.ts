@@ -5,7 +5,7 @@
 // rate, audio bitrate, the region whose origin receives the renditions) takes a default. Pure.
 import Type, { type Static } from 'typebox';
 import type { Provision, Rendition } from '../../domain/records.js';
-import { NAME_PATTERN } from '../../domain/vocabulary.js';
+import { NAME_MAX, NAME_PATTERN } from '../../domain/vocabulary.js';
 import { guidOf, splitGuid, streamOf } from './names.js';
 
 const SEGMENT = '[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}';
@@ -45,7 +45,7 @@ export const ProvisionRequest = Type.Object(
     /** Publisher credentials for SM2's nodes: accepted and dropped, never stored or logged. */
     credentials: Type.Optional(Type.Union([Type.Null(), Type.Record(Type.String({ maxLength: 64 }), Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]), { maxProperties: 8 })])),
     capabilities: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Z]{1,16}$' }), { maxItems: 8, description: 'must include TRANSCODE: a provision here is a transcoding ladder' })),
-    region: Type.Optional(Type.String({ pattern: NAME_PATTERN, description: "one of the node group's regions; default its first" })),
+    region: Type.Optional(Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX, description: "one of the node group's regions; default its first" })),
     streams: Type.Array(Variant, { minItems: 1, maxItems: 16 }),
   },
   { additionalProperties: false },

@@ -7,7 +7,7 @@ import type { GroupHandle } from '../../../actors/group-handle.js';
 import type { Assignment } from '../../model/addresses.js';
 import type { StreamView } from '../../model/views.js';
 import { GroupName } from '../../schemas/api.js';
-import { lookupRegions } from '../../http/routes/lookups.js';
+import { type Admitted, admitted, askTheApp, lookupRegions } from '../../http/routes/lookups.js';
 import type { Ctx } from '../../http/context.js';
 import { toProblem } from '../../http/middleware/errors.js';
 import { problems } from '../../http/problem.js';
@@ -28,6 +28,8 @@ export const StreamLocation = Type.Object({
   nodeState: Type.String(),
   subscribers: Type.Optional(Type.Integer({ description: 'with stats=true: viewers of the stream, as its edges last reported' })),
   durationMs: Type.Optional(Type.Integer({ description: 'with stats=true: how long the stream has been live' })),
+  url: Type.Optional(Type.String({ description: "Switchyard's own: the whole URL the client connects to, the admission token included (lookups)" })),
+  token: Type.Optional(Type.String({ description: "Switchyard's own: the admission token, where the group asks for one (docs/security.md)" })),
 });
 type Location = Static<typeof StreamLocation>;
 
@@ -38,6 +40,7 @@ const LookupQuery = {
   subgroup: Type.Optional(RegionList),
   /** The HTML5 testbed's name for subgroup. */
   region: Type.Optional(RegionList),
+  credential: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: "Switchyard's own: passed on to the group's admission webhook" })),
 };
 const PublishQuery = Type.Object(
   {
@@ -85,7 +88,14 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
     if (!parsed.ok) throw problems.validation(parsed.errors);
     return parsed.stream;
   };
-  const located = (a: Assignment, streamGuid: string): Location => ({ streamGuid, serverAddress: a.serverAddress, nodeRole: a.role, subGroup: a.region, nodeState: 'INSERVICE' });
+  const located = (a: Assignment, streamGuid: string, admission?: Admitted): Location => ({
+    streamGuid,
+    serverAddress: a.serverAddress,
+    nodeRole: a.role,
+    subGroup: a.region,
+    nodeState: 'INSERVICE',
+    ...(admission ? { url: admission.url, ...(admission.token !== undefined ? { token: admission.token } : {}) } : {}),
+  });
 
   async function lookup(ctx: Ctx, kind: 'publish' | 'subscribe', params: { nodeGroup: string } & Guid, query: Static<typeof PublishQuery>): Promise<Location[]> {
     const started = performance.now();
@@ -102,13 +112,16 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
       // A transcoder is asked for by the provision's guid, or (iOS testbed, SM2's docs) by a
       // variant's: either way the publisher sends the provision's stream, which the answer names.
       const name = transcode ? ((await provisionOwning(handle, stream))?.streamName ?? stream) : stream;
+      const action = kind === 'publish' ? 'publish' : 'play';
+      await askTheApp(s, ctx, handle, action, name, query.credential, asker.subject);
       const outcome = await handle.lookup(transcode ? 'transcode' : kind, name, regions, asker.subject);
       if (!outcome.ok) fail(outcome);
+      const admission = admitted(s, handle, outcome.node, action, transcode ? name : stream);
       const guid = guidOf(handle.group.scope, name);
-      if (!transcode) return [located(outcome.node, guidOf(handle.group.scope, stream))];
+      if (!transcode) return [located(outcome.node, guidOf(handle.group.scope, stream), admission)];
       const origin = (await oneStream(handle, name))?.origin;
       return [
-        located(outcome.node, guid),
+        located(outcome.node, guid, admission),
         ...(origin?.serverAddress ? [{ streamGuid: guid, serverAddress: origin.serverAddress, nodeRole: 'origin', subGroup: origin.region ?? '', nodeState: origin.state ?? 'INSERVICE' }] : []),
       ];
     } catch (err) {
@@ -121,7 +134,9 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
 
   /** A stream's servers as SM2 lists them: its origin, and with aggregate=false its transcoder. */
   function locations(v: StreamView, streamGuid: string, q: Static<typeof StatsQuery>, addresses: Map<string, string | null> | null, now: number): Location[] {
-    const stats = (subscribers: number) => (q.stats ? { subscribers, durationMs: v.state === 'LIVE' ? Math.max(0, now - v.since) : 0 } : {});
+    // As long as its publisher's node says it has been up, else since it went LIVE.
+    const duration = v.uptimeSeconds !== null ? v.uptimeSeconds * 1000 : v.state === 'LIVE' ? Math.max(0, now - v.since) : 0;
+    const stats = (subscribers: number) => (q.stats ? { subscribers, durationMs: duration } : {});
     const out: Location[] = [];
     if (v.origin.serverAddress)
       out.push({ streamGuid, serverAddress: v.origin.serverAddress, nodeRole: 'origin', subGroup: v.origin.region ?? '', nodeState: v.origin.state ?? 'INSERVICE', ...stats(v.subscribers) });

@@ -4,7 +4,7 @@
 import type { Static, TSchema } from 'typebox';
 import type { EventRecord } from '../../domain/events.js';
 import type { NodeState, Role } from '../../domain/vocabulary.js';
-import type { NodeGroupDetail, NodeGroupSummary, NodeView, StoredProvision, StreamView } from '../../schemas/api.js';
+import type { NodeGroupDetail, NodeGroupSummary, NodeView, StoredProvision, StreamStatsSchema, StreamView, WebhookViewSchema } from '../../schemas/api.js';
 
 // The schemas build their role and state unions from arrays, which Static reads as never: those
 // fields are typed here with the vocabulary's own unions.
@@ -22,6 +22,8 @@ export type Stream = Omit<RawStream, 'origin' | 'transcoder' | 'edges'> & {
   edges: Array<{ nodeId: string; region: string; state: NodeState; subscribers: number }>;
 };
 export type Provision = Static<typeof StoredProvision>;
+export type StreamStats = Raw<typeof StreamStatsSchema>;
+export type Webhook = Raw<typeof WebhookViewSchema>;
 export type { EventRecord };
 
 export interface FieldError {
@@ -157,5 +159,8 @@ export const createGroup = (json: string) => api<{ name: string }>('POST', '/as/
 export const replaceGroup = (name: string, json: string) => api<{ name: string }>('PUT', `/as/v1/nodegroups/${seg(name)}`, json);
 export const deleteGroup = (name: string) => api<{ name: string; status: string }>('DELETE', `/as/v1/nodegroups/${seg(name)}`);
 export const replaceProvision = (group: string, stream: string, json: string) => api<Provision>('PUT', `/as/v1/provision/${seg(group)}/${seg(stream)}`, json);
+export const streamStats = (group: string, stream: string) => api<StreamStats>('GET', `/as/v1/streams/${seg(group)}/${seg(stream)}/stats`);
+export const endStream = (group: string, stream: string) => api<void>('POST', `/as/v1/streams/${seg(group)}/${seg(stream)}/end`);
+export const listWebhooks = () => api<Webhook[]>('GET', '/as/v1/webhooks');
 export const issueNodeToken = (group: string, nodeId: string) => api<{ accessToken: string; expiresIn: number }>('POST', `/as/v1/nodegroups/${seg(group)}/nodes/${seg(nodeId)}/token`);
 export const revokeNodeTokens = (group: string, nodeId: string) => api<{ nodeId: string; generation: number }>('POST', `/as/v1/nodegroups/${seg(group)}/nodes/${seg(nodeId)}/token/revoke`);

@@ -13,6 +13,7 @@ import { NodesView } from './nodes.js';
 import { ProvisionsView } from './provisions.js';
 import { dismiss, selectGroup, start, stop, useStore, type State } from './store.js';
 import { StreamsView } from './streams.js';
+import { WebhooksView } from './webhooks.js';
 import { RecentEvents, Timeline } from './timeline.js';
 import './styles.css';
 
@@ -23,10 +24,11 @@ const TABS = [
   ['events', 'Timeline'],
 ] as const;
 type Tab = (typeof TABS)[number][0];
-type Route = { view: 'groups' } | { view: 'group'; group: string; tab: Tab } | { view: 'home' };
+type Route = { view: 'groups' } | { view: 'webhooks' } | { view: 'group'; group: string; tab: Tab } | { view: 'home' };
 
 function parseRoute(hash: string): Route {
   if (hash === '#/groups') return { view: 'groups' };
+  if (hash === '#/webhooks') return { view: 'webhooks' };
   const m = /^#\/g\/([^/]+)(?:\/(\w+))?$/.exec(hash);
   if (m) {
     let group: string;
@@ -136,7 +138,7 @@ function GroupPage({ s, route, now }: { s: State; route: Extract<Route, { view: 
           <RecentEvents events={s.events} group={detail.name} onMore={() => (location.hash = groupHref(detail.name, 'events'))} />
         </>
       )}
-      {route.tab === 'streams' && <StreamsView streams={s.streams} more={s.streamsMore} now={now} />}
+      {route.tab === 'streams' && <StreamsView group={detail.name} streams={s.streams} more={s.streamsMore} now={now} />}
       {route.tab === 'provisions' && <ProvisionsView detail={detail} provisions={s.provisions} more={s.provisionsMore} now={now} />}
       {route.tab === 'events' && <Timeline events={s.events} group={detail.name} />}
     </>
@@ -197,6 +199,9 @@ function Console({ user, onLogout }: { user: string; onLogout: () => void }) {
         </label>
         <LiveBadge live={s.live} refreshedAt={s.refreshedAt} now={now} />
         <span class="spacer" />
+        <a href="#/webhooks" class="header-link" aria-current={route.view === 'webhooks' ? 'page' : undefined}>
+          Webhooks
+        </a>
         <a href="/as/v1/docs" class="header-link">
           API docs
         </a>
@@ -210,6 +215,7 @@ function Console({ user, onLogout }: { user: string; onLogout: () => void }) {
       <main id="main" tabIndex={-1}>
         {route.view === 'groups' && <GroupsView groups={s.groups} error={s.groupsError} />}
         {route.view === 'group' && <GroupPage s={s} route={route} now={now} />}
+        {route.view === 'webhooks' && <WebhooksView now={now} />}
         {route.view === 'home' &&
           (s.groupsError ? (
             <p class="error" role="alert">

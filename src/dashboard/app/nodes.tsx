@@ -1,6 +1,7 @@
 // A node group at a glance: its scaling state per region and role, then every node by region and
 // role with its state, load against its limit, parent and last heartbeat, and the two things an
-// operator does to a node: drain it (no new clients; retired when empty) or doom it (destroyed
+// operator does to a node: drain it (no new clients; retired when empty) or destroy it now (the
+// API's doom: destroyed at once, its clients cut)
 // now). Which of them a node's state allows is the service's own state machine's answer.
 import { useState } from 'preact/hooks';
 import { transition } from '../../policy/states.js';
@@ -21,9 +22,9 @@ function act(group: string, n: Node, action: 'drain' | 'doom') {
   const drain = action === 'drain';
   openModal({
     kind: 'confirm',
-    title: drain ? `Drain ${n.id}?` : `Doom ${n.id}?`,
+    title: drain ? `Drain ${n.id}?` : `Destroy ${n.id} now?`,
     danger: !drain,
-    confirm: drain ? 'Drain' : 'Doom node',
+    confirm: drain ? 'Drain' : 'Destroy now',
     body: drain ? (
       <p>
         No new clients are sent to this {n.role}. It is retired when its last connection ends, or after the group's <code>drainTimeout</code>. It has {num(n.connections.publisher)} publishers and{' '}
@@ -74,8 +75,8 @@ function NodeRow({ group, n, now, changed }: { group: string; n: Node; now: numb
         <button type="button" disabled={!allows(n, 'drain')} onClick={() => act(group, n, 'drain')} aria-label={`Drain ${n.id}`}>
           Drain
         </button>
-        <button type="button" class="danger-outline" disabled={!allows(n, 'doom')} onClick={() => act(group, n, 'doom')} aria-label={`Doom ${n.id}`}>
-          Doom
+        <button type="button" class="danger-outline" disabled={!allows(n, 'doom')} onClick={() => act(group, n, 'doom')} aria-label={`Destroy ${n.id} now`}>
+          Destroy now
         </button>
       </td>
     </tr>
@@ -152,11 +153,28 @@ function Scaling({ detail }: { detail: GroupDetail }) {
               </td>
               <td data-label="Min – max" class="num">
                 {r.min} – {r.max}
+                {r.schedules.map((w) => (
+                  <span key={w.name} class="sub" title={`from ${new Date(w.from).toLocaleString()}`}>
+                    schedule {w.name} until {new Date(w.until).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })}
+                  </span>
+                ))}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
+      {detail.schedules.length > 0 && (
+        <p class="muted small">
+          Schedules:{' '}
+          {detail.schedules.map((x, i) => (
+            <span key={x.name}>
+              {i > 0 ? ' · ' : ''}
+              <span class="mono">{x.name}</span> ({x.role}
+              {x.region ? ` in ${x.region}` : ''}, <span class="mono">{x.cron}</span> {x.timezone}){x.next ? `, next ${new Date(x.next).toLocaleString()}` : ''}
+            </span>
+          ))}
+        </p>
+      )}
     </div>
   );
 }

@@ -1,13 +1,18 @@
 // The group's streams: where each is published (its origin, and transcoder for ABR), which edges
-// carry it to how many viewers, and since when.
+// carry it to how many viewers, its publisher's bit rate, and since when; one opened up close
+// (stream-detail.tsx) with its live bit rate chart.
+import { useState } from 'preact/hooks';
 import type { Stream } from './api.js';
-import { ago, num } from './format.js';
+import { ago, bitrate, num } from './format.js';
 import { StateBadge } from './badges.js';
+import { StreamDetail } from './stream-detail.js';
 
-export function StreamsView({ streams, more, now }: { streams: Stream[] | null; more: boolean; now: number }) {
+export function StreamsView({ group, streams, more, now }: { group: string; streams: Stream[] | null; more: boolean; now: number }) {
+  const [open, setOpen] = useState<string | null>(null);
   if (streams === null) return <p class="muted">Loading streams…</p>;
   return (
     <section aria-labelledby="streams-h">
+      {open && <StreamDetail key={open} group={group} stream={open} onClose={() => setOpen(null)} />}
       <h2 id="streams-h">Streams</h2>
       {more && <p class="notice">Showing the first {streams.length} streams.</p>}
       {streams.length === 0 ? (
@@ -24,14 +29,17 @@ export function StreamsView({ streams, more, now }: { streams: Stream[] | null; 
                 <th scope="col">Transcoder · renditions</th>
                 <th scope="col">Edges (viewers)</th>
                 <th scope="col">Viewers</th>
+                <th scope="col">Rate in</th>
                 <th scope="col">Bound</th>
               </tr>
             </thead>
             <tbody>
               {streams.map((s) => (
                 <tr key={s.name} data-stream={s.name}>
-                  <th scope="row" data-label="Stream" class="mono">
-                    {s.name}
+                  <th scope="row" data-label="Stream">
+                    <button type="button" class="link mono" onClick={() => setOpen(s.name)} aria-label={`Statistics of ${s.name}`}>
+                      {s.name}
+                    </button>
                   </th>
                   <td data-label="State">
                     <StateBadge state={s.state} />
@@ -63,6 +71,9 @@ export function StreamsView({ streams, more, now }: { streams: Stream[] | null; 
                   </td>
                   <td data-label="Viewers" class="num">
                     {num(s.subscribers)}
+                  </td>
+                  <td data-label="Rate in" class="num">
+                    {s.bitrate === null ? '—' : bitrate(s.bitrate)}
                   </td>
                   <td data-label="Bound">{ago(s.boundAt, now)}</td>
                 </tr>

@@ -6,6 +6,8 @@ import Type from 'typebox';
 import type { LookupKind } from '../../../actors/group/actor.js';
 import type { GroupHandle } from '../../../actors/group-handle.js';
 import type { Assignment } from '../../model/addresses.js';
+import { clientUrl } from '../../admission/client-url.js';
+import type { AdmissionAction } from '../../admission/grant.js';
 import { GroupName, LiveLookupQuery, ServerAssignment, ServerAssignmentWithListener, StreamLookupQuery, StreamName } from '../../schemas/api.js';
 import { regionOrder } from '../../policy/selection/region-order.js';
 import { clientAddress } from '../client-address.js';
@@ -20,6 +22,58 @@ interface RoutingQuery {
   region?: string;
   strict?: boolean;
   clientIp?: string;
+  credential?: string;
+}
+
+/** What a lookup answer adds for admission (docs/security.md, "Who may publish and play"): the URL, and the token in it. */
+export interface Admitted {
+  url: string;
+  token?: string;
+  expiresAt?: string;
+}
+
+/**
+ * The token and URL for the node a lookup chose: a token for this stream, node and action when the
+ * group admits only the clients it sends, and the whole URL the client uses. Our lookups, SM2's
+ * and the WebRTC proxy all answer through here.
+ */
+export function admitted(s: Services, handle: GroupHandle, a: Assignment, action: AdmissionAction, stream: string): Admitted {
+  const { admission, scope, name } = handle.group;
+  if (!admission.enabled) return { url: clientUrl({ serverAddress: a.serverAddress, listener: a.listener, scope, stream, action }) };
+  const issued = s.admission.issuer.client(name, a.nodeId, action, stream, admission.tokenTtl);
+  return {
+    url: clientUrl({ serverAddress: a.serverAddress, listener: a.listener, scope, stream, action, token: issued.token }),
+    token: issued.token,
+    expiresAt: new Date(issued.expiresAt).toISOString(),
+  };
+}
+
+/**
+ * The group's admission webhook, when it has one: the operator's app says whether this client may
+ * publish or play this stream before a node is handed out (docs/security.md).
+ */
+export async function askTheApp(
+  s: Services,
+  ctx: Ctx,
+  handle: GroupHandle,
+  action: AdmissionAction,
+  stream: string,
+  credential: string | undefined,
+  subject: string,
+  clientIp?: string,
+): Promise<void> {
+  const hook = handle.group.admission.webhook;
+  if (!hook) return;
+  const refusal = await s.admission.webhooks.ask(hook, {
+    group: handle.name,
+    scope: handle.group.scope,
+    action,
+    stream,
+    credential,
+    clientAddress: clientIp ?? clientAddress(ctx, s.config.server.trustProxy),
+    subject,
+  });
+  if (refusal) fail(refusal);
 }
 
 const errors = {
@@ -66,7 +120,7 @@ export function lookupRegions(
 }
 
 export function lookupRoutes(s: Services): RouteDef[] {
-  async function lookup(ctx: Ctx, group: string, kind: LookupKind, stream: string, q: RoutingQuery, endpoint: string): Promise<Assignment> {
+  async function lookup(ctx: Ctx, group: string, kind: LookupKind, stream: string, q: RoutingQuery, endpoint: string): Promise<Assignment & Admitted> {
     const started = performance.now();
     let result = 'OK';
     try {
@@ -78,9 +132,11 @@ export function lookupRoutes(s: Services): RouteDef[] {
       }
       const handle = groupOr404(s, group);
       const regions = lookupRegions(s, ctx, handle, { requested: q.region, clientIp: q.clientIp, strict: q.strict });
+      const action = kind === 'subscribe' ? 'play' : 'publish';
+      await askTheApp(s, ctx, handle, action, stream, q.credential, claims.sub, q.clientIp);
       const outcome = await handle.lookup(kind, stream, regions, claims.sub);
       if (!outcome.ok) fail(outcome);
-      return outcome.node;
+      return { ...outcome.node, ...admitted(s, handle, outcome.node, action, stream) };
     } catch (err) {
       result = toProblem(err).code;
       throw err;
@@ -90,7 +146,16 @@ export function lookupRoutes(s: Services): RouteDef[] {
   }
 
   const scope = (group: string) => s.actors.group(group)?.group.scope ?? 'live';
-  const basic = (a: Assignment, group: string, name: string) => ({ serverAddress: a.serverAddress, scope: scope(group), name, nodeId: a.nodeId, role: a.role, region: a.region });
+  const basic = (a: Assignment & Admitted, group: string, name: string) => ({
+    serverAddress: a.serverAddress,
+    scope: scope(group),
+    name,
+    nodeId: a.nodeId,
+    role: a.role,
+    region: a.region,
+    url: a.url,
+    ...(a.token !== undefined ? { token: a.token, expiresAt: a.expiresAt } : {}),
+  });
 
   return [
     route({

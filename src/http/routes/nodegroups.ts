@@ -7,6 +7,8 @@ import { countsTowardCapacity } from '../../policy/states.js';
 import { GroupName, LoginResponse, NodeGroupDetail, NodeGroupSummary, NodeIdParam, PageQuery } from '../../schemas/api.js';
 import { Problem, problems } from '../problem.js';
 import { NodeGroupConfig } from '../../config/node-group-schema.js';
+import { withoutSecrets } from '../../config/secrets.js';
+import { nextStarts, rulesAt } from '../../policy/scaling/schedules.js';
 import type { Change } from '../../nodegroups/registry.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { fail, groupOr404, iso, page, type Services } from '../services.js';
@@ -37,9 +39,10 @@ function summary(handle: GroupHandle, counts: GroupCounts | null) {
 
 const nodeView = (n: NodeView) => ({ ...n, stateSince: iso(n.stateSince), lastHeartbeat: iso(n.lastHeartbeat) });
 
+/** The group a change made, as the API shows it (no secrets). */
 function settled(change: Change) {
   if (!change.ok) fail(change);
-  return change.group;
+  return withoutSecrets(change.group);
 }
 
 export function nodeGroupRoutes(s: Services): RouteDef[] {
@@ -86,7 +89,8 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
         const limit = query.limit ?? 100;
         const [counts, detail] = await Promise.all([handle.call('counts'), handle.call('detail', query.after, limit + 1)]);
-        const scaling = handle.group.rules.map((rule) => {
+        const now = s.now();
+        const scaling = rulesAt(handle.group.rules, handle.group.schedules, now).map((rule) => {
           const here = counts.nodes.filter((n) => n.region === rule.region && n.role === rule.role);
           const count = (pred: (state: string) => boolean) => here.filter((n) => pred(n.state)).reduce((a, n) => a + n.count, 0);
           return {
@@ -97,10 +101,19 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
             inService: count((st) => st === 'INSERVICE'),
             pending: count((st) => st !== 'INSERVICE' && countsTowardCapacity(st as never)),
             fault: count((st) => st === 'FAULT'),
+            schedules: rule.windows.map((w) => ({
+              name: w.name,
+              ...(w.min !== undefined ? { min: w.min } : {}),
+              ...(w.max !== undefined ? { max: w.max } : {}),
+              from: iso(w.from),
+              until: iso(w.until),
+            })),
           };
         });
+        const next = new Map(nextStarts(handle.group.schedules, now).map((x) => [x.name, x.next]));
+        const schedules = handle.group.schedules.map((x) => ({ name: x.name, role: x.role, region: x.region ?? null, cron: x.cron, timezone: x.timezone, next: iso(next.get(x.name) ?? null) }));
         const nodes = page(ctx, detail.nodes, limit, (n) => n.id);
-        ctx.body = { ...summary(handle, counts), config: handle.group, nodeList: nodes.map(nodeView), scaling };
+        ctx.body = { ...summary(handle, counts), config: withoutSecrets(handle.group), nodeList: nodes.map(nodeView), scaling, schedules };
       },
     }),
     route({

@@ -3,6 +3,7 @@
 // carries the node's orders (parent, drain, transcode jobs) and, past half its life, a fresh token.
 import Type from 'typebox';
 import type { Claims } from '../../auth/tokens.js';
+import { withAdmission } from '../../admission/orders.js';
 import { NodeIdParam } from '../../schemas/api.js';
 import { HeartbeatReplySchema, HeartbeatSchema, type Heartbeat } from '../../schemas/heartbeat.js';
 import { compile } from '../../schemas/validate.js';
@@ -26,8 +27,9 @@ export function nodeRoutes(s: Services): RouteDef[] {
     if (s.nodeTokens.revoked(claims)) throw problems.badToken("this node's tokens were revoked");
     const handle = s.actors.group(claims.nodeGroup!);
     if (!handle) throw notFound(claims);
-    let reply = await handle.heartbeat(claims.nodeId!, body);
-    if (!reply) throw notFound(claims);
+    const answered = await handle.heartbeat(claims.nodeId!, body);
+    if (!answered) throw notFound(claims);
+    let reply = withAdmission(answered, s.admission.issuer, handle.name, handle.group.admission, claims.nodeId!);
     const ttl = s.config.auth.nodeTokenTtl;
     const now = s.now();
     // Cluster mode: where the agent may go when this instance does.

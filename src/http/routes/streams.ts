@@ -2,9 +2,10 @@
 // groups in (group, stream) order; the cursor is "group/stream".
 import Type from 'typebox';
 import type { StreamView } from '../../model/views.js';
-import { StreamsQuery, StreamView as StreamViewSchema } from '../../schemas/api.js';
+import { GroupName, StreamName, StreamStatsSchema, StreamsQuery, StreamView as StreamViewSchema } from '../../schemas/api.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
-import { groupOr404, iso, page, type Services } from '../services.js';
+import { fail, groupOr404, iso, page, type Services } from '../services.js';
+import { problems } from '../problem.js';
 import { EXAMPLE_GROUP } from '../examples.js';
 
 const view = (v: StreamView) => ({ ...v, boundAt: iso(v.boundAt), since: iso(v.since) });
@@ -42,6 +43,52 @@ export function streamRoutes(s: Services): RouteDef[] {
           out.push(...(await g.call('listStreams', after, limit + 1 - out.length)));
         }
         ctx.body = page(ctx, out, limit, (v) => `${v.nodeGroup}/${v.name}`).map(view);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/as/v1/streams/{nodeGroup}/{streamName}/stats',
+      operationId: 'streamStats',
+      example: { params: { nodeGroup: EXAMPLE_GROUP, streamName: 'cam1' } },
+      summary: "A stream's statistics: its publisher's bit rate, codecs, resolution and uptime; its viewers per node",
+      description:
+        "From what the stream's nodes said in their last heartbeats (a couple of seconds old at most): the publisher's node (the transcoder of a transcoded stream), then each node carrying it. Nodes say what they can: nginx-rtmp nodes give rates, codecs and resolution; simulated nodes give viewers and uptime. A rendition's name gives that rendition's viewers; the stream's name lists its renditions as the origin receives them.",
+      tag: 'streams',
+      access: 'app',
+      params: Type.Object({ nodeGroup: GroupName, streamName: StreamName }),
+      responses: {
+        200: { description: "the stream's statistics", schema: StreamStatsSchema },
+        400: problemResponse('VALIDATION_FAILED'),
+        404: problemResponse('NODE_GROUP_NOT_FOUND or STREAM_NOT_FOUND'),
+        503: problemResponse('NOT_READY'),
+      },
+      async handle(ctx, { params }) {
+        const stats = await groupOr404(s, params.nodeGroup).call('streamStats', params.streamName);
+        if (!stats) throw problems.notFound('STREAM_NOT_FOUND', `stream '${params.streamName}' is not bound in node group '${params.nodeGroup}'`);
+        ctx.body = stats;
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/as/v1/streams/{nodeGroup}/{streamName}/end',
+      operationId: 'endStream',
+      example: { params: { nodeGroup: EXAMPLE_GROUP, streamName: 'cam1' } },
+      summary: 'End a stream: unbind it now, and disconnect its publisher at its origin',
+      description:
+        "The binding goes at once (stream.unbound). With admission on, the stream's origin (and transcoder) drop its publisher at their next heartbeat and refuse publish tokens issued before: to publish again, a client looks it up anew. A rendition's name ends its stream.",
+      tag: 'streams',
+      access: 'admin',
+      params: Type.Object({ nodeGroup: GroupName, streamName: StreamName }),
+      responses: {
+        204: { description: 'ended' },
+        400: problemResponse('VALIDATION_FAILED'),
+        404: problemResponse('NODE_GROUP_NOT_FOUND or STREAM_NOT_FOUND'),
+        503: problemResponse('NOT_READY or STORE_UNAVAILABLE'),
+      },
+      async handle(ctx, { params }) {
+        const result = await groupOr404(s, params.nodeGroup).call('endStream', params.streamName);
+        if (!result.ok) fail(result);
+        ctx.status = 204;
       },
     }),
   ];

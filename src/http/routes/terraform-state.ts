@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
 import type { TerraformState, StateAnswer, LockInfo } from '../../cluster/terraform-state.js';
-import { NAME_PATTERN } from '../../domain/vocabulary.js';
+import { isName } from '../../domain/vocabulary.js';
 import { authorized, LOCK_ROUTE, STATE_ROUTE } from '../../platforms/terraform/backend.js';
 import type { AppContextExtras, AppState, Ctx } from '../context.js';
 import { readBytes, readJsonBody } from '../middleware/json-body.js';
@@ -30,7 +30,6 @@ export interface TerraformStateBackend {
 
 /** A state past this is refused before it is read whole (gzipped, it must fit a NATS message anyway). */
 const MAX_STATE_BYTES = 64 << 20;
-const NAME_RE = new RegExp(NAME_PATTERN);
 const ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function mountTerraformState(router: Router<AppState, AppContextExtras>, s: Services): void {
@@ -47,7 +46,7 @@ export function mountTerraformState(router: Router<AppState, AppContextExtras>, 
         headers: { 'WWW-Authenticate': 'Basic realm="switchyard-terraform"' },
       });
     }
-    if (!NAME_RE.test(group) || !s.actors.group(group)) throw problems.notFound('NODE_GROUP_NOT_FOUND', `node group '${group.slice(0, 40)}' does not exist`);
+    if (!isName(group) || !s.actors.group(group)) throw problems.notFound('NODE_GROUP_NOT_FOUND', `node group '${group.slice(0, 40)}' does not exist`);
     try {
       await handle(ctx, group);
     } catch (err) {

@@ -23,6 +23,15 @@ export function placeOf(group: string, instances: readonly string[], me: string)
 }
 
 /**
+ * A contender's place for a group whose lease it watches: among the live instances without the
+ * lease's last owner. Once the lease is free that owner serves no more, though it may look live a
+ * few seconds longer (presence lingers): the instance next in line (its standby) contends at once.
+ */
+export function contenderPlace(group: string, instances: readonly string[], me: string, lastOwner: string | null): number {
+  return placeOf(group, lastOwner === null || lastOwner === me ? instances : instances.filter((id) => id !== lastOwner), me);
+}
+
+/**
  * The one group an owner should hand over now, if any: one it holds whose preferred instance is
  * another live one. At most one per `everyMs`, so that a joining instance takes its share gradually
  * rather than in a storm of moves.
@@ -34,4 +43,13 @@ export function handover(owned: readonly string[], instances: readonly string[],
     if (first !== undefined && first !== me) return { group, to: first };
   }
   return null;
+}
+
+/**
+ * The instance that would take the group next: the first in its order among the live instances
+ * other than its owner (the first of all when it has none). It keeps a warm copy of the group's
+ * log (src/cluster/standby.ts), so that taking the group over replays seconds of entries.
+ */
+export function standbyOf(group: string, instances: readonly string[], owner: string | null): string | undefined {
+  return rank(group, instances).find((id) => id !== owner);
 }

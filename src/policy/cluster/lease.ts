@@ -232,6 +232,18 @@ export function sawDelete(w: Watching): Watching {
 }
 
 /**
+ * A create that found the key still there: a renewal the watch has not delivered yet (it resets
+ * the count when it comes), or the old key not aged out yet, since a probe's answer vouches for
+ * the time since the one before, which may have begun before the last PUT was seen. Neither
+ * restarts the count of silence, nor forgets whose lease it was: the next attempt waits one
+ * probing period. (Counting afresh, with the owner unknown, cost a takeover a whole TTL, or the
+ * grace period, whenever the first create came a little early.)
+ */
+export function conflicted(w: Watching, t: LeaseTiming, everyMs: number): Watching {
+  return { ...w, silentAvailableMs: Math.min(w.silentAvailableMs, t.ttlMs - everyMs) };
+}
+
+/**
  * What a first look at a group's lease found (an instance just started, a group just created):
  * someone's PUT, a DEL marker (handed back), or no key at all.
  */

@@ -21,6 +21,12 @@ export interface LockRecord {
   id: string;
   instance: string;
   epoch: number;
+  /**
+   * Let go of: the key stays, with the epoch of the owner that released it, so that a stale owner
+   * (paused past its lease, still believing it serves) cannot take a lock its successor released
+   * and run a Terraform beside it. A deleted key would have looked free to anyone.
+   */
+  released?: true;
 }
 
 /** Who asks: this instance and the epoch it serves the group at; null when it does not serve it. */
@@ -41,6 +47,9 @@ export type LockDecision =
 export function decideLock(current: LockRecord | null, asker: Asker, id: string): LockDecision {
   if (!asker) return { kind: 'refused', reason: 'this instance does not serve the node group', ...(current ? { current } : {}) };
   if (!current) return { kind: 'take' };
+  if (current.released) {
+    return current.epoch > asker.epoch ? { kind: 'refused', reason: `a later owner (${current.instance}, epoch ${current.epoch}) released the lock`, current } : { kind: 'take' };
+  }
   if (current.instance === asker.instance && current.epoch === asker.epoch) return current.id === id ? { kind: 'again' } : { kind: 'held', current };
   if (current.epoch > asker.epoch) return { kind: 'refused', reason: `a later owner (${current.instance}, epoch ${current.epoch}) holds the lock`, current };
   return { kind: 'break', previous: current };
@@ -52,7 +61,7 @@ export type WriteDecision = { ok: true } | { ok: false; reason: string };
 export function decideWrite(current: LockRecord | null, asker: Asker, id: string | undefined): WriteDecision {
   if (!asker) return { ok: false, reason: 'this instance does not serve the node group' };
   if (!id) return { ok: false, reason: 'a state write must name the lock it holds (?ID=)' };
-  if (!current) return { ok: false, reason: 'the state is not locked' };
+  if (!current || current.released) return { ok: false, reason: 'the state is not locked' };
   if (current.id !== id || current.instance !== asker.instance || current.epoch !== asker.epoch) {
     return { ok: false, reason: `the lock is ${current.instance}'s (epoch ${current.epoch}, id ${current.id}), not this request's` };
   }
@@ -66,7 +75,7 @@ export type UnlockDecision = { kind: 'release' } | { kind: 'gone' } | { kind: 'r
  * own lock never harms); already free is fine; anyone else's lock stays.
  */
 export function decideUnlock(current: LockRecord | null, instance: string, id: string | undefined): UnlockDecision {
-  if (!current) return { kind: 'gone' };
+  if (!current || current.released) return { kind: 'gone' };
   if (current.instance === instance && current.id === id) return { kind: 'release' };
   return { kind: 'refused', current };
 }

@@ -6,6 +6,7 @@ import { compiled, ruleScope, termValues } from '../expressions/scope.js';
 import { BEING_CREATED, countsTowardCapacity, DRAINING } from '../states.js';
 import type { Action, CapacityRequest, PlanInput, Trigger } from './actions.js';
 import type { NodeFacts } from './facts.js';
+import { rulesAt } from './schedules.js';
 
 /** The nodes a scale-in takes first: least ranked, origins with live publishers last. */
 function byScaleInOrder(a: NodeFacts, b: NodeFacts): number {
@@ -58,8 +59,12 @@ export function planCapacity({ group, nodes, now, requests, lastScaled = new Map
     }
   }
 
-  for (const rule of group.rules) {
+  for (const rule of rulesAt(group.rules, group.schedules, now)) {
     if (!group.roles[rule.role]) continue;
+    // A min or max a schedule's window set (schedules.ts): said so in the action's trigger and reason.
+    const scheduledMin = rule.windows.find((w) => w.min === rule.min);
+    const scheduledMax = rule.windows.find((w) => w.max === rule.max);
+    const until = (w: { name: string; until: number }) => `schedule '${w.name}' until ${new Date(w.until).toISOString()}`;
     const key = ruleKey(rule);
     // Toward min: what serves or will (a draining node is on its way out). Toward max: every node
     // that runs, draining ones included (docs/scaling.md: only FAULT nodes do not count).
@@ -81,11 +86,11 @@ export function planCapacity({ group, nodes, now, requests, lastScaled = new Map
     };
 
     if (counted < rule.min) {
-      create(Math.min(rule.min - counted, rule.max - running), 'min', `below min ${rule.min}`);
+      create(Math.min(rule.min - counted, rule.max - running), scheduledMin ? 'schedule' : 'min', `below min ${rule.min}${scheduledMin ? ` (${until(scheduledMin)})` : ''}`);
       continue;
     }
     if (counted > rule.max) {
-      drain([...inService].sort(byScaleInOrder).slice(0, counted - rule.max), 'max', `above max ${rule.max}`);
+      drain([...inService].sort(byScaleInOrder).slice(0, counted - rule.max), scheduledMax ? 'schedule' : 'max', `above max ${rule.max}${scheduledMax ? ` (${until(scheduledMax)})` : ''}`);
       continue;
     }
     const request = asked.get(key);

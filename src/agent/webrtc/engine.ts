@@ -1,0 +1,59 @@
+// A WebRTC node's media engine, behind the agent's WHIP (RFC 9725) and WHEP endpoints
+// (docs/webrtc.md). The agent owns HTTP, admission (src/agent/admission/gate.ts) and the
+// heartbeat; an engine owns the media: `werift` (a forwarding unit in the agent's own process)
+// or `janus` (a Janus gateway the agent runs and drives with janode). One interface, one file
+// per engine, as for the control plane's selectors.
+
+/** A session the engine made from a client's SDP offer. */
+export interface EngineSession {
+  /** The engine's id for the session: the WHIP/WHEP resource's last path segment. */
+  id: string;
+  /** The SDP answer. */
+  sdp: string;
+}
+
+/** What the engine cannot do for a request, with the HTTP status the agent answers. */
+export class EngineRefusal extends Error {
+  constructor(
+    readonly status: 400 | 404 | 405 | 406 | 409 | 415 | 422 | 503,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'EngineRefusal';
+  }
+}
+
+/** Where an edge or relay takes its streams from, and the credential it presents there. */
+export interface ParentLink {
+  nodeId: string;
+  address: string;
+  port: number;
+  credential?: string;
+}
+
+/** One stream on this node, as the heartbeat reports it. */
+export interface EngineStream {
+  name: string;
+  publishing: boolean;
+  subscribers: number;
+}
+
+export interface WebRtcEngine {
+  readonly name: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** WHIP: a publisher's offer for `stream`. */
+  publish(stream: string, offer: string): Promise<EngineSession>;
+  /** WHEP: a viewer's offer for `stream`; an edge fetches the stream from its parent first if it must. */
+  play(stream: string, offer: string): Promise<EngineSession>;
+  /** A trickle-ice-sdpfrag or ICE restart for a session: the answer fragment, or null (405) where the engine cannot. */
+  patch(id: string, fragment: string): Promise<string | null>;
+  /** Ends a session; false when there is none. */
+  end(id: string): Promise<boolean>;
+  /** Disconnects the publisher of a stream (admission: its binding moved elsewhere, or it was ended). */
+  dropPublisher(stream: string): Promise<void>;
+  /** The parent the control plane names (edges and relays): streams come from there. */
+  setParent(parent: ParentLink | null): void;
+  /** Publishers and viewers per stream, for the heartbeat. */
+  streams(): EngineStream[];
+}

@@ -1,0 +1,166 @@
+// Admission on real media nodes (docs/security.md, "Who may publish and play"): the service as a
+// process, nginx-rtmp nodes asking their agents before every publish and play, unmodified ffmpeg
+// as publisher and player. Only the answer's url publishes, only on the origin it names, for the
+// stream it names, while it is valid; the same for players on edges. When the binding moves, or
+// the stream is ended through the API, the publisher is cut off where it no longer belongs.
+// Each assertion is made by what nginx and the stream's state show. Every wait is bounded.
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'ava';
+import { eventually, inService, waitForEvents } from '../helpers/events.js';
+import { body, request } from '../helpers/http.js';
+import { mediaTools, playFrames, Processes, publish, report } from '../helpers/media.js';
+import { spawnService, type ServiceProcess } from '../helpers/process.js';
+import { killAgentsOf, tempDir } from '../helpers/service.js';
+
+const PASSWORD = 'admission-e2e-password';
+const RTMP_PORT = 19935;
+const STAT_PORT = 19980;
+
+function writeConfig(dir: string): string {
+  const file = join(dir, 'config.json');
+  const group = (name: string, firstAddress: string, rules: unknown[], extra: object = {}) => ({
+    name,
+    platform: { type: 'local', local: { backend: 'nginx-rtmp', firstAddress, port: RTMP_PORT, statPort: STAT_PORT } },
+    regions: [{ name: 'here', lat: 50, lon: 8 }],
+    roles: { origin: {}, edge: { parentRole: 'origin' } },
+    rules,
+    timing: { heartbeatMs: 300, nodeTimeout: '5s', streamTimeout: '3s', publishTimeout: '60s' },
+    ...extra,
+  });
+  writeFileSync(
+    file,
+    JSON.stringify({
+      server: { host: '127.0.0.1', port: 0 },
+      supervisorTick: '200ms',
+      geoip: { enabled: false },
+      nodeGroups: [
+        group('default', '127.1.70.2', [
+          { region: 'here', role: 'origin', min: 2, max: 2, limit: 20 },
+          { region: 'here', role: 'edge', min: 1, max: 1, limit: 50 },
+        ]),
+        // Tokens that expire within seconds, and no clock slack: what an expired token meets.
+        group('short', '127.1.71.2', [{ region: 'here', role: 'origin', min: 1, max: 1, limit: 20 }], { roles: { origin: {} }, admission: { tokenTtl: '1s', clockLeeway: '2s' } }),
+      ],
+    }),
+  );
+  return file;
+}
+
+interface Answer {
+  serverAddress: string;
+  nodeId: string;
+  url: string;
+  token: string;
+  expiresAt: string;
+}
+interface StreamView {
+  name: string;
+  state: string;
+  nodeGroup: string;
+  origin: { nodeId: string };
+}
+
+const withoutToken = (url: string) => url.replace(/\?token=.*$/, '');
+
+test('only the url of a lookup publishes or plays, where it says and while it is valid; a moved or ended stream is cut off where it was', async (t) => {
+  const tools = mediaTools();
+  const dir = tempDir('switchyard-admission-e2e-');
+  const dataDir = join(dir, 'data');
+  const env = { SWITCHYARD_CONFIG: writeConfig(dir), SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_ADMIN_PASSWORD: PASSWORD };
+  const ffmpegs = new Processes(t);
+  let svc: ServiceProcess | null = null;
+  t.teardown(async () => {
+    await ffmpegs.stopAll();
+    if (svc && svc.proc.exitCode === null) {
+      svc.proc.kill('SIGTERM');
+      await Promise.race([svc.exited, new Promise((r) => setTimeout(r, 10_000))]);
+      if (svc.proc.exitCode === null) svc.proc.kill('SIGKILL');
+    }
+    killAgentsOf(dataDir);
+    if (!t.passed) report(t, dataDir, svc?.output ?? []);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  svc = await spawnService(env);
+  const token = body<{ accessToken: string }>(await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: PASSWORD })).accessToken;
+  const call = async <T>(method: string, path: string, status: number): Promise<T> => {
+    const r = await request(svc!.url, method, path, undefined, { authorization: `Bearer ${token}` });
+    if (r.status !== status) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
+    return r.json as T;
+  };
+  const lookup = (path: string) => call<Answer>('GET', path, 200);
+  const stream = async (name: string, group = 'default') => (await call<StreamView[]>('GET', `/as/v1/streams?nodeGroup=${group}`, 200)).find((s) => s.name === name);
+  /** What the node's own nginx says it carries: its stat page. */
+  const onStatPage = async (address: string, name: string) => (await (await fetch(`http://${address}:${STAT_PORT}/stat`)).text()).includes(`<name>${name}</name>`);
+  /** A publisher that nginx refuses ends by itself, at once: its exit is the event waited for. */
+  const refusedPublish = async (url: string) => {
+    const p = publish(ffmpegs, tools.ffmpeg, url);
+    const exit = await Promise.race([p.exited, new Promise<null>((r) => setTimeout(() => r(null), 20_000))]);
+    return exit !== null && exit.code !== 0;
+  };
+  await waitForEvents(svc.url, token, (seen) => inService(seen).size >= 4, { timeoutMs: 40_000 });
+
+  // Two streams, bound to the two origins (lookups spread new streams over origins with room).
+  const first = await lookup('/as/v1/streams/live/cam1/publish');
+  let second = await lookup('/as/v1/streams/live/cam2/publish');
+  for (let i = 3; second.nodeId === first.nodeId && i < 30; i++) second = await lookup(`/as/v1/streams/live/cam${i}/publish`);
+  t.not(second.nodeId, first.nodeId, 'a stream bound to the other origin');
+  const origin = first.serverAddress;
+  const cam1 = (url: string) => `rtmp://${origin}:${RTMP_PORT}/live/cam1${url}`;
+
+  t.true(await refusedPublish(withoutToken(first.url)), 'no token');
+  t.true(await refusedPublish(cam1(`?token=${second.token}`)), 'a token for another stream, on another origin');
+  const secondName = new URL(second.url).pathname.split('/').pop()!;
+  t.true(await refusedPublish(`rtmp://${origin}:${RTMP_PORT}/live/${secondName}?token=${second.token}`), "another origin's token, for its own stream");
+  t.true(await refusedPublish(cam1('?token=not.a.token')), 'a forged token');
+  t.false(await onStatPage(origin, 'cam1'), 'nginx never took cam1');
+  t.is((await stream('cam1'))?.state, 'PENDING', 'and it never went LIVE');
+
+  // The answer's url, unmodified, publishes.
+  const publisher = publish(ffmpegs, tools.ffmpeg, first.url);
+  await eventually(async () => (await stream('cam1'))?.state === 'LIVE', 20_000, 'cam1 to turn LIVE');
+
+  // Players: only the url of a subscribe lookup, on its edge.
+  const edge = await lookup('/as/v1/streams/live/cam1/subscribe');
+  const player = (url: string) => playFrames(ffmpegs, tools, url, 25, (l) => t.log(l), 1, 20_000);
+  t.is((await player(withoutToken(edge.url))).frames, 0, 'a player without a token');
+  t.is((await player(`${withoutToken(edge.url)}?token=${first.token}`)).frames, 0, 'a publish token does not play');
+  const played = await playFrames(ffmpegs, tools, edge.url, 25, (l) => t.log(l), 3, 25_000);
+  t.true(played.frames >= 25, `frames through origin → edge with the answer's url: ${played.frames}\n${played.output}`);
+
+  // An expired token (group 'short': 1 s, and 2 s of clock slack) is refused; a fresh one is not.
+  const short = await lookup('/as/v1/streams/live/late/publish?nodeGroup=short');
+  const expired = Date.parse(short.expiresAt) + 2000;
+  await eventually(async () => Date.now() > expired + 1000, 10_000, 'the token to expire');
+  t.true(await refusedPublish(short.url), 'an expired token');
+  const fresh = await lookup('/as/v1/streams/live/late/publish?nodeGroup=short');
+  publish(ffmpegs, tools.ffmpeg, fresh.url);
+  await eventually(async () => (await stream('late', 'short'))?.state === 'LIVE', 20_000, 'late to turn LIVE with a fresh token');
+
+  // The binding moves: cam1's origin drains, the next publish lookup binds cam1 to the other
+  // origin, and the old origin drops the publisher it still has.
+  await call('POST', `/as/v1/nodegroups/default/nodes/${first.nodeId}/drain`, 202);
+  const moved = await lookup('/as/v1/streams/live/cam1/publish');
+  t.is(moved.nodeId, second.nodeId);
+  const exited = await Promise.race([publisher.exited, new Promise<null>((r) => setTimeout(() => r(null), 20_000))]);
+  t.not(exited, null, 'the publisher at the old origin was disconnected');
+  await eventually(async () => !(await onStatPage(origin, 'cam1')), 10_000, 'cam1 to leave the old origin');
+  t.true(await refusedPublish(first.url), 'its old token no longer publishes there');
+  const republished = publish(ffmpegs, tools.ffmpeg, moved.url);
+  await eventually(
+    async () => {
+      const s = await stream('cam1');
+      return s?.state === 'LIVE' && s.origin.nodeId === second.nodeId;
+    },
+    20_000,
+    'cam1 LIVE on the new origin',
+  );
+
+  // Ended through the API: unbound at once, the publisher cut off, its url refused.
+  await call('POST', '/as/v1/streams/default/cam1/end', 204);
+  const ended = await Promise.race([republished.exited, new Promise<null>((r) => setTimeout(() => r(null), 20_000))]);
+  t.not(ended, null, 'the publisher of the ended stream was disconnected');
+  t.true(await refusedPublish(moved.url), "the ended stream's url no longer publishes");
+  t.is(await stream('cam1'), undefined);
+});
