@@ -171,11 +171,13 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const metrics = new Metrics(counts, actorStats, nodeLoads);
   const webhooks = new Webhooks({
     events,
-    // Cluster mode keeps endpoints and cursors in the instance's LMDB for now; one instance sends.
-    keeping: new LmdbWebhookKeeping(store.meta),
+    // Cluster mode: endpoints and cursors shared in NATS; one instance, the webhooks lease's holder, sends (src/cluster/webhook-keeping.ts).
+    keeping: cluster ? cluster.webhookKeeping() : new LmdbWebhookKeeping(store.meta),
+    ...(cluster ? { sending: () => cluster?.sendsWebhooks() ?? false } : {}),
     ...(options.now ? { now: options.now } : {}),
     observe: (id, outcome) => metrics.webhookDelivery({ endpoint: id, outcome }).inc(),
   });
+  await cluster?.driveWebhooks(webhooks);
   metrics.trackWebhooks(() => webhooks.list());
   registerStreamMetrics(metrics.registry, async () => {
     const all = await Promise.all(

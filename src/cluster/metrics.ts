@@ -11,6 +11,7 @@ import type { SharedLimits } from './limits.js';
 import type { Ownership } from './ownership.js';
 import type { Standbys } from './standby.js';
 import type { SnapshotStats } from './wal.js';
+import { WEBHOOK_LEASE } from './webhook-keeping.js';
 
 export interface LogSources {
   /** The snapshot figures of each group owned here (asked of its actor). */
@@ -48,7 +49,11 @@ export function registerClusterMetrics(
     help: 'Node groups this instance owns (runs the actor of) now',
     registers: [registry],
     collect() {
-      this.set(ownership()?.ownedGroups().length ?? 0);
+      this.set(
+        ownership()
+          ?.ownedGroups()
+          .filter((g) => g !== WEBHOOK_LEASE).length ?? 0,
+      );
     },
   });
   new Gauge({
@@ -151,4 +156,16 @@ function registerLogMetrics(registry: Registry, logs: LogSources): void {
   perGroup('switchyard_cluster_snapshot_bytes', "The size of the group's last snapshot", (s) => s.last?.bytes ?? null);
   perGroup('switchyard_cluster_snapshot_seconds', 'How long writing and publishing the last snapshot took', (s) => (s.last ? s.last.ms / 1000 : null));
   perGroup('switchyard_cluster_snapshot_age_seconds', 'Time since the last snapshot of the group was published', (s) => (s.last ? (Date.now() - s.last.at) / 1000 : null));
+}
+
+/** Whether this instance sends the cluster's webhooks now (webhook-keeping.ts). */
+export function registerWebhookSenderMetric(registry: Registry, sends: () => boolean): void {
+  new Gauge({
+    name: 'switchyard_cluster_webhook_sender',
+    help: "1 while this instance sends the cluster's webhooks (it holds the webhooks lease), else 0",
+    registers: [registry],
+    collect() {
+      this.set(sends() ? 1 : 0);
+    },
+  });
 }

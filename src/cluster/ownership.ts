@@ -120,6 +120,12 @@ export class Ownership {
     return !!o && !o.starting && serving(o.state, this.clock(), this.t, this.cut || o.cutAt !== null);
   }
 
+  /** Whether this instance holds the group's lease and it is good now, starting or not (the webhooks sender: runtime.ts). */
+  holds(group: string): boolean {
+    const o = this.owned.get(group);
+    return !!o && serving(o.state, this.clock(), this.t, this.cut || o.cutAt !== null);
+  }
+
   /** The connection to NATS went down (true) or came back (false). */
   setCut(cut: boolean): void {
     if (cut === this.cut) return;

@@ -21,7 +21,7 @@ import { leaseTiming } from '../policy/cluster/lease.js';
 import { standbyOf } from '../policy/cluster/hrw.js';
 import type { Registry } from 'prom-client';
 import { ClusterEventLog } from './events.js';
-import { registerClusterMetrics } from './metrics.js';
+import { registerClusterMetrics, registerWebhookSenderMetric } from './metrics.js';
 import { Forwarder } from './forward.js';
 import { SharedLimits } from './limits.js';
 import { connectNats, jet, provision, STREAMS, walSubject, type Buckets, type Jet } from './nats.js';
@@ -31,6 +31,8 @@ import { COMPACTS_LOGS, GroupSnapshots } from './snapshots.js';
 import { Standbys } from './standby.js';
 import type { SnapshotStats } from './wal.js';
 import { TerraformState } from './terraform-state.js';
+import { ClusterWebhookKeeping, WEBHOOK_LEASE } from './webhook-keeping.js';
+import type { Webhooks } from '../webhooks/webhooks.js';
 import type { EventBody } from '../domain/events.js';
 
 /** The calls another instance may make on a group's actor here (never the supervisor's wiring). */
@@ -62,6 +64,7 @@ export class ClusterRuntime {
   private limits: SharedLimits | null = null;
   private host: ActorHost | null = null;
   private url = '';
+  private hooks: { keeping: ClusterWebhookKeeping; webhooks: Webhooks | null; leading: boolean } | null = null;
 
   private constructor(
     readonly config: ClusterConfig,
@@ -164,6 +167,8 @@ export class ClusterRuntime {
       user: (user, name) => users.adopt(name, user),
       nodeGeneration: (name, value) => nodeTokens.adopt(name, value),
       group: groups,
+      webhook: (id, value) => this.hooks?.keeping.sawEndpoint(id, value),
+      webhookState: (id, value) => this.hooks?.keeping.sawState(id, value),
     });
   }
 
@@ -177,8 +182,9 @@ export class ClusterRuntime {
     const advertised = { id: this.instance, url, startedAt: Date.now(), groups: 0, caps: [COMPACTS_LOGS] };
     const info: InstanceInfo = advertised;
     const hooks: OwnershipHooks = {
-      groups: () => [...host.groups.keys()],
+      groups: () => [...host.groups.keys(), ...(this.hooks?.webhooks ? [WEBHOOK_LEASE] : [])],
       acquire: async (group, epoch) => {
+        if (group === WEBHOOK_LEASE) return this.leadWebhooks(true);
         const handle = host.group(group);
         if (!handle) throw new Error(`node group '${group}' is not known here`);
         // A warm copy stops growing before the actor reads it: one writer per group on this store.
@@ -197,6 +203,7 @@ export class ClusterRuntime {
         host.options.onEvents([{ type: 'cluster.owner', group, owner: this.instance, epoch }]);
       },
       release: async (group, reason) => {
+        if (group === WEBHOOK_LEASE) return this.leadWebhooks(false);
         this.forwarder.unserve(group);
         await this.keepCooldowns(group);
         await host.group(group)?.deactivate();
@@ -211,6 +218,39 @@ export class ClusterRuntime {
     await this.ownership.start();
     this.watchConnection((up) => this.ownership?.setCut(!up));
     this.standbyTimer = setInterval(() => void this.followStandbys(), 1000);
+  }
+
+  // ---- webhooks (webhook-keeping.ts): one sender for the cluster, the holder of WEBHOOK_LEASE ----
+
+  /** Where webhook endpoints and delivery states are kept: shared by every instance. */
+  webhookKeeping(): ClusterWebhookKeeping {
+    this.hooks ??= { keeping: new ClusterWebhookKeeping(this.shared, () => this.sendsWebhooks(), this.log), webhooks: null, leading: false };
+    return this.hooks.keeping;
+  }
+
+  /** Whether this instance sends webhooks now: it holds the lease, and it is good. */
+  sendsWebhooks(): boolean {
+    return !!this.hooks?.leading && (this.ownership?.holds(WEBHOOK_LEASE) ?? false);
+  }
+
+  /** The service's webhooks, driven from here: endpoints made elsewhere adopted, sending while the lease is ours. */
+  async driveWebhooks(webhooks: Webhooks): Promise<void> {
+    const keeping = this.webhookKeeping();
+    this.hooks!.webhooks = webhooks;
+    keeping.onEndpoint = (id, e) => webhooks.adopt(id, e);
+    await keeping.load();
+  }
+
+  private async leadWebhooks(lead: boolean): Promise<void> {
+    const h = this.hooks;
+    if (!h?.webhooks) return;
+    h.leading = false;
+    if (!lead) return void (await h.webhooks.pause());
+    // From the cursors the previous sender last wrote, read afresh.
+    await h.keeping.load();
+    h.leading = true;
+    h.webhooks.lead();
+    this.log.info('sending webhooks for the cluster');
   }
 
   /** The groups this instance would take next (and does not own): their copies follow their logs. */
@@ -249,6 +289,7 @@ export class ClusterRuntime {
 
   /** Its metrics, on the service's registry. */
   registerMetrics(registry: Registry): void {
+    registerWebhookSenderMetric(registry, () => this.sendsWebhooks());
     registerClusterMetrics(
       registry,
       () => this.ownership,

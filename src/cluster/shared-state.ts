@@ -14,13 +14,16 @@ import { GuardedWatch } from './watch.js';
 const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
 /** A key for a name of any characters (user names may hold '@', which keys may not): base64url. */
-export const keyOf = (prefix: 'user' | 'nodegen' | 'group' | 'sup', name: string) => `${prefix}.${Buffer.from(name).toString('base64url')}`;
-const nameOf = (key: string) => Buffer.from(key.slice(key.indexOf('.') + 1), 'base64url').toString();
+export const keyOf = (prefix: 'user' | 'nodegen' | 'group' | 'sup' | 'hook' | 'hookstate', name: string) => `${prefix}.${Buffer.from(name).toString('base64url')}`;
+export const nameOf = (key: string) => Buffer.from(key.slice(key.indexOf('.') + 1), 'base64url').toString();
 
 export interface Watchers {
   user?(user: UserRecord | null, name: string): void;
   nodeGeneration?(key: string, value: { gen: number; at: number } | null): void;
   group?(name: string, value: StoredGroup | null): void;
+  /** Webhook endpoints made through the API, and every endpoint's delivery state (webhook-keeping.ts). */
+  webhook?(id: string, value: unknown): void;
+  webhookState?(id: string, value: unknown): void;
 }
 
 export class SharedState {
@@ -104,12 +107,14 @@ export class SharedState {
       this.kv,
       (e) => {
         this.remember(e);
-        if (!/^(user|nodegen|group)\./.test(e.key)) return;
+        if (!/^(user|nodegen|group|hook|hookstate)\./.test(e.key)) return;
         const value = e.operation === 'PUT' ? e.json<unknown>() : null;
         try {
           if (e.key.startsWith('user.')) w.user?.(value as UserRecord | null, nameOf(e.key));
           else if (e.key.startsWith('nodegen.')) w.nodeGeneration?.(nameOf(e.key), value as { gen: number; at: number } | null);
           else if (e.key.startsWith('group.')) w.group?.(nameOf(e.key), value as StoredGroup | null);
+          else if (e.key.startsWith('hook.')) w.webhook?.(nameOf(e.key), value);
+          else if (e.key.startsWith('hookstate.')) w.webhookState?.(nameOf(e.key), value);
         } catch (err) {
           this.log.error({ err, key: e.key }, 'applying a shared change failed');
         }

@@ -1,0 +1,165 @@
+// Webhooks in cluster mode (docs/webhooks.md, docs/cluster.md), on a real 3-server NATS cluster
+// and 3 real instances: an endpoint made through one instance's API is shared by all; one
+// instance (the webhooks lease's holder) sends each event once, in id order, signed (the receiver,
+// its own process, checks every signature with standardwebhooks); every instance's API shows the
+// shared delivery state; kill -9 of the sending instance mid-stream: another takes over from the
+// last cursor written and nothing is lost, the order kept (a resend only of what came before the kill).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import test from 'ava';
+import { projectPath } from '../../src/paths.js';
+import { staticGroup } from '../helpers/fixtures.js';
+import { request } from '../helpers/http.js';
+import { Cluster, clusterConfig, metricOf, type Instance } from '../helpers/cluster.js';
+import { until } from '../helpers/nats-cluster.js';
+
+// The loopback address of this test's receiver (this test's range: 127.3.x.x).
+const HOST = '127.3.0.1';
+const ladder = (streamName: string) => ({
+  streamName,
+  region: 'r1',
+  streams: [{ name: `${streamName}_lo`, level: 1, videoBR: 500_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }],
+});
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, HOST, () => r()));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+type Received = { id?: string; seq?: number; stream?: string; bad?: boolean };
+const receivedIn = (file: string): Received[] =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Received)
+    : [];
+
+/** Creates a provision through `via`, again while its group changes owner (503): an event `provision.changed` each. */
+async function provision(via: () => Instance, auth: Record<string, string>, name: string): Promise<void> {
+  await until(
+    async () => {
+      const r = await request(via().url, 'POST', '/as/v1/provision/g', ladder(name), auth).catch(() => null);
+      // 409: an attempt whose answer was lost had made it.
+      return r?.status === 201 || r?.status === 409;
+    },
+    60_000,
+    `provision ${name}`,
+  );
+}
+
+test('one instance sends each event once and in order; kill -9 of it mid-stream loses nothing', async (t) => {
+  const c = await Cluster.start(t, clusterConfig([staticGroup({ name: 'g' })]));
+  await c.ready();
+  const token = await c.login(c.instances[0]!);
+  const auth = { authorization: `Bearer ${token}` };
+  const file = join(c.dir, 'received.jsonl');
+  const port = await freePort();
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  const rx: ChildProcess = spawn(process.execPath, [projectPath('dist', 'test', 'helpers', 'webhook-receiver.js'), String(port), secret, file], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, WEBHOOK_RECEIVER_HOST: HOST },
+  });
+  t.teardown(() => void rx.kill('SIGKILL'));
+  await new Promise<void>((resolve, reject) => {
+    rx.stdout!.once('data', () => resolve());
+    rx.once('exit', (code) => reject(new Error(`the receiver exited ${code}`)));
+  });
+
+  // Made through i1's API: every instance has it.
+  const made = await request(c.instances[0]!.url, 'POST', '/as/v1/webhooks', { id: 'rx', url: `http://${HOST}:${port}/hook`, secret, events: ['provision.*'] }, auth);
+  t.is(made.status, 201, made.text);
+  for (const i of c.instances) await until(async () => (await request(i.url, 'GET', '/as/v1/webhooks/rx', undefined, auth)).status === 200, 15_000, `the endpoint on ${i.id}`);
+
+  // Exactly one sender.
+  const senders = async () => (await Promise.all(c.running().map(async (i) => ((await metricOf(i, 'switchyard_cluster_webhook_sender')) === 1 ? i : null)))).filter((i) => i !== null);
+  await until(async () => (await senders()).length === 1, 30_000, 'one instance sending webhooks');
+  const sender = (await senders())[0]!;
+  const others = c.instances.filter((i) => i !== sender);
+  t.log(`sender: ${sender.id}`);
+
+  // The normal case: 15 events, each received once, in order.
+  let n = 0;
+  for (; n < 15; n++) await provision(() => others[n % 2]!, auth, `a${n}`);
+  await until(() => receivedIn(file).length >= 15, 30_000, '15 events received');
+  const before = receivedIn(file);
+  t.deepEqual(
+    before.filter((r) => r.bad),
+    [],
+    'every signature verified',
+  );
+  const seqs = before.map((r) => r.seq!);
+  t.deepEqual(
+    seqs,
+    [...new Set(seqs)].sort((a, b) => a - b),
+    'no duplicate, in id order',
+  );
+  t.deepEqual(
+    before.map((r) => r.stream),
+    Array.from({ length: 15 }, (_, k) => `a${k}`),
+  );
+  // The shared delivery state, on every instance.
+  for (const i of c.instances)
+    await until(
+      async () => (((await request(i.url, 'GET', '/as/v1/webhooks/rx', undefined, auth)).json as { delivery?: { cursor: number } }).delivery?.cursor ?? 0) >= seqs.at(-1)!,
+      15_000,
+      `${i.id} shows the cursor at ${seqs.at(-1)}`,
+    );
+
+  // Mid-stream: 15 more from the two others; the sender is killed once it has sent some of them.
+  const producing = (async () => {
+    for (; n < 30; n++) await provision(() => others[n % 2]!, auth, `a${n}`);
+  })();
+  await until(() => receivedIn(file).length >= 18, 30_000, 'some of the next events received');
+  const atKill = receivedIn(file).length;
+  await c.kill(sender, 'SIGKILL');
+  await producing;
+  await until(async () => (await senders()).length === 1, 60_000, 'another instance sending webhooks');
+  t.log(`sender after the kill: ${(await senders())[0]!.id}`);
+  await until(() => new Set(receivedIn(file).map((r) => r.stream)).size >= 30, 60_000, 'all 30 events received');
+
+  const all = receivedIn(file);
+  t.deepEqual(
+    all.filter((r) => r.bad),
+    [],
+    'every signature verified',
+  );
+  // Nothing lost, order kept: the first time each arrives, in id order, all 30 streams.
+  const firsts: Received[] = [];
+  for (const r of all) if (!firsts.some((f) => f.seq === r.seq)) firsts.push(r);
+  t.deepEqual(
+    firsts.map((r) => r.stream),
+    Array.from({ length: 30 }, (_, k) => `a${k}`),
+  );
+  t.deepEqual(
+    firsts.map((r) => r.seq),
+    firsts.map((r) => r.seq).sort((a, b) => a! - b!),
+  );
+  // A resend only of what came before the kill, and only once the new sender took over.
+  const resent = all.filter((r, k) => all.findIndex((x) => x.seq === r.seq) !== k);
+  t.true(
+    resent.every((r) => all.slice(0, atKill).some((x) => x.seq === r.seq)),
+    `resent: ${resent.map((r) => r.seq).join(', ')}`,
+  );
+  t.deepEqual(
+    all.slice(0, atKill).map((r) => r.seq),
+    [...new Set(all.slice(0, atKill).map((r) => r.seq))],
+    'no duplicate before the kill',
+  );
+  t.log(`${all.length} requests for 30 events; resent after the takeover: ${resent.length}`);
+  // The survivors' API: the cursor at the last event.
+  const last = firsts.at(-1)!.seq;
+  for (const i of c.running())
+    await until(
+      async () => (((await request(i.url, 'GET', '/as/v1/webhooks/rx', undefined, auth)).json as { delivery?: { cursor: number } }).delivery?.cursor ?? 0) >= last!,
+      15_000,
+      `${i.id} shows the cursor at ${last}`,
+    );
+});
