@@ -17,13 +17,9 @@ import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import type { EventBody, EventRecord } from '../domain/events.js';
 import type { EventListener, Events } from '../events/log.js';
-import { checkFollower, followerWatch, type FollowerWatch } from '../policy/cluster/follower.js';
 import { EVENTS_KEEP, JS_TIMEOUT_MS, STREAMS, type Jet } from './nats.js';
 import { InOrder } from '../events/in-order.js';
-
-/** How often the follower is checked against the stream, and how long it may stand still while behind. */
-const CHECK_MS = 1000;
-const STALL_MS = 3000;
+import { Watchdog } from './watchdog.js';
 
 export class ClusterEventLog implements Events {
   /** The last EVENTS_KEEP events of the stream, oldest first. */
@@ -40,9 +36,8 @@ export class ClusterEventLog implements Events {
   private generation = 0;
   /** The follower ended (or could not be made): the next check makes it again. */
   private ended = false;
-  private watch: FollowerWatch = followerWatch(0, 0);
-  private timer: NodeJS.Timeout | null = null;
-  private checking = false;
+  /** Makes the follower again when it stands still or ends (watchdog.ts). */
+  private readonly watchdog: Watchdog;
   /** Restarts of the follower, and how far behind the stream it was at the last check. */
   readonly follower = { restarts: 0, lag: 0 };
 
@@ -51,7 +46,27 @@ export class ClusterEventLog implements Events {
     private readonly instance: string,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.watchdog = new Watchdog(
+      {
+        position: () => this.lastSeq,
+        streamLast: async () => {
+          const last = (await this.j.jsm.streams.info(STREAMS.events)).state.last_seq;
+          this.follower.lag = Math.max(0, last - this.lastSeq);
+          return last;
+        },
+        ended: () => this.ended,
+        remake: async ({ restart, at, streamLast, ended }) => {
+          this.follower.restarts++;
+          this.log.warn({ at, streamLast, ended }, restart ? 'the event stream follower stood still behind the stream: following it again' : 'following the event stream again');
+          await this.follow();
+        },
+      },
+      log,
+      'the event stream',
+      now,
+    );
+  }
 
   get last(): number {
     return this.lastSeq;
@@ -74,9 +89,7 @@ export class ClusterEventLog implements Events {
     if (target === 0) reached();
     this.reachedAt = { target, reached };
     await this.follow();
-    this.watch = followerWatch(this.lastSeq, this.now());
-    this.timer = setInterval(() => void this.check(), CHECK_MS);
-    this.timer.unref();
+    this.watchdog.start();
     await Promise.race([this.caughtUp, new Promise((r) => setTimeout(r, 10_000))]);
   }
 
@@ -135,34 +148,6 @@ export class ClusterEventLog implements Events {
     }
   }
 
-  /** The watchdog: the follower against the stream's last sequence; stopped or ended, made again. */
-  private async check(): Promise<void> {
-    if (this.checking || this.stopped) return;
-    this.checking = true;
-    try {
-      let last: number | null = null;
-      try {
-        last = (await this.j.jsm.streams.info(STREAMS.events)).state.last_seq;
-        this.follower.lag = Math.max(0, last - this.lastSeq);
-      } catch {
-        /* no leader now: the follower cannot move either */
-      }
-      const { watch, restart } = checkFollower(this.watch, this.lastSeq, last, this.now(), STALL_MS);
-      this.watch = watch;
-      if (!restart && !this.ended) return;
-      this.follower.restarts++;
-      this.log.warn(
-        { at: this.lastSeq, streamLast: last, ended: this.ended },
-        restart ? 'the event stream follower stood still behind the stream: following it again' : 'following the event stream again',
-      );
-      await this.follow();
-    } catch (err) {
-      this.log.debug({ err }, 'could not follow the event stream again yet');
-    } finally {
-      this.checking = false;
-    }
-  }
-
   append(bodies: readonly EventBody[]): void {
     if (bodies.length === 0) return;
     const at = this.now();
@@ -218,6 +203,6 @@ export class ClusterEventLog implements Events {
 
   stop(): void {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    this.watchdog.stop();
   }
 }

@@ -9,10 +9,7 @@
 // it is made again from the revision after its last, logged and counted.
 import type { KV, KvWatchEntry } from '@nats-io/kv';
 import type { Logger } from 'pino';
-import { checkFollower, followerWatch, type FollowerWatch } from '../policy/cluster/follower.js';
-
-const CHECK_MS = 1000;
-const STALL_MS = 3000;
+import { Watchdog } from './watchdog.js';
 
 export class GuardedWatch {
   /** The last revision delivered (or known gone from the bucket). */
@@ -21,9 +18,7 @@ export class GuardedWatch {
   private iterator: { stop(): void } | null = null;
   private ended = false;
   private stopped = false;
-  private checking = false;
-  private timer: NodeJS.Timeout | null = null;
-  private watch: FollowerWatch = followerWatch(0, 0);
+  private readonly watchdog: Watchdog;
   readonly counters = { restarts: 0 };
 
   constructor(
@@ -32,15 +27,34 @@ export class GuardedWatch {
     private readonly onEntry: (e: KvWatchEntry) => void,
     private readonly what: string,
     private readonly log: Logger,
-    private readonly now: () => number = Date.now,
-  ) {}
+    now: () => number = Date.now,
+  ) {
+    this.watchdog = new Watchdog(
+      {
+        position: () => this.last,
+        streamLast: async () => {
+          const state = (await this.kv.status()).streamInfo.state;
+          // What aged out (max_age) before this watch saw it is not waited for.
+          this.last = Math.max(this.last, state.first_seq - 1);
+          return state.last_seq;
+        },
+        ended: () => this.ended,
+        remake: async ({ at, streamLast, ended }) => {
+          this.counters.restarts++;
+          this.log.warn({ watch: this.what, at, bucketLast: streamLast, ended }, 'a watch of a bucket stood still behind it: following it again');
+          await this.open(this.last + 1);
+        },
+      },
+      log,
+      `the ${what} watch`,
+      now,
+    );
+  }
 
   /** Follows every key: the current values first, then every change. */
   async start(): Promise<void> {
     await this.open(undefined);
-    this.watch = followerWatch(this.last, this.now());
-    this.timer = setInterval(() => void this.check(), CHECK_MS);
-    this.timer.unref();
+    this.watchdog.start();
   }
 
   private async open(from: number | undefined): Promise<void> {
@@ -66,35 +80,9 @@ export class GuardedWatch {
     });
   }
 
-  private async check(): Promise<void> {
-    if (this.checking || this.stopped) return;
-    this.checking = true;
-    try {
-      let last: number | null = null;
-      try {
-        const state = (await this.kv.status()).streamInfo.state;
-        last = state.last_seq;
-        // What aged out (max_age) before this watch saw it is not waited for.
-        this.last = Math.max(this.last, state.first_seq - 1);
-      } catch {
-        /* no leader now: the watch cannot move either */
-      }
-      const { watch, restart } = checkFollower(this.watch, this.last, last, this.now(), STALL_MS);
-      this.watch = watch;
-      if (!restart && !this.ended) return;
-      this.counters.restarts++;
-      this.log.warn({ watch: this.what, at: this.last, bucketLast: last, ended: this.ended }, 'a watch of a bucket stood still behind it: following it again');
-      await this.open(this.last + 1);
-    } catch (err) {
-      this.log.debug({ err, watch: this.what }, 'could not follow a bucket again yet');
-    } finally {
-      this.checking = false;
-    }
-  }
-
   stop(): void {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    this.watchdog.stop();
     this.iterator?.stop();
   }
 }

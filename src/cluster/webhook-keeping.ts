@@ -53,9 +53,9 @@ export class ClusterWebhookKeeping implements WebhookKeeping {
     if (JSON.stringify(before ?? null) !== JSON.stringify(value)) this.onEndpoint(id, value as WebhookEndpoint | null);
   }
 
-  /** The watch saw a delivery state: the sender's own are newer here than their echoes. */
+  /** The watch saw a delivery state: the sender's own are newer here than their echoes (but a new endpoint's first is taken). */
   sawState(id: string, value: unknown): void {
-    if (this.sends()) return;
+    if (value !== null && this.sends() && this.states.has(id)) return;
     if (value === null) this.states.delete(id);
     else this.states.set(id, value as DeliveryState);
   }
@@ -66,6 +66,8 @@ export class ClusterWebhookKeeping implements WebhookKeeping {
 
   async putEndpoint(e: WebhookEndpoint): Promise<void> {
     if (JSON.stringify(this.kept.get(e.id) ?? null) === JSON.stringify(e)) return;
+    // A new endpoint's first state lands before it (webhooks.ts create): the watch brings them in that order.
+    await this.flush();
     await this.shared.overwrite(keyOf('hook', e.id), e).catch((err: unknown) => {
       throw new StoreUnavailable(err);
     });

@@ -134,9 +134,10 @@ export class Webhooks {
     if (this.deliveries.has(endpoint.id)) return { ok: false, status: 409, code: 'WEBHOOK_EXISTS', detail: `webhook '${endpoint.id}' exists` };
     if (input.secret === KEPT_SECRET) return invalid('secret', 'send a secret: there is no stored one to keep');
     if (this.deliveries.size >= MAX_WEBHOOKS) return { ok: false, status: 409, code: 'WEBHOOK_LIMIT', detail: `at most ${MAX_WEBHOOKS} webhooks` };
-    await this.o.keeping.putEndpoint(endpoint);
-    // From now on: a new endpoint gets the events that happen after it was made.
+    // From now on: a new endpoint gets the events that happen after it was made. Its state first:
+    // in cluster mode the sender, seeing the endpoint, starts from it.
     this.o.keeping.putState(endpoint.id, freshDelivery(this.o.events.last));
+    await this.o.keeping.putEndpoint(endpoint);
     this.run(endpoint);
     return this.get(endpoint.id)!;
   }
