@@ -31,7 +31,7 @@ import { COMPACTS_LOGS, GroupSnapshots } from './snapshots.js';
 import { Standbys } from './standby.js';
 import type { SnapshotStats } from './wal.js';
 import { TerraformState } from './terraform-state.js';
-import { ClusterWebhookKeeping, WEBHOOK_LEASE } from './webhook-keeping.js';
+import { ClusterWebhookKeeping, WEBHOOK_LEASE, WebhookSender } from './webhook-keeping.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import type { EventBody } from '../domain/events.js';
 
@@ -64,7 +64,7 @@ export class ClusterRuntime {
   private limits: SharedLimits | null = null;
   private host: ActorHost | null = null;
   private url = '';
-  private hooks: { keeping: ClusterWebhookKeeping; webhooks: Webhooks | null; leading: boolean } | null = null;
+  private hooks: { keeping: ClusterWebhookKeeping; sender: WebhookSender | null } | null = null;
 
   private constructor(
     readonly config: ClusterConfig,
@@ -182,7 +182,7 @@ export class ClusterRuntime {
     const advertised = { id: this.instance, url, startedAt: Date.now(), groups: 0, caps: [COMPACTS_LOGS] };
     const info: InstanceInfo = advertised;
     const hooks: OwnershipHooks = {
-      groups: () => [...host.groups.keys(), ...(this.hooks?.webhooks ? [WEBHOOK_LEASE] : [])],
+      groups: () => [...host.groups.keys(), ...(this.hooks?.sender ? [WEBHOOK_LEASE] : [])],
       acquire: async (group, epoch) => {
         if (group === WEBHOOK_LEASE) return this.leadWebhooks(true);
         const handle = host.group(group);
@@ -224,32 +224,28 @@ export class ClusterRuntime {
 
   /** Where webhook endpoints and delivery states are kept: shared by every instance. */
   webhookKeeping(): ClusterWebhookKeeping {
-    this.hooks ??= { keeping: new ClusterWebhookKeeping(this.shared, () => this.sendsWebhooks(), this.log), webhooks: null, leading: false };
+    this.hooks ??= { keeping: new ClusterWebhookKeeping(this.shared, () => !!this.hooks?.sender?.leading, this.log), sender: null };
     return this.hooks.keeping;
   }
 
   /** Whether this instance sends webhooks now: it holds the lease, and it is good. */
   sendsWebhooks(): boolean {
-    return !!this.hooks?.leading && (this.ownership?.holds(WEBHOOK_LEASE) ?? false);
+    return !!this.hooks?.sender?.leading && (this.ownership?.holds(WEBHOOK_LEASE) ?? false);
   }
 
   /** The service's webhooks, driven from here: endpoints made elsewhere adopted, sending while the lease is ours. */
   async driveWebhooks(webhooks: Webhooks): Promise<void> {
     const keeping = this.webhookKeeping();
-    this.hooks!.webhooks = webhooks;
+    this.hooks!.sender = new WebhookSender(keeping, webhooks);
     keeping.onEndpoint = (id, e) => webhooks.adopt(id, e);
     await keeping.load();
   }
 
   private async leadWebhooks(lead: boolean): Promise<void> {
-    const h = this.hooks;
-    if (!h?.webhooks) return;
-    h.leading = false;
-    if (!lead) return void (await h.webhooks.pause());
-    // From the cursors the previous sender last wrote, read afresh.
-    await h.keeping.load();
-    h.leading = true;
-    h.webhooks.lead();
+    const sender = this.hooks?.sender;
+    if (!sender) return;
+    if (!lead) return sender.unlead();
+    await sender.lead();
     this.log.info('sending webhooks for the cluster');
   }
 

@@ -78,7 +78,7 @@ export class SharedState {
     } catch (err) {
       if (!isConflict(err)) throw err;
       await this.get(key);
-      this.log.debug({ key, expected: rev, found: this.revisions.get(key) }, 'a shared key changed since this instance last read it');
+      this.log.info({ key, expected: rev, found: this.revisions.get(key) }, 'a shared key changed since this instance last read it');
       return false;
     }
   }

@@ -4,14 +4,14 @@
 // not once per instance. Endpoints made through the API and every endpoint's delivery state (its
 // cursor above all) are kept in `sy_meta` and followed by every instance through the shared
 // state's watch: any instance's API and metrics show them, and the next sender goes on from the
-// last cursor the previous one wrote. Only the lease holder writes a state (a sender that lost the
-// lease while paused cannot move the cursor back); a kill -9 between a delivery and its state's
-// write sends that event again: at least once, in order.
+// last cursor the previous one wrote. Only the sender writes a state, from taking the lease to the
+// end of handing it back (WebhookSender); a kill -9 between a delivery and its state's write sends
+// that event again: at least once, in order.
 import type { Logger } from 'pino';
 import type { DeliveryState } from '../policy/webhooks.js';
 import { StoreUnavailable } from '../store/failures.js';
 import type { WebhookEndpoint } from '../webhooks/delivery.js';
-import type { WebhookKeeping } from '../webhooks/webhooks.js';
+import type { WebhookKeeping, Webhooks } from '../webhooks/webhooks.js';
 import { keyOf, nameOf, type SharedState } from './shared-state.js';
 
 /** The sender's key in the lease bucket: no node group can be named so (a '/', NAME_PATTERN). */
@@ -120,5 +120,33 @@ export class ClusterWebhookKeeping implements WebhookKeeping {
       );
     }
     this.writing = null;
+  }
+}
+
+/**
+ * This instance's part as the cluster's sender, driven by the webhooks lease (runtime.ts: the
+ * lease's acquire and release). `leading` (states may be written) spans from a fresh read of the
+ * cursors to the end of a pause: the request under way when the lease is handed back still writes
+ * its cursor, else the next sender would send that event again.
+ */
+export class WebhookSender {
+  leading = false;
+
+  constructor(
+    private readonly keeping: { load(): Promise<void> },
+    private readonly webhooks: Webhooks,
+  ) {}
+
+  async lead(): Promise<void> {
+    this.leading = false;
+    // From the cursors the previous sender last wrote, read afresh.
+    await this.keeping.load();
+    this.leading = true;
+    this.webhooks.lead();
+  }
+
+  async unlead(): Promise<void> {
+    await this.webhooks.pause();
+    this.leading = false;
   }
 }
