@@ -3,7 +3,8 @@
 // instance (the webhooks lease's holder) sends each event once, in id order, signed (the receiver,
 // its own process, checks every signature with standardwebhooks); every instance's API shows the
 // shared delivery state; kill -9 of the sending instance mid-stream: another takes over from the
-// last cursor written and nothing is lost, the order kept (a resend only of what came before the kill).
+// last cursor written and nothing is lost, the order kept (a resend only of what came before the
+// kill); SIGTERM of the next sender mid-stream: a clean hand-over, nothing sent again.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -56,7 +57,7 @@ async function provision(via: () => Instance, auth: Record<string, string>, name
   );
 }
 
-test('one instance sends each event once and in order; kill -9 of it mid-stream loses nothing', async (t) => {
+test('one instance sends each event once and in order; kill -9 of it mid-stream loses nothing; SIGTERM of the next hands over cleanly', async (t) => {
   const c = await Cluster.start(t, clusterConfig([staticGroup({ name: 'g' })]));
   await c.ready();
   const token = await c.login(c.instances[0]!);
@@ -66,7 +67,8 @@ test('one instance sends each event once and in order; kill -9 of it mid-stream 
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
   const rx: ChildProcess = spawn(process.execPath, [projectPath('dist', 'test', 'helpers', 'webhook-receiver.js'), String(port), secret, file], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, WEBHOOK_RECEIVER_HOST: HOST },
+    // Answers 100 ms after it took an event: a hand-over finds a request under way.
+    env: { ...process.env, WEBHOOK_RECEIVER_HOST: HOST, WEBHOOK_RECEIVER_ANSWER_MS: '100' },
   });
   t.teardown(() => void rx.kill('SIGKILL'));
   await new Promise<void>((resolve, reject) => {
@@ -123,18 +125,33 @@ test('one instance sends each event once and in order; kill -9 of it mid-stream 
   await c.kill(sender, 'SIGKILL');
   await producing;
   await until(async () => (await senders()).length === 1, 60_000, 'another instance sending webhooks');
-  t.log(`sender after the kill: ${(await senders())[0]!.id}`);
+  const second = (await senders())[0]!;
+  t.log(`sender after the kill: ${second.id}`);
+
+  // A clean hand-over: SIGTERM of the sender mid-stream. It finishes the request under way and
+  // writes its cursor before it hands the lease back: the last instance sends nothing again.
+  const lastOne = c.running().find((i) => i !== second)!;
+  const beforeTerm = receivedIn(file).length;
+  const more = (async () => {
+    for (; n < 40; n++) await provision(() => lastOne, auth, `a${n}`);
+  })();
+  await until(() => receivedIn(file).length >= beforeTerm + 3, 30_000, 'some events sent by the second sender');
+  const atTerm = receivedIn(file).length;
+  await c.kill(second, 'SIGTERM');
+  await more;
+  await until(async () => (await senders()).length === 1, 60_000, 'the last instance sending webhooks');
+  t.log(`sender after the SIGTERM: ${(await senders())[0]!.id}`);
   // What the log holds: a provision whose owner was killed between its commit and its event has
   // none (the event log's matter, not delivery's). A last provision marks the end.
-  await provision(() => c.running()[0]!, auth, 'end');
+  await provision(() => lastOne, auth, 'end');
   const logged: Received[] = [];
-  for await (const e of await openEvents(c.running()[0]!.url, token, { since: 0, signal: AbortSignal.timeout(60_000) })) {
+  for await (const e of await openEvents(lastOne.url, token, { since: 0, signal: AbortSignal.timeout(60_000) })) {
     const p = e as { type: string; seq: number; stream?: string };
     if (p.type !== 'provision.changed') continue;
     logged.push({ seq: p.seq, stream: p.stream });
     if (p.stream === 'end') break;
   }
-  t.log(`${logged.length - 1} of the 30 provisions have an event in the log`);
+  t.log(`${logged.length - 1} of the 40 provisions have an event in the log`);
   await until(() => logged.every((l) => receivedIn(file).some((r) => r.seq === l.seq)), 60_000, 'every event of the log received');
 
   const all = receivedIn(file);
@@ -154,10 +171,7 @@ test('one instance sends each event once and in order; kill -9 of it mid-stream 
     firsts.map((r) => r.seq),
     firsts.map((r) => r.seq).sort((a, b) => a! - b!),
   );
-  t.true(
-    logged.some((l) => l.stream === 'a29'),
-    'the provisions after the kill are in the log',
-  );
+  t.true(logged.some((l) => l.stream === 'a29') && logged.some((l) => l.stream === 'a39'), 'the provisions after the kill are in the log');
   // A resend only of what came before the kill, and only once the new sender took over.
   const resent = all.filter((r, k) => all.findIndex((x) => x.seq === r.seq) !== k);
   t.true(
@@ -168,6 +182,11 @@ test('one instance sends each event once and in order; kill -9 of it mid-stream 
     all.slice(0, atKill).map((r) => r.seq),
     [...new Set(all.slice(0, atKill).map((r) => r.seq))],
     'no duplicate before the kill',
+  );
+  t.deepEqual(
+    all.slice(atTerm).filter((r) => all.slice(0, atTerm).some((x) => x.seq === r.seq)),
+    [],
+    'nothing sent again after the SIGTERM hand-over',
   );
   t.log(`${all.length} requests for ${logged.length} events; resent after the takeover: ${resent.length}`);
   // The survivors' API: the cursor at the last event.
