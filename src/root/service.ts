@@ -39,6 +39,7 @@ import { projectPath } from '../paths.js';
 import { lockDataDir } from '../store/lock.js';
 import { surviveCommitFailures } from '../store/failures.js';
 import { openStore, type Store } from '../store/store.js';
+import { Backups } from '../store/backup.js';
 import { keepPrivate, makePrivate } from '../store/private-dir.js';
 import { NodeGroupRegistry } from '../nodegroups/registry.js';
 import { knownMetrics } from '../domain/metrics.js';
@@ -171,11 +172,13 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const metrics = new Metrics(counts, actorStats, nodeLoads);
   const webhooks = new Webhooks({
     events,
-    // Cluster mode keeps endpoints and cursors in the instance's LMDB for now; one instance sends.
-    keeping: new LmdbWebhookKeeping(store.meta),
+    // Cluster mode: endpoints and cursors shared in NATS; one instance, the webhooks lease's holder, sends (src/cluster/webhook-keeping.ts).
+    keeping: cluster ? cluster.webhookKeeping() : new LmdbWebhookKeeping(store.meta),
+    ...(cluster ? { sending: () => cluster?.sendsWebhooks() ?? false } : {}),
     ...(options.now ? { now: options.now } : {}),
     observe: (id, outcome) => metrics.webhookDelivery({ endpoint: id, outcome }).inc(),
   });
+  await cluster?.driveWebhooks(webhooks);
   metrics.trackWebhooks(() => webhooks.list());
   registerStreamMetrics(metrics.registry, async () => {
     const all = await Promise.all(
@@ -234,6 +237,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const terraformSecret = cluster ? randomBytes(32) : null;
   let ready = false;
   let openapi: unknown;
+  const throttle = new LoginThrottle(config.auth.loginThrottle);
+  const lookupRate = new LookupRateLimiter(config.limits.lookups, options.now);
+  // Cluster mode: held for the cluster, not once per instance (docs/cluster.md, "Limits across instances").
+  cluster?.shareLimits(lookupRate, throttle);
   const services: Services = {
     config,
     actors,
@@ -243,9 +250,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
     signer,
     admission,
     webhooks,
-    throttle: new LoginThrottle(config.auth.loginThrottle),
+    throttle,
     nodeTokens,
-    lookupRate: new LookupRateLimiter(config.limits.lookups, options.now),
+    lookupRate,
     events,
     metrics,
     locator,
@@ -254,6 +261,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...(cluster ? { cluster: cluster.view() } : {}),
     ...(cluster && terraformSecret ? { terraformState: { secret: terraformSecret, state: cluster.terraformState((bodies) => events.append(bodies)) } } : {}),
     openapi: () => openapi,
+    backups: new Backups(store, config.dataDir, config.minFreeBytes),
     stopping: stopping.signal,
     now: options.now ?? Date.now,
   };
