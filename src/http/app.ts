@@ -17,6 +17,7 @@ import { provisionRoutes } from './routes/provisions.js';
 import { streamRoutes } from './routes/streams.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { systemRoutes } from './routes/system.js';
+import { backupRoutes } from './routes/backup.js';
 import { mountTerraformState } from './routes/terraform-state.js';
 import { staticPages } from './static-pages.js';
 import { isLoopbackHost } from '../domain/hosts.js';
@@ -34,7 +35,7 @@ const QUIET = new Set([
 ]);
 
 /**
- * Routes of another API mounted beside ours by the composition root (src/service.ts): Red5 SM2's
+ * Routes of another API mounted beside ours by the composition root (src/root/service.ts): Red5 SM2's
  * (src/compat). They are given the app's own access guard; their high-volume paths are logged
  * at debug like ours.
  */
@@ -76,6 +77,7 @@ export function allRoutes(s: Services, mounts: readonly RouteMount[] = []): Rout
     ...nodeGroupRoutes(s),
     ...nodeRoutes(s),
     ...systemRoutes(s),
+    ...backupRoutes(s),
     ...webhookRoutes(s),
     ...mounts.flatMap((m) => m.routes(s, (access) => guardOf(s)(access))),
   ];

@@ -21,5 +21,5 @@ export function red5sm2Routes(s: Services, guard: Guard): RouteDef[] {
 
 export const RED5SM2_QUIET_ROUTES: readonly string[] = [...QUIET_STREAM_ROUTES, '/as/v1/admin/healthz'];
 
-/** SM2's API as the composition root mounts it beside ours (src/service.ts). */
+/** SM2's API as the composition root mounts it beside ours (src/root/service.ts). */
 export const red5sm2Mount: RouteMount = { routes: red5sm2Routes, quiet: RED5SM2_QUIET_ROUTES };
