@@ -75,8 +75,9 @@ function NodeRow({ group, n, now, changed }: { group: string; n: Node; now: numb
         <button type="button" disabled={!allows(n, 'drain')} onClick={() => act(group, n, 'drain')} aria-label={`Drain ${n.id}`}>
           Drain
         </button>
-        <button type="button" class="danger-outline" disabled={!allows(n, 'doom')} onClick={() => act(group, n, 'doom')} aria-label={`Destroy ${n.id} now`}>
-          Destroy now
+        {/* "Destroy", not "Destroy now", in the row: the table fits 1280 px; the dialog says "now". */}
+        <button type="button" class="danger-outline" disabled={!allows(n, 'doom')} onClick={() => act(group, n, 'doom')} aria-label={`Destroy ${n.id} now`} title="Destroy now, without draining">
+          Destroy
         </button>
       </td>
     </tr>
