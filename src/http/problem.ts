@@ -2,11 +2,14 @@
 // middleware writes it. `error` and `errorMessage` repeat `detail` for Red5 Stream Manager 2.0
 // clients: current ones read `error`, older ones `errorMessage` (docs/migrating-from-red5-sm2.md).
 import { STATUS_CODES } from 'node:http';
+import type { Static } from 'typebox';
+import type { ProblemSchema } from '../schemas/api.js';
 
-export interface FieldProblem {
-  path: string;
-  message: string;
-}
+/** The media type of every error answer, from Koa's routes and from the raw servers alike. */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** One field's complaint in a VALIDATION_FAILED answer. */
+export type FieldProblem = NonNullable<ProblemBody['errors']>[number];
 
 export class Problem extends Error {
   constructor(
@@ -35,17 +38,8 @@ export const problems = {
   notReady: (detail = 'the service is starting or stopping', retryAfter = 1) => new Problem(503, 'NOT_READY', detail, { retryAfter }),
 };
 
-export interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  code: string;
-  detail: string;
-  error: string;
-  errorMessage: string;
-  errors?: FieldProblem[];
-  requestId?: string;
-}
+/** The body's shape is declared once, by the schema the OpenAPI document shows. */
+export type ProblemBody = Static<typeof ProblemSchema>;
 
 export function problemBody(p: Problem, requestId?: string): ProblemBody {
   return {
@@ -59,4 +53,9 @@ export function problemBody(p: Problem, requestId?: string): ProblemBody {
     ...(p.extra.errors ? { errors: p.extra.errors } : {}),
     ...(requestId ? { requestId } : {}),
   };
+}
+
+/** The body as text, for the servers that answer outside Koa (server.ts, cluster/waiting-server.ts). */
+export function problemJson(p: Problem): string {
+  return JSON.stringify(problemBody(p));
 }
