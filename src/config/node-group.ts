@@ -5,7 +5,7 @@
 import ms from 'ms';
 import { NodeGroupConfig, type NodeGroupConfigInput } from './node-group-schema.js';
 import type { NodeGroup, RuleConfig } from './types.js';
-import { compile, type FieldError } from '../schemas/validate.js';
+import { compile, readablePath, type FieldError } from '../schemas/validate.js';
 import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC, STATES_WITH_TIMEOUT, type Role, type TimedState } from '../domain/vocabulary.js';
 import { compileExpression, ExpressionError, type Kind } from '../policy/expressions/compile.js';
 import { ruleKey } from '../domain/scaling.js';
@@ -42,15 +42,7 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
   groupChecker.withDefaults(input);
   if (!groupChecker.check(input)) return { errors: groupChecker.explain(input) };
   const errors: FieldError[] = [];
-  const err = (pointer: string, message: string) =>
-    errors.push({
-      pointer,
-      message,
-      path: pointer
-        .slice(1)
-        .replace(/\/([0-9]+)(?=\/|$)/g, '[$1]')
-        .replace(/\//g, '.'),
-    });
+  const err = (pointer: string, message: string) => errors.push({ pointer, message, path: readablePath(pointer) });
 
   const tfRaw = input.platform.terraform as Record<string, unknown>;
   for (const [field, where] of MOVED) {
