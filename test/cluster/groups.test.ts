@@ -5,8 +5,9 @@ import test from 'ava';
 import { request } from '../helpers/http.js';
 import { staticGroup } from '../helpers/fixtures.js';
 import { Cluster, clusterConfig, localGroup } from '../helpers/cluster.js';
-import { until } from '../helpers/nats-cluster.js';
+
 import { readLog } from '../helpers/wal-reader.js';
+import { until } from '../helpers/until.js';
 
 test('a node group created on one instance is served by all, refused twice, deleted everywhere with its log', async (t) => {
   const c = await Cluster.start(t, clusterConfig([staticGroup({ name: 'g' })]), { instances: 2 });

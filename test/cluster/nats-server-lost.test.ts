@@ -6,7 +6,7 @@ import test from 'ava';
 import { request } from '../helpers/http.js';
 import { Cluster, clusterConfig, localGroup, slowBindings } from '../helpers/cluster.js';
 import { LookupLoad, unexpected } from '../helpers/cluster-load.js';
-import { until } from '../helpers/nats-cluster.js';
+import { until } from '../helpers/until.js';
 
 test('kill -9 of the NATS server leading the lease bucket, then of the one leading the log: no group moves, reads go on, writes come back', async (t) => {
   // A 5 s lease (renewed every 1.7 s): an election of 4–9 s still outlasts it, so the owners must

@@ -8,7 +8,7 @@ import test from 'ava';
 import { request } from '../helpers/http.js';
 import { Cluster, clusterConfig, localGroup, slowBindings } from '../helpers/cluster.js';
 import { LookupLoad, unexpected } from '../helpers/cluster-load.js';
-import { until } from '../helpers/nats-cluster.js';
+import { until } from '../helpers/until.js';
 
 test('kill -9 of an owner under lookup load: served again by a survivor, only 503s with Retry-After meanwhile, nothing acknowledged lost', async (t) => {
   const config = clusterConfig([slowBindings(localGroup('g', 40))], '2s');

@@ -5,7 +5,7 @@ import test from 'ava';
 import { request } from '../helpers/http.js';
 import { Cluster, clusterConfig, localGroup, slowBindings } from '../helpers/cluster.js';
 import { LookupLoad } from '../helpers/cluster-load.js';
-import { until } from '../helpers/nats-cluster.js';
+import { until } from '../helpers/until.js';
 
 test('SIGTERM of an owner, then a rolling restart of all three under lookup load: no lookup fails, nothing acknowledged lost', async (t) => {
   const c = await Cluster.start(t, clusterConfig([slowBindings(localGroup('g', 50)), slowBindings(localGroup('h', 51))]));

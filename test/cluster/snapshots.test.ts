@@ -15,8 +15,9 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { Cluster, clusterConfig, localGroup, slowBindings, type Instance } from '../helpers/cluster.js';
 import { request } from '../helpers/http.js';
-import { until } from '../helpers/nats-cluster.js';
+
 import { readLog } from '../helpers/wal-reader.js';
+import { until } from '../helpers/until.js';
 
 /** Bindings written (one lookup each); the log compacts every SNAPSHOT_ENTRIES entries. */
 const BINDINGS = Number(process.env.SNAPSHOT_TEST_BINDINGS ?? 20_000);

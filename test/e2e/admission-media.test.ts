@@ -7,11 +7,12 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { eventually, inService, waitForEvents } from '../helpers/events.js';
+import { inService, waitForEvents } from '../helpers/events.js';
 import { body, request } from '../helpers/http.js';
 import { mediaTools, playFrames, Processes, publish, report } from '../helpers/media.js';
 import { spawnService, type ServiceProcess } from '../helpers/process.js';
 import { killAgentsOf, tempDir } from '../helpers/service.js';
+import { until } from '../helpers/until.js';
 
 const PASSWORD = 'admission-e2e-password';
 const RTMP_PORT = 19935;
@@ -119,7 +120,7 @@ test('only the url of a lookup publishes or plays, where it says and while it is
 
   // The answer's url, unmodified, publishes.
   const publisher = publish(ffmpegs, tools.ffmpeg, first.url);
-  await eventually(async () => (await stream('cam1'))?.state === 'LIVE', 20_000, 'cam1 to turn LIVE');
+  await until(async () => (await stream('cam1'))?.state === 'LIVE', 20_000, 'cam1 to turn LIVE');
 
   // Players: only the url of a subscribe lookup, on its edge.
   const edge = await lookup('/as/v1/streams/live/cam1/subscribe');
@@ -132,11 +133,11 @@ test('only the url of a lookup publishes or plays, where it says and while it is
   // An expired token (group 'short': 1 s, and 2 s of clock slack) is refused; a fresh one is not.
   const short = await lookup('/as/v1/streams/live/late/publish?nodeGroup=short');
   const expired = Date.parse(short.expiresAt) + 2000;
-  await eventually(async () => Date.now() > expired + 1000, 10_000, 'the token to expire');
+  await until(async () => Date.now() > expired + 1000, 10_000, 'the token to expire');
   t.true(await refusedPublish(short.url), 'an expired token');
   const fresh = await lookup('/as/v1/streams/live/late/publish?nodeGroup=short');
   publish(ffmpegs, tools.ffmpeg, fresh.url);
-  await eventually(async () => (await stream('late', 'short'))?.state === 'LIVE', 20_000, 'late to turn LIVE with a fresh token');
+  await until(async () => (await stream('late', 'short'))?.state === 'LIVE', 20_000, 'late to turn LIVE with a fresh token');
 
   // The binding moves: cam1's origin drains, the next publish lookup binds cam1 to the other
   // origin, and the old origin drops the publisher it still has.
@@ -145,10 +146,10 @@ test('only the url of a lookup publishes or plays, where it says and while it is
   t.is(moved.nodeId, second.nodeId);
   const exited = await Promise.race([publisher.exited, new Promise<null>((r) => setTimeout(() => r(null), 20_000))]);
   t.not(exited, null, 'the publisher at the old origin was disconnected');
-  await eventually(async () => !(await onStatPage(origin, 'cam1')), 10_000, 'cam1 to leave the old origin');
+  await until(async () => !(await onStatPage(origin, 'cam1')), 10_000, 'cam1 to leave the old origin');
   t.true(await refusedPublish(first.url), 'its old token no longer publishes there');
   const republished = publish(ffmpegs, tools.ffmpeg, moved.url);
-  await eventually(
+  await until(
     async () => {
       const s = await stream('cam1');
       return s?.state === 'LIVE' && s.origin.nodeId === second.nodeId;

@@ -6,11 +6,12 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { eventually, inService, waitForEvents } from '../helpers/events.js';
+import { inService, waitForEvents } from '../helpers/events.js';
 import { body, request } from '../helpers/http.js';
 import { leftovers, mediaTools, play, playFrames, Processes, publish, report } from '../helpers/media.js';
 import { spawnService, type ServiceProcess } from '../helpers/process.js';
 import { killAgentsOf, tempDir } from '../helpers/service.js';
+import { until } from '../helpers/until.js';
 
 const PASSWORD = 'media-e2e-password';
 const RTMP_PORT = 19935;
@@ -100,7 +101,7 @@ test('a stream travels from a publisher through the chosen origin to a player on
   // The answer's url: the node admits the token in it (docs/security.md), and nothing else.
   t.is(origin.url, `rtmp://${origin.serverAddress}:${origin.port}/${origin.scope}/${origin.name}?token=${origin.token}`);
   const publisher = publish(ffmpegs, tools.ffmpeg, origin.url);
-  await eventually(async () => (await streams()).find((s) => s.name === 'cam1')?.state === 'LIVE', 15_000, 'cam1 to turn LIVE');
+  await until(async () => (await streams()).find((s) => s.name === 'cam1')?.state === 'LIVE', 15_000, 'cam1 to turn LIVE');
   t.log(`cam1 LIVE ${Date.now() - publishedAt} ms after the publisher started`);
 
   // Endpoint 5: an edge under that origin; a player there decodes video, and is counted.
@@ -108,7 +109,7 @@ test('a stream travels from a publisher through the chosen origin to a player on
   t.like(edge, { role: 'edge', protocol: 'rtmp', port: RTMP_PORT });
   t.not(edge.serverAddress, origin.serverAddress);
   const watching = play(ffmpegs, tools, edge.url, 6, 25_000);
-  await eventually(async () => ((await streams()).find((s) => s.name === 'cam1')?.subscribers ?? 0) >= 1, 20_000, 'the viewer to be counted on cam1');
+  await until(async () => ((await streams()).find((s) => s.name === 'cam1')?.subscribers ?? 0) >= 1, 20_000, 'the viewer to be counted on cam1');
   // Per-stream statistics, from what the nodes' nginx stat pages say (docs/api.md): the publisher's
   // rate, codecs and resolution, its uptime, and the viewer on its edge.
   interface Stats {
@@ -117,7 +118,7 @@ test('a stream travels from a publisher through the chosen origin to a player on
     publisher: { nodeId: string; bitrate: number | null; video: { codec?: string; width?: number; height?: number } | null; audio: { codec?: string } | null } | null;
     nodes: Array<{ nodeId: string; viewers: number; bitrateOut: number | null }>;
   }
-  const stats = await eventually(
+  const stats = await until(
     async () => {
       const s = await get<Stats>('/as/v1/streams/default/cam1/stats');
       return s.viewers >= 1 && (s.publisher?.bitrate ?? 0) > 0 ? s : false;
@@ -153,7 +154,7 @@ test('a stream travels from a publisher through the chosen origin to a player on
   const abrAt = Date.now();
   t.is(new URL(transcoder.url).port, String(RTMP_PORT));
   const abrPublisher = publish(ffmpegs, tools.ffmpeg, transcoder.url, '640x360');
-  const live = await eventually(
+  const live = await until(
     async () => {
       const s = (await streams()).find((x) => x.name === 'show');
       return s?.state === 'LIVE' ? s : false;
@@ -185,5 +186,5 @@ test('a stream travels from a publisher through the chosen origin to a player on
   // A clean stop of the service stops its agents, their nginx and whatever nginx ran.
   svc.proc.kill('SIGTERM');
   t.is(await Promise.race([svc.exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 15_000))]), 0);
-  await eventually(async () => leftovers(dataDir).length === 0, 5000, 'no process of the nodes left');
+  await until(async () => leftovers(dataDir).length === 0, 5000, 'no process of the nodes left');
 });

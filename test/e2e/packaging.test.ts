@@ -8,8 +8,9 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
 import { join } from 'node:path';
 import test from 'ava';
 import { projectPath } from '../../src/paths.js';
-import { eventually } from '../helpers/events.js';
+
 import { tempDir } from '../helpers/service.js';
+import { until } from '../helpers/until.js';
 
 const npm = (args: string[], cwd: string) => spawnSync('npm', args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' }, timeout: 180_000 });
 
@@ -112,7 +113,7 @@ test('npm pack → npm install into an empty prefix: switchyard --version, switc
     await fetch(`${url}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'packaged-admin-password' }) })
   ).json()) as { accessToken: string };
   // The installed agent runs the nodes: both come INSERVICE.
-  await eventually(
+  await until(
     async () => {
       const g = (await (await fetch(`${url}/as/v1/nodegroups/default`, { headers: { authorization: `Bearer ${login.accessToken}` } })).json()) as { nodeList: Array<{ state: string }> };
       return g.nodeList.filter((n) => n.state === 'INSERVICE').length === 2;

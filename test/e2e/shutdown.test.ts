@@ -2,10 +2,11 @@
 // flight, stops its local nodes, flushes LMDB and exits 0; what it acknowledged is there after.
 import { connect, type Socket } from 'node:net';
 import test from 'ava';
-import { eventually, inService, waitForEvents } from '../helpers/events.js';
+import { inService, waitForEvents } from '../helpers/events.js';
 import { request } from '../helpers/http.js';
 import { OwnService } from '../helpers/process.js';
 import { killAgentsOf } from '../helpers/service.js';
+import { until } from '../helpers/until.js';
 
 const CONFIG = {
   server: { host: '127.0.0.1', port: 0, shutdownTimeout: '10s' },
@@ -83,7 +84,7 @@ test('SIGTERM: no new connections, the request in flight completes, local nodes 
 
   const stoppedAt = Date.now();
   svc.proc.kill('SIGTERM');
-  await eventually(() => refused(port), 10_000, 'the port to refuse new connections');
+  await until(() => refused(port), 10_000, 'the port to refuse new connections');
   socket.write(payload);
   await closed;
   t.regex(answer, /^HTTP\/1\.1 201 /, 'the request in flight was answered');

@@ -7,7 +7,8 @@ import type { ExecutionContext } from 'ava';
 import { launchService, type LaunchedService } from './process.js';
 import { request } from './http.js';
 import { killAgentsOf, tempDir } from './service.js';
-import { NatsCluster, until } from './nats-cluster.js';
+import { NatsCluster } from './nats-cluster.js';
+import { until } from './until.js';
 
 export const CLUSTER_PASSWORD = 'cluster-admin-password';
 
