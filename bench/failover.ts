@@ -9,6 +9,7 @@ import { openEvents } from '../src/events/stream-client.js';
 import { projectPath } from '../src/paths.js';
 import { runServer } from './lib/servers.js';
 import { table } from './lib/table.js';
+import { localGroup } from '../test/helpers/fixtures.js';
 
 const NODE_TIMEOUT = Number(process.env.BENCH_NODE_TIMEOUT_MS ?? 3000);
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 3);
@@ -62,17 +63,15 @@ async function main(): Promise<void> {
       dataDir: join(dir, 'data'),
       geoip: { enabled: false },
       nodeGroups: [
-        {
+        localGroup({
           name: 'bench',
-          platform: { type: 'local', local: { firstAddress: '127.0.40.2', port: 0 } },
+          firstAddress: '127.0.40.2',
           regions: [{ name: 'r1', lat: 50, lon: 8 }],
-          roles: { origin: {}, edge: { parentRole: 'origin' } },
-          rules: [
-            { region: 'r1', role: 'origin', min: 1, max: 2 },
-            { region: 'r1', role: 'edge', min: 2, max: 4 },
-          ],
+          // No limit given: the config's default, as before.
+          origins: { min: 1, max: 2, limit: undefined },
+          edges: { min: 2, max: 4, limit: undefined },
           timing: { heartbeatMs: 1000, nodeTimeout: NODE_TIMEOUT, faultTimeout: '1s' },
-        },
+        }),
       ],
     }),
   );

@@ -4,7 +4,7 @@
 // afterwards; the restarted server catches up.
 import test from 'ava';
 import { request } from '../helpers/http.js';
-import { Cluster, clusterConfig, localGroup, slowBindings } from '../helpers/cluster.js';
+import { Cluster, clusterConfig, clusterGroup, slowBindings } from '../helpers/cluster.js';
 import { LookupLoad, unexpected } from '../helpers/cluster-load.js';
 import { until } from '../helpers/until.js';
 
@@ -12,7 +12,7 @@ test('kill -9 of the NATS server leading the lease bucket, then of the one leadi
   // A 5 s lease (renewed every 1.7 s): an election of 4–9 s still outlasts it, so the owners must
   // ride through it; with 3 s, a stall of an instance's event loop on this loaded 2-core machine
   // (3 NATS servers, 3 instances, their nodes and the load) left too little slack between attempts.
-  const c = await Cluster.start(t, clusterConfig([slowBindings(localGroup('g', 70)), slowBindings(localGroup('h', 71))], '5s'));
+  const c = await Cluster.start(t, clusterConfig([slowBindings(clusterGroup('g', 70)), slowBindings(clusterGroup('h', 71))], '5s'));
   await c.ready();
   const token = await c.login(c.instances[0]!);
   const auth = { authorization: `Bearer ${token}` };

@@ -13,6 +13,7 @@ import { mediaTools, playFrames, Processes, publish, report } from '../helpers/m
 import { spawnService, type ServiceProcess } from '../helpers/process.js';
 import { killAgentsOf, tempDir } from '../helpers/service.js';
 import { until } from '../helpers/until.js';
+import { localGroup, type RoleBounds } from '../helpers/fixtures.js';
 
 const PASSWORD = 'admission-e2e-password';
 const RTMP_PORT = 19935;
@@ -20,15 +21,15 @@ const STAT_PORT = 19980;
 
 function writeConfig(dir: string): string {
   const file = join(dir, 'config.json');
-  const group = (name: string, firstAddress: string, rules: unknown[], extra: object = {}) => ({
-    name,
-    platform: { type: 'local', local: { backend: 'nginx-rtmp', firstAddress, port: RTMP_PORT, statPort: STAT_PORT } },
-    regions: [{ name: 'here', lat: 50, lon: 8 }],
-    roles: { origin: {}, edge: { parentRole: 'origin' } },
-    rules,
-    timing: { heartbeatMs: 300, nodeTimeout: '5s', streamTimeout: '3s', publishTimeout: '60s' },
-    ...extra,
-  });
+  const group = (name: string, firstAddress: string, origins: RoleBounds, edges: RoleBounds | null) =>
+    localGroup({
+      name,
+      firstAddress,
+      local: { backend: 'nginx-rtmp', port: RTMP_PORT, statPort: STAT_PORT },
+      origins,
+      edges,
+      timing: { heartbeatMs: 300, nodeTimeout: '5s', streamTimeout: '3s', publishTimeout: '60s' },
+    });
   writeFileSync(
     file,
     JSON.stringify({
@@ -36,12 +37,9 @@ function writeConfig(dir: string): string {
       supervisorTick: '200ms',
       geoip: { enabled: false },
       nodeGroups: [
-        group('default', '127.1.70.2', [
-          { region: 'here', role: 'origin', min: 2, max: 2, limit: 20 },
-          { region: 'here', role: 'edge', min: 1, max: 1, limit: 50 },
-        ]),
+        group('default', '127.1.70.2', { min: 2, max: 2, limit: 20 }, { min: 1, max: 1, limit: 50 }),
         // Tokens that expire within seconds, and no clock slack: what an expired token meets.
-        group('short', '127.1.71.2', [{ region: 'here', role: 'origin', min: 1, max: 1, limit: 20 }], { roles: { origin: {} }, admission: { tokenTtl: '1s', clockLeeway: '2s' } }),
+        { ...group('short', '127.1.71.2', { min: 1, max: 1, limit: 20 }, null), admission: { tokenTtl: '1s', clockLeeway: '2s' } },
       ],
     }),
   );

@@ -8,24 +8,22 @@ import { inService, waitForEvents } from '../helpers/events.js';
 import { body, request } from '../helpers/http.js';
 import { OwnService } from '../helpers/process.js';
 import { until } from '../helpers/until.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 const CONFIG = {
   server: { host: '127.0.0.1', port: 0 },
   supervisorTick: '200ms',
   nodeGroups: [
     {
-      name: 'default',
-      platform: { type: 'local', local: { firstAddress: '127.0.10.2', port: 0 } },
-      regions: [
-        { name: 'here', lat: 50, lon: 8 },
-        { name: 'there', lat: 39, lon: -77 },
-      ],
-      roles: { origin: {}, edge: { parentRole: 'origin' } },
-      rules: [
-        { region: 'here', role: 'origin', min: 2, max: 3, limit: 10 },
-        { region: 'here', role: 'edge', min: 1, max: 2, limit: 10 },
-      ],
-      timing: { heartbeatMs: 200, nodeTimeout: '3s' },
+      ...localGroup({
+        firstAddress: '127.0.10.2',
+        regions: [
+          { name: 'here', lat: 50, lon: 8 },
+          { name: 'there', lat: 39, lon: -77 },
+        ],
+        origins: { min: 2, max: 3 },
+        timing: { nodeTimeout: '3s' },
+      }),
       // This test loads an origin with sessions opened on the node itself, beside any lookup:
       // only a group that admits anyone takes them (admission is tested in admission.test.ts).
       admission: { enabled: false },

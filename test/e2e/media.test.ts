@@ -12,6 +12,7 @@ import { leftovers, mediaTools, play, playFrames, Processes, publish, report } f
 import { spawnService, type ServiceProcess } from '../helpers/process.js';
 import { killAgentsOf, tempDir } from '../helpers/service.js';
 import { until } from '../helpers/until.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 const PASSWORD = 'media-e2e-password';
 const RTMP_PORT = 19935;
@@ -26,18 +27,14 @@ function writeConfig(dir: string): string {
       supervisorTick: '200ms',
       geoip: { enabled: false },
       nodeGroups: [
-        {
-          name: 'default',
-          platform: { type: 'local', local: { backend: 'nginx-rtmp', firstAddress: '127.0.70.2', port: RTMP_PORT, statPort: STAT_PORT } },
-          regions: [{ name: 'here', lat: 50, lon: 8 }],
-          roles: { origin: {}, edge: { parentRole: 'origin' }, transcoder: {} },
-          rules: [
-            { region: 'here', role: 'origin', min: 1, max: 1, limit: 20 },
-            { region: 'here', role: 'edge', min: 1, max: 1, limit: 50 },
-            { region: 'here', role: 'transcoder', min: 1, max: 1, limit: 4 },
-          ],
+        localGroup({
+          firstAddress: '127.0.70.2',
+          local: { backend: 'nginx-rtmp', port: RTMP_PORT, statPort: STAT_PORT },
+          origins: { min: 1, max: 1, limit: 20 },
+          edges: { min: 1, max: 1, limit: 50 },
+          transcoders: { min: 1, max: 1, limit: 4 },
           timing: { heartbeatMs: 300, nodeTimeout: '5s', streamTimeout: '2s', publishTimeout: '30s' },
-        },
+        }),
       ],
     }),
   );

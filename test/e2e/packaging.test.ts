@@ -11,6 +11,7 @@ import { projectPath } from '../../src/paths.js';
 
 import { tempDir } from '../helpers/service.js';
 import { until } from '../helpers/until.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 const npm = (args: string[], cwd: string) => spawnSync('npm', args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' }, timeout: 180_000 });
 
@@ -20,19 +21,7 @@ const config = (dataDir: string) => ({
   dataDir,
   supervisorTick: '100ms',
   geoip: { enabled: false },
-  nodeGroups: [
-    {
-      name: 'default',
-      platform: { type: 'local', local: { firstAddress: '127.0.40.2', port: 0 } },
-      regions: [{ name: 'here', lat: 50, lon: 8 }],
-      roles: { origin: {}, edge: { parentRole: 'origin' } },
-      rules: [
-        { region: 'here', role: 'origin', min: 1, max: 1, limit: 10 },
-        { region: 'here', role: 'edge', min: 1, max: 1, limit: 10 },
-      ],
-      timing: { heartbeatMs: 200 },
-    },
-  ],
+  nodeGroups: [localGroup({ firstAddress: '127.0.40.2', origins: { min: 1, max: 1 }, edges: { min: 1, max: 1 } })],
 });
 
 /** Runs a program until its JSON log says it listens; gives its URL and a way to stop it. */

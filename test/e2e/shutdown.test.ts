@@ -7,23 +7,12 @@ import { request } from '../helpers/http.js';
 import { OwnService } from '../helpers/process.js';
 import { killAgentsOf } from '../helpers/service.js';
 import { until } from '../helpers/until.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 const CONFIG = {
   server: { host: '127.0.0.1', port: 0, shutdownTimeout: '10s' },
   supervisorTick: '100ms',
-  nodeGroups: [
-    {
-      name: 'default',
-      platform: { type: 'local', local: { firstAddress: '127.0.30.2', port: 0 } },
-      regions: [{ name: 'here', lat: 50, lon: 8 }],
-      roles: { origin: {}, edge: { parentRole: 'origin' } },
-      rules: [
-        { region: 'here', role: 'origin', min: 1, max: 2, limit: 10 },
-        { region: 'here', role: 'edge', min: 1, max: 2, limit: 10 },
-      ],
-      timing: { heartbeatMs: 100, nodeTimeout: '3s' },
-    },
-  ],
+  nodeGroups: [localGroup({ firstAddress: '127.0.30.2', timing: { heartbeatMs: 100, nodeTimeout: '3s' } })],
 };
 
 /** A connection that can be refused: resolves true once the port accepts nothing. */

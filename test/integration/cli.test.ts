@@ -13,6 +13,7 @@ import { ADMIN_PASSWORD, staticGroup, startTestService, tempDir } from '../helpe
 import { CLI, cli, loggedIn } from '../helpers/cli.js';
 import { until } from '../helpers/until.js';
 import { freePort } from '../helpers/ports.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 test('login keeps the token with its URL in a 0600 file in a 0700 directory; a wrong password is exit 4 and saves nothing', async (t) => {
   const svc = await startTestService();
@@ -153,17 +154,7 @@ test('nodegroups create waits for its nodes INSERVICE with their events; nodes d
   const home = await loggedIn(t, svc);
   const dir = tempDir('switchyard-cli-files-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const group = {
-    name: 'live',
-    platform: { type: 'local', local: { firstAddress: '127.0.50.2', port: 0 } },
-    regions: [{ name: 'here', lat: 50, lon: 8 }],
-    roles: { origin: {}, edge: { parentRole: 'origin' } },
-    rules: [
-      { region: 'here', role: 'origin', min: 1, max: 2, limit: 10 },
-      { region: 'here', role: 'edge', min: 2, max: 3, limit: 10 },
-    ],
-    timing: { heartbeatMs: 200 },
-  };
+  const group = localGroup({ name: 'live', firstAddress: '127.0.50.2', edges: { min: 2, max: 3 } });
   writeFileSync(join(dir, 'live.json'), JSON.stringify(group));
   const created = await cli(home, ['nodegroups', 'create', '-f', join(dir, 'live.json')]);
   t.is(created.code, 0, created.stderr);
