@@ -7,7 +7,7 @@ import { withAdmission } from '../../admission/orders.js';
 import { NodeIdParam } from '../../schemas/api.js';
 import { HeartbeatReplySchema, HeartbeatSchema, type Heartbeat } from '../../schemas/heartbeat.js';
 import { compile } from '../../schemas/validate.js';
-import { NodeChannels, type Beat } from '../node-channel.js';
+import { NodeChannels, type HeartbeatAnswer } from '../node-channel.js';
 import { problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { upgradeOf } from '../server.js';
@@ -22,7 +22,7 @@ export function nodeRoutes(services: Services): RouteDef[] {
   };
   const notFound = (claims: Claims) => problems.notFound('NODE_NOT_FOUND', `node '${claims.nodeId}' is not in node group '${claims.nodeGroup}'`);
 
-  async function beat(claims: Claims, body: Heartbeat): Promise<Beat> {
+  async function beat(claims: Claims, body: Heartbeat): Promise<HeartbeatAnswer> {
     // A channel's claims were checked when it opened: a revocation since must stop it too.
     if (services.nodeTokens.revoked(claims)) throw problems.badToken("this node's tokens were revoked");
     const handle = services.actors.group(claims.nodeGroup!);
