@@ -1,10 +1,11 @@
 // The service as a real child process (`node dist/src/main.js`), for tests that kill it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { projectPath } from '../../src/paths.js';
 import { request } from './http.js';
+import { report } from './media.js';
 import { killAgentsOf, tempDir } from './service.js';
 
 export interface ServiceProcess {
@@ -124,21 +125,5 @@ export class OwnService {
   async login(): Promise<string> {
     const r = await request(this.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: E2E_PASSWORD });
     return (r.json as { accessToken: string }).accessToken;
-  }
-}
-
-function report(t: { log(...v: unknown[]): void }, dataDir: string, output: readonly string[]): void {
-  t.log(`service output (last 30 lines):\n${output.slice(-30).join('\n')}`);
-  try {
-    for (const id of readdirSync(join(dataDir, 'nodes'))) {
-      t.log(
-        `agent ${id}:\n${readFileSync(join(dataDir, 'nodes', id, 'agent.log'), 'utf8')
-          .split('\n')
-          .slice(-10)
-          .join('\n')}`,
-      );
-    }
-  } catch {
-    /* no agents */
   }
 }
