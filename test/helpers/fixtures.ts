@@ -82,3 +82,12 @@ export function localGroup(options: {
     timing: { heartbeatMs: 200, ...options.timing },
   };
 }
+
+/** A provision of one rendition (`<stream>_360` unless named), in r1 unless told. */
+export function ladder(streamName: string, options: { rendition?: string; region?: string } = {}) {
+  return {
+    streamName,
+    region: options.region ?? 'r1',
+    streams: [{ name: options.rendition ?? `${streamName}_360`, level: 1, videoBR: 800_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }],
+  };
+}

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { projectPath } from '../../src/paths.js';
 import { staticGroup, startTestService, tempDir } from '../helpers/service.js';
+import { ladder } from '../helpers/fixtures.js';
 
 const CLI = projectPath('dist', 'src', 'cli', 'switchyard.js');
 const cli = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
@@ -19,12 +20,6 @@ function cliAsync(args: string[]): Promise<{ status: number | null; stdout: stri
   proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   return new Promise((resolve) => proc.once('close', (status) => resolve({ status, stdout, stderr })));
 }
-
-const ladder = (streamName: string) => ({
-  streamName,
-  region: 'r1',
-  streams: [{ name: `${streamName}_360`, level: 1, videoBR: 800000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64000 }],
-});
 
 test('backup refuses while the service runs on the data directory; of a stopped one, a service started on the copy has its groups, provisions and users', async (t) => {
   // Its own data directory, which the test removes: the helper's would go with the close.

@@ -12,13 +12,9 @@ import { projectPath } from '../../src/paths.js';
 import { staticGroup, startTestService, type TestService, tempDir } from '../helpers/service.js';
 import { until } from '../helpers/until.js';
 import { freePort } from '../helpers/ports.js';
+import { ladder } from '../helpers/fixtures.js';
 
 const secret = () => `whsec_${randomBytes(24).toString('base64')}`;
-const ladder = (name: string) => ({
-  streamName: name,
-  region: 'r1',
-  streams: [{ name: `${name}_lo`, level: 1, videoBR: 500_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }],
-});
 
 /** The receiver process; resolves once it listens. */
 async function receiver(port: number, key: string, file: string, dieOnRequest?: number): Promise<ChildProcess> {
