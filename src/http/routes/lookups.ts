@@ -120,7 +120,7 @@ export function lookupRegions(
 }
 
 export function lookupRoutes(services: Services): RouteDef[] {
-  async function lookup(ctx: Ctx, group: string, kind: LookupKind, stream: string, q: RoutingQuery, endpoint: string): Promise<Assignment & Admitted> {
+  async function lookup(ctx: Ctx, group: string, kind: LookupKind, stream: string, query: RoutingQuery, endpoint: string): Promise<Assignment & Admitted> {
     const started = performance.now();
     let result = 'OK';
     try {
@@ -131,9 +131,9 @@ export function lookupRoutes(services: Services): RouteDef[] {
         throw new Problem(429, 'RATE_LIMITED', `this token has used its lookups per second (limits.lookups.${claims.role}); slow down`, { retryAfter: Math.max(1, Math.ceil(wait / 1000)) });
       }
       const handle = groupOr404(services, group);
-      const regions = lookupRegions(services, ctx, handle, { requested: q.region, clientIp: q.clientIp, strict: q.strict });
+      const regions = lookupRegions(services, ctx, handle, { requested: query.region, clientIp: query.clientIp, strict: query.strict });
       const action = kind === 'subscribe' ? 'play' : 'publish';
-      await askTheApp(services, ctx, handle, action, stream, q.credential, claims.sub, q.clientIp);
+      await askTheApp(services, ctx, handle, action, stream, query.credential, claims.sub, query.clientIp);
       const outcome = await handle.lookup(kind, stream, regions, claims.sub);
       if (!outcome.ok) fail(outcome);
       return { ...outcome.node, ...admitted(services, handle, outcome.node, action, stream) };
