@@ -4,14 +4,13 @@
 // stream it names, while it is valid; the same for players on edges. When the binding moves, or
 // the stream is ended through the API, the publisher is cut off where it no longer belongs.
 // Each assertion is made by what nginx and the stream's state show. Every wait is bounded.
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { inService, waitForEvents } from '../helpers/events.js';
-import { body, request } from '../helpers/http.js';
-import { mediaTools, playFrames, Processes, publish, report } from '../helpers/media.js';
-import { spawnService, type ServiceProcess } from '../helpers/process.js';
-import { killAgentsOf, tempDir } from '../helpers/service.js';
+import { request } from '../helpers/http.js';
+import { playFrames, publish } from '../helpers/media.js';
+import { mediaService } from '../helpers/process.js';
 import { until } from '../helpers/until.js';
 import { localGroup, type RoleBounds } from '../helpers/fixtures.js';
 
@@ -63,28 +62,9 @@ interface StreamView {
 const withoutToken = (url: string) => url.replace(/\?token=.*$/, '');
 
 test('only the url of a lookup publishes or plays, where it says and while it is valid; a moved or ended stream is cut off where it was', async (t) => {
-  const tools = mediaTools();
-  const dir = tempDir('switchyard-admission-e2e-');
-  const dataDir = join(dir, 'data');
-  const env = { SWITCHYARD_CONFIG: writeConfig(dir), SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_ADMIN_PASSWORD: PASSWORD };
-  const ffmpegs = new Processes(t);
-  let svc: ServiceProcess | null = null;
-  t.teardown(async () => {
-    await ffmpegs.stopAll();
-    if (svc && svc.proc.exitCode === null) {
-      svc.proc.kill('SIGTERM');
-      await Promise.race([svc.exited, new Promise((r) => setTimeout(r, 10_000))]);
-      if (svc.proc.exitCode === null) svc.proc.kill('SIGKILL');
-    }
-    killAgentsOf(dataDir);
-    if (!t.passed) report(t, dataDir, svc?.output ?? []);
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  svc = await spawnService(env);
-  const token = body<{ accessToken: string }>(await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: PASSWORD })).accessToken;
+  const { svc, token, tools, ffmpegs } = await mediaService(t, 'switchyard-admission-e2e-', writeConfig, PASSWORD);
   const call = async <T>(method: string, path: string, status: number): Promise<T> => {
-    const r = await request(svc!.url, method, path, undefined, { authorization: `Bearer ${token}` });
+    const r = await request(svc.url, method, path, undefined, { authorization: `Bearer ${token}` });
     if (r.status !== status) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
     return r.json as T;
   };

@@ -3,14 +3,13 @@
 // publisher through the origin endpoint 4 chose to a player on the edge endpoint 5 chose; an ABR
 // ladder goes through the transcoder to two renditions played from edges; a stream that stops
 // publishing is unbound. Every wait is bounded; every process is stopped, pass or fail.
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { inService, waitForEvents } from '../helpers/events.js';
-import { body, request } from '../helpers/http.js';
-import { leftovers, mediaTools, play, playFrames, Processes, publish, report } from '../helpers/media.js';
-import { spawnService, type ServiceProcess } from '../helpers/process.js';
-import { killAgentsOf, tempDir } from '../helpers/service.js';
+import { request } from '../helpers/http.js';
+import { leftovers, play, playFrames, publish } from '../helpers/media.js';
+import { mediaService } from '../helpers/process.js';
 import { until } from '../helpers/until.js';
 import { localGroup } from '../helpers/fixtures.js';
 
@@ -60,28 +59,9 @@ interface StreamView {
 }
 
 test('a stream travels from a publisher through the chosen origin to a player on the chosen edge; ABR renditions through the transcoder; a stopped stream is unbound', async (t) => {
-  const tools = mediaTools();
-  const dir = tempDir('switchyard-media-e2e-');
-  const dataDir = join(dir, 'data');
-  const env = { SWITCHYARD_CONFIG: writeConfig(dir), SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_ADMIN_PASSWORD: PASSWORD };
-  const ffmpegs = new Processes(t);
-  let svc: ServiceProcess | null = null;
-  t.teardown(async () => {
-    await ffmpegs.stopAll();
-    if (svc && svc.proc.exitCode === null) {
-      svc.proc.kill('SIGTERM');
-      await Promise.race([svc.exited, new Promise((r) => setTimeout(r, 10_000))]);
-      if (svc.proc.exitCode === null) svc.proc.kill('SIGKILL');
-    }
-    killAgentsOf(dataDir);
-    if (!t.passed) report(t, dataDir, svc?.output ?? []);
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  svc = await spawnService(env);
-  const token = body<{ accessToken: string }>(await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: PASSWORD })).accessToken;
+  const { svc, token, tools, ffmpegs, dataDir } = await mediaService(t, 'switchyard-media-e2e-', writeConfig, PASSWORD);
   const get = async <T>(path: string, status = 200): Promise<T> => {
-    const r = await request(svc!.url, 'GET', path, undefined, { authorization: `Bearer ${token}` });
+    const r = await request(svc.url, 'GET', path, undefined, { authorization: `Bearer ${token}` });
     if (r.status !== status) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
     return r.json as T;
   };
