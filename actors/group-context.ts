@@ -8,7 +8,7 @@ import type { GroupApi } from './group/actor.js';
 import type { ReadyThread, Remote } from './supervised-worker.js';
 
 /**
- * Cluster mode (src/cluster/runtime.ts): a group's actor runs only on the instance that owns the
+ * Cluster mode (src/root/cluster.ts): a group's actor runs only on the instance that owns the
  * group; every other instance forwards its calls there. Absent in the embedded default.
  */
 export interface ClusterSeam {

@@ -10,6 +10,7 @@ const BENCHES: Array<[string, string[]]> = [
   ['restart', ['--max-old-space-size=8192', '--expose-gc']],
   ['failover', []],
   ['actors', []],
+  ['webrtc', []],
   ['admission', []],
 ];
 let failed = false;

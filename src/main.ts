@@ -5,7 +5,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './config/load.js';
-import { startService } from './service.js';
+import { startService } from './root/service.js';
 import { DataDirInUse } from './store/lock.js';
 import { answerFlags, SERVICE_HELP } from './cli/flags.js';
 

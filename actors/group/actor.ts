@@ -22,15 +22,11 @@ import { Commits, ALREADY_DURABLE } from './commits.js';
 import type { Failure } from '../../src/domain/failure.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 import type { HeartbeatInput, HeartbeatReply } from '../../src/model/heartbeats.js';
-import type { LookupOutcome } from '../../src/model/lookups.js';
+import type { LookupKind, LookupOutcome } from '../../src/model/lookups.js';
 import type { GroupCounts, NodeLoad, NodeView, StreamView } from '../../src/model/views.js';
-
-export type { GroupCounts };
 import { BindingLoader, loadModel } from './loading.js';
 import { DurableGroup } from './durable.js';
 import type { SnapshotStats } from '../../src/cluster/wal.js';
-
-export type LookupKind = 'publish' | 'transcode' | 'subscribe';
 
 /** One lookup of a batch; `by`: the token subject asking (a new PENDING binding counts against its cap). */
 export type LookupRequest = [kind: LookupKind, stream: string, regions: string[], by?: string | null];

@@ -18,6 +18,11 @@ export function clientUrl(u: UrlInput): string {
   const base = `${u.listener.protocol}://${hostOf(u.serverAddress)}:${u.listener.port}`;
   const query = u.token === undefined ? '' : `?token=${encodeURIComponent(u.token)}`;
   switch (u.listener.protocol) {
+    // A WebRTC node's WHIP or WHEP endpoint (src/agent/webrtc/endpoints.ts): POST the SDP offer here.
+    // Its agent speaks plain HTTP; browsers reach it through the control plane's proxy instead.
+    case 'whip':
+    case 'whep':
+      return `http://${hostOf(u.serverAddress)}:${u.listener.port}/${u.listener.protocol}/${u.scope}/${u.stream}${query}`;
     // The simulated node's session API: POST here opens the session (src/agent/simulated.ts).
     case 'http':
     case 'https':

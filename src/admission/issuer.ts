@@ -2,7 +2,7 @@
 // lookup answer carries, the URL a client uses, each node's key for its heartbeat reply, and the
 // credentials nodes present to one another (an edge pulling from its parent, a transcoder
 // pushing renditions to its origin).
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { AdmissionAction, GrantClaims } from './grant.js';
 import { type NodeKeys, toWire, type WireKey } from './node-keys.js';
 import { signGrant } from './token.js';
@@ -51,6 +51,16 @@ export class AdmissionIssuer {
   /** What a transcoder presents to publish one rendition to its stream's origin. */
   push(group: string, origin: string, transcoder: string, rendition: string): string {
     return this.nodeCredential({ act: 'publish', grp: group, nid: origin, str: rendition, sub: transcoder });
+  }
+
+  /**
+   * A MAC of `text` under the node's key, apart from every token (its own prefix): what the WebRTC
+   * proxy seals the ids of the sessions it made on that node with (src/http/proxy/sessions.ts), so
+   * that any instance can tell its own from a forgery, and a node whose key moved on has none left.
+   */
+  sessionMac(group: string, nodeId: string, text: string): Buffer {
+    const { key } = this.keys.of(group, nodeId, this.generation(group, nodeId));
+    return createHmac('sha256', key).update(`switchyard proxy session v1\0${text}`).digest();
   }
 
   private nodeCredential(grant: Omit<GrantClaims, 'iat' | 'exp' | 'jti'>): string {

@@ -26,5 +26,5 @@ export interface MediaBackend {
   stop(): Promise<void>;
 }
 
-export const BACKENDS = ['simulated', 'nginx-rtmp'] as const;
-export type BackendName = (typeof BACKENDS)[number];
+/** The media servers an agent runs beside: simulated, nginx-rtmp, or a WebRTC engine (src/agent/webrtc). */
+export { LOCAL_BACKENDS as BACKENDS, type LocalBackend as BackendName } from '../domain/vocabulary.js';

@@ -13,6 +13,9 @@ import { heartbeats, TRANSPORTS, type TransportName } from './heartbeats.js';
 import { NginxRtmpBackend } from './media/backend.js';
 import { SimulatedBackend } from './simulated.js';
 import { AdmissionGate } from './admission/gate.js';
+import { WebRtcBackend } from './webrtc/backend.js';
+import { WeriftEngine } from './webrtc/werift/engine.js';
+import { janusEngineFromEnv } from './webrtc/janus/from-env.js';
 import { AGENT_HELP, answerFlags } from '../cli/flags.js';
 
 interface AgentConfig {
@@ -69,7 +72,7 @@ function readConfig(env: NodeJS.ProcessEnv): AgentConfig {
     publicAddress: env.SWITCHYARD_NODE_PUBLIC_ADDRESS || undefined,
     port: Number(env.SWITCHYARD_NODE_PORT || 0),
     backend,
-    dir: backend === 'nginx-rtmp' ? need('SWITCHYARD_NODE_DIR') : env.SWITCHYARD_NODE_DIR || process.cwd(),
+    dir: backend === 'nginx-rtmp' || backend === 'janus' ? need('SWITCHYARD_NODE_DIR') : env.SWITCHYARD_NODE_DIR || process.cwd(),
     statPort: Number(env.SWITCHYARD_NODE_STAT_PORT || 18080),
     orphanTimeoutMs: Number(env.SWITCHYARD_ORPHAN_TIMEOUT_MS || 300_000),
   };
@@ -93,8 +96,35 @@ function which(name: string, env: NodeJS.ProcessEnv): string {
   return name.includes('/') ? name : (findProgram(name, env) ?? name);
 }
 
+/** SWITCHYARD_WEBRTC_PORT_RANGE ("min-max"): the UDP ports WebRTC sessions may use, for firewalls; unset, any. */
+function portRange(text: string | undefined): [number, number] | undefined {
+  const m = /^(\d{1,5})-(\d{1,5})$/.exec(text ?? '');
+  if (!m) {
+    if (text) log('SWITCHYARD_WEBRTC_PORT_RANGE is not "min-max": ignored', { value: text.slice(0, 40) });
+    return undefined;
+  }
+  const [min, max] = [Number(m[1]), Number(m[2])];
+  return min >= 1024 && max <= 65535 && min < max ? [min, max] : undefined;
+}
+
 function makeBackend(config: AgentConfig, env: NodeJS.ProcessEnv, gate: AdmissionGate): MediaBackend {
   if (config.backend === 'simulated') return new SimulatedBackend(config.role, config.scope, { address: config.address, port: config.port }, gate);
+  if (config.backend === 'werift' || config.backend === 'janus') {
+    const range = portRange(env.SWITCHYARD_WEBRTC_PORT_RANGE);
+    const engine =
+      config.backend === 'janus'
+        ? janusEngineFromEnv({ nodeId: config.nodeId, role: config.role, address: config.address, publicAddress: config.publicAddress, dir: config.dir, icePorts: range, gate, log }, env)
+        : new WeriftEngine({
+            role: config.role,
+            scope: config.scope,
+            address: config.address,
+            ...(config.publicAddress ? { advertised: config.publicAddress } : {}),
+            ...(range ? { portRange: range } : {}),
+            log,
+          });
+    const maxSessions = Math.max(1, Number(env.SWITCHYARD_WEBRTC_MAX_SESSIONS) || 500);
+    return new WebRtcBackend({ engine, gate, role: config.role, scope: config.scope, address: config.address, port: config.port, maxSessions, log });
+  }
   return new NginxRtmpBackend({
     gate,
     nodeId: config.nodeId,

@@ -10,8 +10,8 @@
 // control plane named, for as long as the stream's publisher stays.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { listenWithFallback } from './listen.js';
 import { systemMetrics } from './system-metrics.js';
-import type { AddressInfo } from 'node:net';
 import type { Listener } from '../domain/records.js';
 import type { Role } from '../domain/vocabulary.js';
 import { STREAM_NAME_RE } from '../domain/vocabulary.js';
@@ -57,30 +57,18 @@ export class SimulatedBackend implements MediaBackend {
 
   /** Listens on (address, port); falls back to a free port, then to 127.0.0.1, when it must. */
   async start(): Promise<void> {
-    const { address, port } = this.wanted;
-    const attempts: Array<[string, number]> = [
-      [address, port],
-      [address, 0],
-      ['127.0.0.1', 0],
-    ];
-    for (const [host, p] of attempts) {
-      const server = createServer((req, res) => this.handle(req, res));
-      server.keepAliveTimeout = 5000;
-      try {
-        await new Promise<void>((resolve, reject) => {
-          server.once('error', reject);
-          server.listen(p, host, () => resolve());
-        });
-        this.server = server;
-        this.address = host;
-        this.port = (server.address() as AddressInfo).port;
-        return;
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code !== 'EADDRINUSE' && code !== 'EADDRNOTAVAIL' && code !== 'EACCES') throw err;
-      }
-    }
-    throw new Error(`cannot listen on ${address}:${port}`);
+    const listening = await listenWithFallback(
+      () => {
+        const server = createServer((req, res) => this.handle(req, res));
+        server.keepAliveTimeout = 5000;
+        return server;
+      },
+      this.wanted.address,
+      this.wanted.port,
+    );
+    this.server = listening.server;
+    this.address = listening.address;
+    this.port = listening.port;
   }
 
   async stop(): Promise<void> {

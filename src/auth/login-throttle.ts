@@ -13,6 +13,13 @@ export interface LoginThrottleOptions extends ThrottleOptions {
 
 export type LoginVerdict = { refuse: number } | { delay: number };
 
+/** A login's outcome, as one instance tells the others. */
+export interface LoginOutcome {
+  kind: 'failed' | 'succeeded';
+  user: string;
+  address: string;
+}
+
 const ip = (address: string) => `ip:${address}`;
 const pair = (user: string, address: string) => `pair:${address}\u0000${user}`;
 const person = (user: string) => `user:${user}`;
@@ -27,6 +34,8 @@ export class LoginThrottle {
   private readonly addresses: Throttle;
   /** User names across addresses: slowed, up to `userSlowdown`. */
   private readonly users: Throttle;
+  /** Cluster mode: where each outcome here is told. */
+  private tell: ((outcome: LoginOutcome) => void) | null = null;
 
   constructor(
     private readonly options: LoginThrottleOptions,
@@ -45,9 +54,8 @@ export class LoginThrottle {
   }
 
   failed(user: string, address: string): void {
-    this.pairs.fail([pair(user, address)]);
-    this.addresses.fail([ip(address)]);
-    this.users.fail([person(user)]);
+    this.record({ kind: 'failed', user, address });
+    this.tell?.({ kind: 'failed', user, address });
   }
 
   /**
@@ -56,7 +64,28 @@ export class LoginThrottle {
    * admin logs in.
    */
   succeeded(user: string, address: string): void {
-    this.pairs.succeed([pair(user, address)]);
-    this.addresses.succeed([ip(address)]);
+    this.record({ kind: 'succeeded', user, address });
+    this.tell?.({ kind: 'succeeded', user, address });
+  }
+
+  /** Cluster mode: each outcome here is also given to `tell`. */
+  share(tell: (outcome: LoginOutcome) => void): void {
+    this.tell = tell;
+  }
+
+  /** Another instance's outcome: recorded here as if it happened here (and not told again). */
+  apply(outcome: LoginOutcome): void {
+    this.record(outcome);
+  }
+
+  private record({ kind, user, address }: LoginOutcome): void {
+    if (kind === 'failed') {
+      this.pairs.fail([pair(user, address)]);
+      this.addresses.fail([ip(address)]);
+      this.users.fail([person(user)]);
+    } else {
+      this.pairs.succeed([pair(user, address)]);
+      this.addresses.succeed([ip(address)]);
+    }
   }
 }

@@ -20,7 +20,7 @@ const key = (group: string, nodeId: string) => `${PREFIX}${group}/${nodeId}`;
 export class NodeTokens {
   private readonly generations = new Map<string, Generation>();
   private readonly listeners = new Set<(group: string, nodeId: string) => void>();
-  /** Cluster mode: where a revocation is shared with the other instances (src/cluster/runtime.ts). */
+  /** Cluster mode: where a revocation is shared with the other instances (src/root/cluster.ts). */
   private shared: ((name: string, generation: Generation) => Promise<void>) | null = null;
 
   constructor(

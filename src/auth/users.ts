@@ -27,7 +27,7 @@ const KEY = (name: string) => `user:${name}`;
 export const INITIAL_PASSWORD_FILE = 'initial-admin-password';
 
 /**
- * Cluster mode: where users are shared between instances (src/cluster/runtime.ts). Seeding and
+ * Cluster mode: where users are shared between instances (src/root/cluster.ts). Seeding and
  * password changes are decided against the shared record and written by compare-and-set: one
  * instance's generated password wins, and only that one is announced.
  */

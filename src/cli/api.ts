@@ -73,6 +73,16 @@ export class Api {
   get = <T = unknown>(path: string) => this.call<T>('GET', path);
 }
 
+/** A failure answer's body: its JSON (a problem) when it is JSON, else its text. */
+export async function failureBody(res: Response): Promise<unknown> {
+  const text = await res.text();
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
 /** A network failure, in words: what the operator should check. */
 export function unreachable(url: string, err: unknown): CliError {
   const e = err as Error & { cause?: { code?: string; message?: string } };

@@ -3,7 +3,7 @@
 // A stream cut by the network or a restart is resumed with Last-Event-ID, so nothing is skipped.
 import type { EventRecord } from '../domain/events.js';
 import { sseBlocks } from '../events/stream-client.js';
-import { CliError, EXIT, refused, unreachable } from './api.js';
+import { CliError, EXIT, failureBody, refused, unreachable } from './api.js';
 import type { Context } from './context.js';
 
 type Frame = { kind: 'event'; event: EventRecord } | { kind: 'hello'; last: number };
@@ -51,13 +51,7 @@ export async function* follow(ctx: Context, options: FollowOptions): AsyncGenera
       continue;
     }
     if (!res.ok || !res.body) {
-      const text = await res.text();
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        /* as text */
-      }
+      const body = await failureBody(res);
       if (res.status === 429 || res.status === 503) {
         ctx.progress(`(event stream: ${res.status}; retrying)`);
         await pause(Math.max(backoff, 1000), options.signal);

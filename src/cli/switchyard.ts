@@ -40,6 +40,13 @@ async function main(argv: string[]): Promise<number> {
   return EXIT.ok;
 }
 
+// A command whose work stopped half-way with nothing left to wait on (a promise that never settles)
+// would otherwise end the process with 0, as if it had succeeded.
+process.once('beforeExit', () => {
+  note('switchyard: the command stopped before it finished (this is a bug in switchyard)');
+  process.exit(EXIT.failed);
+});
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: Error) => {

@@ -7,12 +7,19 @@
 // by a majority of NATS servers), in the order appended here; one the stream does not take (NATS
 // away) goes out unnumbered to this instance's own listeners and event streams, and cannot be
 // replayed.
-import { DeliverPolicy } from '@nats-io/jetstream';
+//
+// The follower is watched: after a NATS server is killed, the client's consumer could stop for good
+// without a word (messages pending, no pull outstanding: `follow` says why it fetches). Every second
+// its last sequence is compared with the stream's (src/policy/cluster/follower.ts); behind and not
+// moving for 3 s, or ended, it is made again from where it stopped: logged, and counted in
+// switchyard_cluster_event_follower_restarts_total.
+import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import type { EventBody, EventRecord } from '../domain/events.js';
 import type { EventListener, Events } from '../events/log.js';
 import { EVENTS_KEEP, JS_TIMEOUT_MS, STREAMS, type Jet } from './nats.js';
 import { InOrder } from '../events/in-order.js';
+import { Watchdog } from './watchdog.js';
 
 export class ClusterEventLog implements Events {
   /** The last EVENTS_KEEP events of the stream, oldest first. */
@@ -23,13 +30,43 @@ export class ClusterEventLog implements Events {
   private readonly out = new InOrder((records, ok) => this.release(records, ok));
   private stopped = false;
   private caughtUp: Promise<void> = Promise.resolve();
+  /** At the start: the stream's last sequence then, and what to call once it is read. */
+  private reachedAt: { target: number; reached: () => void } | null = null;
+  /** The follower now: each one made gets a new number, and an older one's messages are ignored. */
+  private generation = 0;
+  /** The follower ended (or could not be made): the next check makes it again. */
+  private ended = false;
+  /** Makes the follower again when it stands still or ends (watchdog.ts). */
+  private readonly watchdog: Watchdog;
+  /** Restarts of the follower, and how far behind the stream it was at the last check. */
+  readonly follower = { restarts: 0, lag: 0 };
 
   constructor(
     private readonly j: Jet,
     private readonly instance: string,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.watchdog = new Watchdog(
+      {
+        position: () => this.lastSeq,
+        streamLast: async () => {
+          const last = (await this.j.jsm.streams.info(STREAMS.events)).state.last_seq;
+          this.follower.lag = Math.max(0, last - this.lastSeq);
+          return last;
+        },
+        ended: () => this.ended,
+        remake: async ({ restart, at, streamLast, ended }) => {
+          this.follower.restarts++;
+          this.log.warn({ at, streamLast, ended }, restart ? 'the event stream follower stood still behind the stream: following it again' : 'following the event stream again');
+          await this.follow();
+        },
+      },
+      log,
+      'the event stream',
+      now,
+    );
+  }
 
   get last(): number {
     return this.lastSeq;
@@ -50,25 +87,65 @@ export class ClusterEventLog implements Events {
     let reached!: () => void;
     this.caughtUp = new Promise<void>((r) => (reached = r));
     if (target === 0) reached();
-    const consumer = await this.j.js.consumers.get(STREAMS.events, { deliver_policy: DeliverPolicy.All });
-    const messages = await consumer.consume();
-    void (async () => {
-      for await (const m of messages) {
-        if (this.stopped) break;
-        let record: EventRecord;
-        try {
-          record = { ...m.json<EventRecord>(), seq: m.seq };
-        } catch {
-          continue;
-        }
-        this.lastSeq = m.seq;
-        this.kept.push(record);
-        if (this.kept.length > EVENTS_KEEP + 500) this.kept.splice(0, this.kept.length - EVENTS_KEEP);
-        for (const l of this.listeners) l(record);
-        if (m.seq >= target) reached();
-      }
-    })().catch((err: Error) => this.log.warn({ err }, 'following the event stream ended'));
+    this.reachedAt = { target, reached };
+    await this.follow();
+    this.watchdog.start();
     await Promise.race([this.caughtUp, new Promise((r) => setTimeout(r, 10_000))]);
+  }
+
+  /**
+   * (Re)makes the follower: an ordered consumer from the event after the last one read (from the
+   * oldest kept at the start), read by a loop of bounded fetches. Not `consume()`: on nats-server
+   * 2.9 with nats.js 3.4, a consume() across the stream leader's kill -9 delivered one message after
+   * each reset of its consumer and then nothing (tried on this machine: stuck after 4 of 6 kills);
+   * fetches, each one its own pull, kept up through the same kills.
+   */
+  private async follow(): Promise<void> {
+    const generation = ++this.generation;
+    this.ended = true;
+    const after = this.lastSeq;
+    const consumer = await this.j.js.consumers.get(STREAMS.events, after === 0 ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 });
+    if (generation !== this.generation || this.stopped) return;
+    this.ended = false;
+    const current = () => generation === this.generation && !this.stopped;
+    void (async () => {
+      while (current()) {
+        try {
+          const batch = await consumer.fetch({ max_messages: 256, expires: 2000 });
+          for await (const m of batch) {
+            if (!current()) break;
+            this.take(m);
+          }
+        } catch (err) {
+          // The watchdog makes a follower whose fetches keep failing again; meanwhile, no spin.
+          this.log.debug({ err, at: this.lastSeq }, 'a fetch of the event stream failed');
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }
+    })().catch((err: Error) => {
+      if (current()) this.ended = true;
+      this.log.warn({ err, at: this.lastSeq }, 'following the event stream failed: following it again');
+    });
+  }
+
+  private take(m: JsMsg): void {
+    // A follower made again can start on what its predecessor read.
+    if (m.seq <= this.lastSeq) return;
+    if (this.lastSeq > 0 && m.seq > this.lastSeq + 1) this.log.warn({ from: this.lastSeq + 1, to: m.seq - 1 }, 'events left the stream before this instance read them');
+    this.lastSeq = m.seq;
+    let record: EventRecord;
+    try {
+      record = { ...m.json<EventRecord>(), seq: m.seq };
+    } catch {
+      return;
+    }
+    this.kept.push(record);
+    if (this.kept.length > EVENTS_KEEP + 500) this.kept.splice(0, this.kept.length - EVENTS_KEEP);
+    for (const l of this.listeners) l(record);
+    if (this.reachedAt && m.seq >= this.reachedAt.target) {
+      this.reachedAt.reached();
+      this.reachedAt = null;
+    }
   }
 
   append(bodies: readonly EventBody[]): void {
@@ -99,12 +176,15 @@ export class ClusterEventLog implements Events {
   }
 
   since(seq: number, limit = 1000): EventRecord[] {
-    const out: EventRecord[] = [];
-    for (const r of this.kept) {
-      if (r.seq! > seq) out.push(r);
-      if (out.length >= limit) break;
+    // `kept` is in sequence order: the first record after `seq` by bisection (a replay reads it page by page).
+    let lo = 0;
+    let hi = this.kept.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.kept[mid]!.seq! > seq) hi = mid;
+      else lo = mid + 1;
     }
-    return out;
+    return this.kept.slice(lo, lo + limit);
   }
 
   oldest(): number {
@@ -123,5 +203,6 @@ export class ClusterEventLog implements Events {
 
   stop(): void {
     this.stopped = true;
+    this.watchdog.stop();
   }
 }

@@ -1,13 +1,17 @@
 // Cluster mode's metrics (docs/cluster.md), read from the mechanism's own counters when scraped:
 // groups owned here, lease renewals, acquisitions, losses and hand-overs, calls forwarded to other
-// owners and served for them, whether NATS is reachable, and the logs: snapshots of the groups
-// owned here (from their actors), and the groups this instance keeps a warm copy of.
+// owners and served for them, whether NATS is reachable, how this instance's follower of the event
+// log and its watches of the buckets keep up, and the logs: snapshots of the groups owned here
+// (from their actors), and the groups this instance keeps a warm copy of.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { perScrape } from '../observability/metrics.js';
+import type { ClusterEventLog } from './events.js';
 import type { Forwarder } from './forward.js';
+import type { SharedLimits } from './limits.js';
 import type { Ownership } from './ownership.js';
 import type { Standbys } from './standby.js';
 import type { SnapshotStats } from './wal.js';
+import { WEBHOOK_LEASE } from './webhook-keeping.js';
 
 export interface LogSources {
   /** The snapshot figures of each group owned here (asked of its actor). */
@@ -28,14 +32,28 @@ function mirrored(registry: Registry, name: string, help: string, read: () => nu
   });
 }
 
-export function registerClusterMetrics(registry: Registry, ownership: () => Ownership | null, forwarder: Forwarder, connected: () => boolean, logs: LogSources): void {
+export function registerClusterMetrics(
+  registry: Registry,
+  ownership: () => Ownership | null,
+  forwarder: Forwarder,
+  events: ClusterEventLog,
+  limits: () => SharedLimits | null,
+  /** Restarts of each bucket's watch (watch.ts), by bucket. */
+  watchRestarts: () => Record<string, number>,
+  connected: () => boolean,
+  logs: LogSources,
+): void {
   registerLogMetrics(registry, logs);
   new Gauge({
     name: 'switchyard_cluster_groups_owned',
     help: 'Node groups this instance owns (runs the actor of) now',
     registers: [registry],
     collect() {
-      this.set(ownership()?.ownedGroups().length ?? 0);
+      this.set(
+        ownership()
+          ?.ownedGroups()
+          .filter((g) => g !== WEBHOOK_LEASE).length ?? 0,
+      );
     },
   });
   new Gauge({
@@ -55,6 +73,44 @@ export function registerClusterMetrics(registry: Registry, ownership: () => Owne
   mirrored(registry, 'switchyard_cluster_forward_retries_total', 'Forwarded calls sent again (no owner answered yet: a hand-over)', () => forwarder.counters.retried);
   mirrored(registry, 'switchyard_cluster_forward_failures_total', 'Forwarded calls that found no owner in time (answered 503 NOT_READY)', () => forwarder.counters.failed);
   mirrored(registry, 'switchyard_cluster_served_calls_total', 'Calls other instances forwarded here, to groups this instance owns', () => forwarder.counters.served);
+  mirrored(
+    registry,
+    'switchyard_cluster_event_follower_restarts_total',
+    "Times this instance's follower of the event log was made again (it stood still behind the stream, or ended)",
+    () => events.follower.restarts,
+  );
+  new Counter({
+    name: 'switchyard_cluster_limit_reports_total',
+    help: 'Reports of lookups taken and of login outcomes, sent to the other instances or received from them (limits across instances)',
+    labelNames: ['kind', 'direction'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const c = limits()?.counters ?? { lookupsSent: 0, lookupsReceived: 0, loginsSent: 0, loginsReceived: 0 };
+      this.inc({ kind: 'lookups', direction: 'sent' }, c.lookupsSent);
+      this.inc({ kind: 'lookups', direction: 'received' }, c.lookupsReceived);
+      this.inc({ kind: 'logins', direction: 'sent' }, c.loginsSent);
+      this.inc({ kind: 'logins', direction: 'received' }, c.loginsReceived);
+    },
+  });
+  new Counter({
+    name: 'switchyard_cluster_watch_restarts_total',
+    help: "Times this instance's watch of a bucket (leases, instances, meta) was made again: it stood still behind the bucket, or ended",
+    labelNames: ['bucket'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [bucket, n] of Object.entries(watchRestarts())) this.inc({ bucket }, n);
+    },
+  });
+  new Gauge({
+    name: 'switchyard_cluster_event_follower_lag',
+    help: "Events of the cluster's log this instance had not read at its last check (about every second)",
+    registers: [registry],
+    collect() {
+      this.set(events.follower.lag);
+    },
+  });
 }
 
 function registerLogMetrics(registry: Registry, logs: LogSources): void {
@@ -100,4 +156,16 @@ function registerLogMetrics(registry: Registry, logs: LogSources): void {
   perGroup('switchyard_cluster_snapshot_bytes', "The size of the group's last snapshot", (s) => s.last?.bytes ?? null);
   perGroup('switchyard_cluster_snapshot_seconds', 'How long writing and publishing the last snapshot took', (s) => (s.last ? s.last.ms / 1000 : null));
   perGroup('switchyard_cluster_snapshot_age_seconds', 'Time since the last snapshot of the group was published', (s) => (s.last ? (Date.now() - s.last.at) / 1000 : null));
+}
+
+/** Whether this instance sends the cluster's webhooks now (webhook-keeping.ts). */
+export function registerWebhookSenderMetric(registry: Registry, sends: () => boolean): void {
+  new Gauge({
+    name: 'switchyard_cluster_webhook_sender',
+    help: "1 while this instance sends the cluster's webhooks (it holds the webhooks lease), else 0",
+    registers: [registry],
+    collect() {
+      this.set(sends() ? 1 : 0);
+    },
+  });
 }

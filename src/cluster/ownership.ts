@@ -3,14 +3,16 @@
 // the lease's TTL); its acquiring revision is the owner's epoch. Every 100 ms this looks at every
 // group: an owner renews (every TTL/3) and hands a group over when a live instance ranks first for
 // it (one group per period); a non-owner contends when the rules say so. Which instances are
-// live is presence.ts's: a key per instance in `sy_instances`, put every second.
-import type { KV } from '@nats-io/kv';
+// live is presence.ts's: a key per instance in `sy_instances`, put every second. The bucket's
+// requests, as what they found, are lease-bucket.ts's.
+import type { KV, KvWatchEntry } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import {
   acquired,
   afterConflict,
   afterCut,
   beforeRenewal,
+  calmToHandOver,
   conflicted,
   firstSight,
   probed,
@@ -22,14 +24,13 @@ import {
   shouldContend,
   watching,
   type LeaseTiming,
-  type Outcome,
   type OwnerState,
   type Watching,
 } from '../policy/cluster/lease.js';
 import { contenderPlace, handover } from '../policy/cluster/hrw.js';
-import { isConflict, JS_TIMEOUT_MS } from './nats.js';
-import { readLease } from './lease-key.js';
+import { LeaseBucket } from './lease-bucket.js';
 import { Presence } from './presence.js';
+import { GuardedWatch } from './watch.js';
 
 export interface InstanceInfo {
   id: string;
@@ -68,8 +69,6 @@ interface Owned {
 /** How often a non-owner asks whether the lease bucket answers: at the first tick (every 100 ms) this long after the last; an answer vouches for up to a tick more. */
 const PROBE_MS = 250;
 
-const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
-
 export class Ownership {
   private readonly owned = new Map<string, Owned>();
   private readonly watched = new Map<string, Watching>();
@@ -82,12 +81,13 @@ export class Ownership {
   /** The connection to every NATS server is down. */
   private cut = false;
   private stopping = false;
-  private watches: Array<{ stop(): void }> = [];
+  private readonly leaseWatch: GuardedWatch;
   readonly counters = { renewals: 0, losses: 0, acquisitions: 0, handovers: 0 };
   private readonly presence: Presence;
+  private readonly leases: LeaseBucket;
 
   constructor(
-    private readonly leases: KV,
+    leases: KV,
     instances: KV,
     private readonly me: InstanceInfo,
     private readonly t: LeaseTiming,
@@ -96,12 +96,14 @@ export class Ownership {
     private readonly clock: () => number = () => performance.timeOrigin + performance.now(),
   ) {
     this.presence = new Presence(instances, me, log, clock);
+    this.leases = new LeaseBucket(leases, me);
+    this.leaseWatch = new GuardedWatch(leases, (e) => this.sawLease(e), 'leases', log);
   }
 
   async start(): Promise<void> {
     this.lastHandover = this.clock();
     await this.presence.put(this.owned.size);
-    await this.watchLeases();
+    await this.leaseWatch.start();
     await this.presence.watch();
     this.timer = setInterval(() => {
       this.renewals();
@@ -116,6 +118,12 @@ export class Ownership {
     // JetStream may take seconds to elect its leaders after NATS returns, and a group that stopped
     // answering meanwhile would fail its own nodes' heartbeats and fault them.
     return !!o && !o.starting && serving(o.state, this.clock(), this.t, this.cut || o.cutAt !== null);
+  }
+
+  /** Whether this instance holds the group's lease and it is good now, starting or not (the webhooks sender: runtime.ts). */
+  holds(group: string): boolean {
+    const o = this.owned.get(group);
+    return !!o && serving(o.state, this.clock(), this.t, this.cut || o.cutAt !== null);
   }
 
   /** The connection to NATS went down (true) or came back (false). */
@@ -150,32 +158,29 @@ export class Ownership {
     return this.presence.live();
   }
 
-  private async watchLeases(): Promise<void> {
-    const w = await this.leases.watch({ key: '>' });
-    this.watches.push(w);
-    void (async () => {
-      for await (const e of w) {
-        const now = this.clock();
-        if (e.operation === 'PUT') {
-          const v = e.json<{ owner: string; epoch: number }>();
-          this.owners.set(e.key, v);
-          if (v.owner !== this.me.id) {
-            this.watched.set(e.key, sawPut(this.watched.get(e.key) ?? watching(now), v.owner, now));
-            // Someone else's lease on a group we think ours: we lost it, whatever our clock says.
-            if (this.owned.has(e.key)) void this.lose(e.key, `instance ${v.owner} acquired it`);
-          }
-        } else {
-          this.owners.delete(e.key);
-          this.watched.set(e.key, sawDelete(this.watched.get(e.key) ?? watching(now)));
-        }
-        this.hooks.changed?.(e.key, this.owners.get(e.key)?.owner ?? null, this.owners.get(e.key)?.epoch ?? null);
+  /** Restarts of the lease and presence watches (watch.ts), for metrics. */
+  watchRestarts(): { leases: number; instances: number } {
+    return { leases: this.leaseWatch.counters.restarts, instances: this.presence.watchRestarts() };
+  }
+
+  private sawLease(e: KvWatchEntry): void {
+    const now = this.clock();
+    if (e.operation === 'PUT') {
+      const v = e.json<{ owner: string; epoch: number }>();
+      this.owners.set(e.key, v);
+      if (v.owner !== this.me.id) {
+        this.watched.set(e.key, sawPut(this.watched.get(e.key) ?? watching(now), v.owner, now));
+        // Someone else's lease on a group we think ours: we lost it, whatever our clock says.
+        if (this.owned.has(e.key)) void this.lose(e.key, `instance ${v.owner} acquired it`);
       }
-    })().catch((err: Error) => this.log.warn({ err }, 'the lease watch ended'));
+    } else {
+      this.owners.delete(e.key);
+      this.watched.set(e.key, sawDelete(this.watched.get(e.key) ?? watching(now)));
+    }
+    this.hooks.changed?.(e.key, this.owners.get(e.key)?.owner ?? null, this.owners.get(e.key)?.epoch ?? null);
   }
 
   private ticking = false;
-  /** What the last failed attempt said (for the trail a loss logs). */
-  private lastError = '';
 
   private async tick(): Promise<void> {
     if (this.ticking || this.stopping) return;
@@ -194,7 +199,12 @@ export class Ownership {
         }
         if (this.available && shouldContend(w, contenderPlace(group, ids, this.me.id, w.owner), now, this.t)) await this.contend(group);
       }
-      const held = [...this.owned].filter(([g, o]) => this.serving(g) && now - o.acquiredAt >= this.t.holdMs).map(([g]) => g);
+      // Not while the bucket has no leader: the hand-over's delete could not land (calmToHandOver).
+      const calm = calmToHandOver(
+        [...this.owned.values()].map((o) => o.state),
+        this.available,
+      );
+      const held = calm ? [...this.owned].filter(([g, o]) => this.serving(g) && now - o.acquiredAt >= this.t.holdMs).map(([g]) => g) : [];
       const settled = ids.filter((id) => id === this.me.id || now - (this.presence.since(id) ?? now) >= this.t.settledMs);
       const h = handover(held, settled, this.me.id, this.lastHandover, now, this.t.handoverEveryMs);
       if (h) {
@@ -222,37 +232,27 @@ export class Ownership {
   private async probe(now: number): Promise<void> {
     const elapsed = this.lastProbe === 0 ? 0 : now - this.lastProbe;
     this.lastProbe = now;
-    try {
-      await this.leases.get(`probe.${this.me.id}`, { timeout: JS_TIMEOUT_MS } as never);
-      this.available = true;
-    } catch {
-      this.available = false;
-    }
+    this.available = await this.leases.answers();
     for (const [group, w] of this.watched) this.watched.set(group, probed(w, this.available, elapsed, PROBE_MS + 100));
   }
 
   /** A group first seen: its lease as stored now (absent: free at once). */
   private async initial(group: string, now: number): Promise<Watching | undefined> {
-    try {
-      const e = await this.leases.get(group);
-      const w = firstSight(!e ? { kind: 'absent' } : e.operation === 'PUT' ? { kind: 'held', owner: e.json<{ owner: string }>().owner } : { kind: 'released' }, now);
-      if (!this.watched.has(group)) this.watched.set(group, w);
-      return this.watched.get(group);
-    } catch {
-      return undefined;
-    }
+    const seen = await this.leases.sight(group);
+    if (!seen) return undefined;
+    if (!this.watched.has(group)) this.watched.set(group, firstSight(seen, now));
+    return this.watched.get(group);
   }
 
   private async contend(group: string): Promise<void> {
     const sentAt = this.clock();
-    let epoch: number;
-    try {
-      epoch = await this.leases.create(group, encode({ owner: this.me.id, url: this.me.url, at: Date.now() }));
-    } catch (err) {
+    const created = await this.leases.create(group);
+    if (created.kind !== 'ok') {
       // Still held (a renewal not seen yet, or the key not aged out yet): again after a probe. No leader: the probe will tell.
-      if (isConflict(err)) this.watched.set(group, conflicted(this.watched.get(group) ?? watching(sentAt), this.t, PROBE_MS));
+      if (created.kind === 'conflict') this.watched.set(group, conflicted(this.watched.get(group) ?? watching(sentAt), this.t, PROBE_MS));
       return;
     }
+    const epoch = created.revision;
     const o: Owned = { state: acquired(epoch, sentAt), nextAt: sentAt + this.t.renewMs, busy: false, starting: true, acquiredAt: sentAt, cutAt: null, trail: [] };
     this.owned.set(group, o);
     this.watched.delete(group);
@@ -276,20 +276,20 @@ export class Ownership {
       if (o.state.kind !== 'held') return void (await this.lose(group, o.state.reason, o));
       const held = o.state.held;
       const sentAt = now;
-      const outcome = await this.attempt(() => this.leases.update(group, encode({ owner: this.me.id, url: this.me.url, epoch: held.epoch }), held.revision, JS_TIMEOUT_MS));
+      const outcome = await this.leases.renew(group, held.epoch, held.revision);
       if (this.owned.get(group) !== o) return;
       o.state = renewed(o.state, outcome, sentAt, this.clock(), this.t);
-      o.trail = [...o.trail.slice(-7), { outcome: outcome.kind === 'ok' ? 'ok' : `${outcome.kind} (${this.lastError})`, sentAt, tookMs: Math.round(this.clock() - sentAt) }];
+      o.trail = [...o.trail.slice(-7), { outcome: outcome.kind === 'ok' ? 'ok' : `${outcome.kind} (${this.leases.lastError})`, sentAt, tookMs: Math.round(this.clock() - sentAt) }];
       if (outcome.kind !== 'ok') this.log.debug({ group, outcome: outcome.kind, tookMs: Math.round(this.clock() - sentAt), state: o.state }, 'a lease renewal failed');
       if (outcome.kind === 'ok') this.counters.renewals++;
       if (o.state.kind === 'held' && outcome.kind === 'conflict') {
         // Each step after a conflict is an attempt of its own: one that finds no leader rides on.
         const readAt = this.clock();
-        const next = afterConflict(o.state, await readLease(this.leases, group, this.me.id), readAt, this.clock(), this.t);
+        const next = afterConflict(o.state, await this.leases.read(group), readAt, this.clock(), this.t);
         o.state = next.state;
         if (next.reacquire) {
           const sent = this.clock();
-          const created = await this.attempt(() => this.leases.create(group, encode({ owner: this.me.id, url: this.me.url, at: Date.now() })));
+          const created = await this.leases.create(group);
           o.state = reacquired(o.state, created, sent, this.clock(), this.t);
           if (created.kind === 'ok' && o.state.kind === 'held') this.log.warn({ group, epoch: created.revision }, 'the lease had expired while NATS elected a leader: acquired it again');
         }
@@ -306,7 +306,7 @@ export class Ownership {
     if (o.state.kind !== 'held') return;
     const held = o.state.held;
     const sentAt = this.clock();
-    const outcome = await this.attempt(() => this.leases.update(group, encode({ owner: this.me.id, url: this.me.url, epoch: held.epoch }), held.revision, JS_TIMEOUT_MS));
+    const outcome = await this.leases.renew(group, held.epoch, held.revision);
     if (this.owned.get(group) !== o) return;
     o.nextAt = this.clock() + 250;
     if (outcome.kind === 'unavailable') return;
@@ -316,12 +316,12 @@ export class Ownership {
       o.nextAt = this.clock() + this.t.renewMs;
       return;
     }
-    const next = afterCut(o.state, await readLease(this.leases, group, this.me.id));
+    const next = afterCut(o.state, await this.leases.read(group));
     o.state = next.state;
     if (next.state.kind !== 'held') return void (await this.lose(group, next.state.reason));
     if (!next.reacquire) return;
     const sent = this.clock();
-    const created = await this.attempt(() => this.leases.create(group, encode({ owner: this.me.id, url: this.me.url, at: Date.now() })));
+    const created = await this.leases.create(group);
     if (created.kind !== 'ok') return void (await this.lose(group, 'the lease ran out while NATS was unreachable, and another instance took it'));
     o.state = acquired(created.revision, sent);
     o.starting = true;
@@ -332,15 +332,6 @@ export class Ownership {
       o.nextAt = this.clock() + this.t.renewMs;
     } catch (err) {
       await this.giveBack(group, `could not restart: ${(err as Error).message}`);
-    }
-  }
-
-  private async attempt(fn: () => Promise<number>): Promise<Outcome> {
-    try {
-      return { kind: 'ok', revision: await fn() };
-    } catch (err) {
-      this.lastError = String((err as Error)?.message ?? err).slice(0, 80);
-      return isConflict(err) ? { kind: 'conflict' } : { kind: 'unavailable' };
     }
   }
 
@@ -360,7 +351,7 @@ export class Ownership {
     if (!o) return;
     this.owned.delete(group);
     await this.hooks.release(group, reason).catch((err: Error) => this.log.error({ group, err }, 'stopping a node group failed'));
-    if (o.state.kind === 'held') await this.leases.delete(group, { previousSeq: o.state.held.revision }).catch(() => {});
+    if (o.state.kind === 'held') await this.leases.release(group, o.state.held.revision);
     this.watched.set(group, watching(this.clock()));
   }
 
@@ -384,7 +375,7 @@ export class Ownership {
     // now ranks first takes each group as soon as its lease is handed back.
     await this.presence.leave().catch(() => {});
     for (const group of [...this.owned.keys()]) await this.giveBack(group, 'this instance is stopping');
-    for (const w of this.watches) w.stop();
+    this.leaseWatch.stop();
     this.presence.stop();
   }
 }

@@ -5,13 +5,14 @@
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { InstanceInfo } from './ownership.js';
+import { GuardedWatch } from './watch.js';
 
 const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
 export class Presence {
   private readonly seen = new Map<string, { info: InstanceInfo; at: number; since: number }>();
   private lastPut = 0;
-  private watcher: { stop(): void } | null = null;
+  private watcher: GuardedWatch | null = null;
 
   constructor(
     private readonly instances: KV,
@@ -32,17 +33,24 @@ export class Presence {
   }
 
   async watch(): Promise<void> {
-    const w = await this.instances.watch({ key: '>' });
-    this.watcher = w;
-    void (async () => {
-      for await (const e of w) {
+    this.watcher = new GuardedWatch(
+      this.instances,
+      (e) => {
         const now = this.clock();
         const before = this.seen.get(e.key);
         // `since`: live without a break (a presence that lapsed starts again).
         if (e.operation === 'PUT') this.seen.set(e.key, { info: e.json<InstanceInfo>(), at: now, since: before && now - before.at < 3000 ? before.since : now });
         else this.seen.delete(e.key);
-      }
-    })().catch((err: Error) => this.log.warn({ err }, 'the instance watch ended'));
+      },
+      'instances',
+      this.log,
+    );
+    await this.watcher.start();
+  }
+
+  /** Restarts of its watch (watch.ts). */
+  watchRestarts(): number {
+    return this.watcher?.counters.restarts ?? 0;
   }
 
   /** The live instances (this one included), by id. */

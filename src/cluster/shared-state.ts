@@ -9,22 +9,26 @@ import type { Logger } from 'pino';
 import type { UserRecord } from '../auth/users.js';
 import type { StoredGroup } from '../store/store.js';
 import { isConflict, retrying } from './nats.js';
+import { GuardedWatch } from './watch.js';
 
 const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
 /** A key for a name of any characters (user names may hold '@', which keys may not): base64url. */
-export const keyOf = (prefix: 'user' | 'nodegen' | 'group', name: string) => `${prefix}.${Buffer.from(name).toString('base64url')}`;
-const nameOf = (key: string) => Buffer.from(key.slice(key.indexOf('.') + 1), 'base64url').toString();
+export const keyOf = (prefix: 'user' | 'nodegen' | 'group' | 'hook' | 'hookstate', name: string) => `${prefix}.${Buffer.from(name).toString('base64url')}`;
+export const nameOf = (key: string) => Buffer.from(key.slice(key.indexOf('.') + 1), 'base64url').toString();
 
 export interface Watchers {
   user?(user: UserRecord | null, name: string): void;
   nodeGeneration?(key: string, value: { gen: number; at: number } | null): void;
   group?(name: string, value: StoredGroup | null): void;
+  /** Webhook endpoints made through the API, and every endpoint's delivery state (webhook-keeping.ts). */
+  webhook?(id: string, value: unknown): void;
+  webhookState?(id: string, value: unknown): void;
 }
 
 export class SharedState {
   private readonly revisions = new Map<string, number>();
-  private watcher: { stop(): void } | null = null;
+  private watcher: GuardedWatch | null = null;
 
   constructor(
     private readonly kv: KV,
@@ -74,6 +78,7 @@ export class SharedState {
     } catch (err) {
       if (!isConflict(err)) throw err;
       await this.get(key);
+      this.log.info({ key, expected: rev, found: this.revisions.get(key) }, 'a shared key changed since this instance last read it');
       return false;
     }
   }
@@ -96,22 +101,33 @@ export class SharedState {
 
   /** Follows every key from now on (the current values first). */
   async watch(w: Watchers): Promise<void> {
-    const it = await this.kv.watch({ key: '>' });
-    this.watcher = it;
-    void (async () => {
-      for await (const e of it) {
+    // Guarded (watch.ts): a watch standing still here would keep a password changed elsewhere from
+    // retiring the old tokens on this instance.
+    this.watcher = new GuardedWatch(
+      this.kv,
+      (e) => {
         this.remember(e);
-        if (!/^(user|nodegen|group)\./.test(e.key)) continue;
+        if (!/^(user|nodegen|group|hook|hookstate)\./.test(e.key)) return;
         const value = e.operation === 'PUT' ? e.json<unknown>() : null;
         try {
           if (e.key.startsWith('user.')) w.user?.(value as UserRecord | null, nameOf(e.key));
           else if (e.key.startsWith('nodegen.')) w.nodeGeneration?.(nameOf(e.key), value as { gen: number; at: number } | null);
           else if (e.key.startsWith('group.')) w.group?.(nameOf(e.key), value as StoredGroup | null);
+          else if (e.key.startsWith('hook.')) w.webhook?.(nameOf(e.key), value);
+          else if (e.key.startsWith('hookstate.')) w.webhookState?.(nameOf(e.key), value);
         } catch (err) {
           this.log.error({ err, key: e.key }, 'applying a shared change failed');
         }
-      }
-    })().catch((err: Error) => this.log.warn({ err }, 'the shared state watch ended'));
+      },
+      'meta',
+      this.log,
+    );
+    await this.watcher.start();
+  }
+
+  /** Restarts of its watch (watch.ts). */
+  watchRestarts(): number {
+    return this.watcher?.counters.restarts ?? 0;
   }
 
   stop(): void {

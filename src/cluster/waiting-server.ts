@@ -3,7 +3,7 @@
 // else is 503 NOT_READY with Retry-After. A load balancer sees an instance that is starting, not a
 // dead one, and an operator sees why. The real server takes the port once NATS answers.
 import { createServer, type Server } from 'node:http';
-import { PROBLEM_CONTENT_TYPE, problemJson, problems } from '../http/problem.js';
+import { PROBLEM_CONTENT_TYPE, problemJson } from '../schemas/problem.js';
 
 export interface Waiting {
   /** Why the instance is not ready yet (shown by /readyz). */
@@ -23,7 +23,7 @@ export async function waitingServer(host: string, port: number): Promise<Waiting
     }
     const detail = path === '/as/v1/readyz' ? `not ready: ${state.why}` : `the service is starting: ${state.why}`;
     res.writeHead(503, { 'content-type': PROBLEM_CONTENT_TYPE, 'retry-after': '5', connection: 'close' });
-    res.end(problemJson(problems.notReady(detail, 5)));
+    res.end(problemJson({ status: 503, code: 'NOT_READY', detail }));
   });
   // A port that cannot be had now is left to the real server, which says so as a setting.
   const listening = await new Promise<boolean>((resolve) => {

@@ -4,7 +4,7 @@
 // the building blocks both schemas use: described, Duration, Name, Settings.
 import Type, { type TSchema } from 'typebox';
 import { STRATEGY_NAMES } from '../policy/selection/registry.js';
-import { DEFAULT_STATE_TIMEOUTS, DURATION_PATTERN, NAME_DESCRIPTION, NAME_MAX, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
+import { CLIENT_PROTOCOLS, DEFAULT_STATE_TIMEOUTS, DURATION_PATTERN, LOCAL_BACKENDS, NAME_DESCRIPTION, NAME_MAX, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
 
 /**
  * A schema with prose for the docs (the configuration reference, the OpenAPI document), keeping
@@ -60,6 +60,20 @@ export const RoleOptions = Type.Object(
     ),
     publish: Type.Optional(described(Listener, 'the publish listener answered (endpoint 4) when a node does not report its own')),
     subscribe: Type.Optional(described(Listener, 'the playback listener answered (endpoint 5) when a node does not report its own')),
+    serves: Type.Optional(
+      Type.Array(
+        Type.Union(
+          CLIENT_PROTOCOLS.map((p) => Type.Literal(p)),
+          { description: 'rtmp, whip or whep' },
+        ),
+        {
+          uniqueItems: true,
+          maxItems: CLIENT_PROTOCOLS.length,
+          description:
+            "what clients do on this role's nodes: rtmp (publish or play), whip (publish over WebRTC), whep (play over WebRTC); the WebRTC proxy takes a role only where it says whip or whep (default: what the local platform's backend serves; undeclared on other platforms)",
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -182,17 +196,37 @@ export const Platform = Type.Object(
     }),
     local: Type.Object(
       {
-        backend: Type.Union([Type.Literal('simulated'), Type.Literal('nginx-rtmp')], {
-          default: 'simulated',
-          description: 'simulated (needs nothing beyond npm) or nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg)',
-        }),
+        backend: Type.Union(
+          LOCAL_BACKENDS.map((b) => Type.Literal(b)),
+          {
+            default: 'simulated',
+            description:
+              "simulated (needs nothing beyond npm), nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg), werift (WebRTC: WHIP and WHEP in the agent, needs nothing beyond npm; docs/webrtc.md) or janus (WebRTC on a Janus gateway per node, each in a network namespace of its own: needs root and Debian's janus; docs/webrtc.md#janus-nodes)",
+          },
+        ),
         firstAddress: Type.String({
           pattern: '^127\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}$',
           default: '127.0.0.2',
           description: 'a loopback address 127.x.y.z: the first one handed to a node; the next ones count up from it',
         }),
-        port: Type.Integer({ minimum: 0, maximum: 65535, default: 18935, description: "the port each local node's media listener asks for on its own address (RTMP for nginx-rtmp nodes)" }),
+        port: Type.Integer({
+          minimum: 0,
+          maximum: 65535,
+          default: 18935,
+          description: "the port each local node's media listener asks for on its own address (RTMP for nginx-rtmp nodes, WHIP and WHEP over HTTP for werift nodes)",
+        }),
         statPort: Type.Integer({ minimum: 1, maximum: 65535, default: 18080, description: "nginx-rtmp nodes: the HTTP port of each node's stat page, on its own address (read by its agent)" }),
+        janus: Type.Object(
+          {
+            subnet: Type.String({
+              pattern: '^[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}/[0-9]{1,2}$',
+              default: '10.213.0.0/16',
+              description:
+                "janus nodes: the private IPv4 subnet of their network namespaces (one bridge per subnet; the bridge takes .1, a node the low bits of its loopback address); another service's Janus nodes on this machine need another",
+            }),
+          },
+          { additionalProperties: false, default: {}, description: 'janus nodes on the local platform (docs/webrtc.md#janus-nodes)' },
+        ),
       },
       { additionalProperties: false, default: {}, description: 'the local platform: node agents on this machine' },
     ),

@@ -6,15 +6,35 @@ import ms from 'ms';
 import { NodeGroupConfig, type NodeGroupConfigInput } from './node-group-schema.js';
 import type { NodeGroup, RuleConfig } from './types.js';
 import { compile, readablePath, type FieldError } from '../schemas/validate.js';
-import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC, STATES_WITH_TIMEOUT, type Role, type TimedState } from '../domain/vocabulary.js';
+import {
+  BACKEND_SERVES,
+  CLIENT_PROTOCOLS,
+  type ClientProtocol,
+  DEFAULT_STATE_TIMEOUTS,
+  LOAD_METRIC,
+  type LocalBackend,
+  STATES_WITH_TIMEOUT,
+  type Role,
+  type TimedState,
+} from '../domain/vocabulary.js';
 import { compileExpression, ExpressionError, type Kind } from '../policy/expressions/compile.js';
 import { ruleKey } from '../domain/scaling.js';
 import { outboundUrlProblem } from '../policy/outbound-url.js';
+import { NetnsPlanError, netnsPlan } from '../policy/network/netns-plan.js';
 import { KEPT_SECRET } from './secrets.js';
 import { scheduleProblem } from '../policy/scaling/schedules.js';
 import { MODULE_NAME, terraformProblems, type TerraformModules } from '../policy/terraform/requests.js';
 
 const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
+
+type RoleOptionsInput = { publish?: { protocol: string }; subscribe?: { protocol: string }; serves?: ClientProtocol[] };
+
+/** The roles a client protocol is for: publishers reach origins (and RTMP transcoders), viewers edges, relays and origins. */
+const SERVABLE: Record<ClientProtocol, readonly Role[]> = {
+  rtmp: ['origin', 'edge', 'relay', 'transcoder'],
+  whip: ['origin', 'transcoder'],
+  whep: ['origin', 'edge', 'relay'],
+};
 
 export function durationMs(value: number | string): number {
   return typeof value === 'number' ? value : ms(value as ms.StringValue);
@@ -142,6 +162,46 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
       for (const kind of ['publish', 'subscribe'] as const) {
         const protocol = options?.[kind]?.protocol;
         if (protocol !== undefined && protocol !== 'rtmp') err(`/roles/${role}/${kind}/protocol`, 'nginx-rtmp nodes take rtmp only');
+      }
+    }
+  }
+
+  if (input.platform.type === 'local' && local.backend === 'janus') {
+    // The first node's namespace plan: a subnet Janus nodes can use, and loopback addresses that map into it.
+    try {
+      netnsPlan('check', local.firstAddress, local.janus.subnet);
+    } catch (e) {
+      err(e instanceof NetnsPlanError && e.message.startsWith('subnet') ? '/platform/local/janus/subnet' : '/platform/local/firstAddress', (e as Error).message);
+    }
+  }
+
+  // What each role serves (docs/webrtc.md, "What a group serves"): what the local backend serves
+  // unless the group says less; a declaration the backend cannot keep, or a listener that says
+  // otherwise, is refused, so that lookups and the WebRTC proxy never send a client to a node
+  // that cannot take it.
+  const backendServes = input.platform.type === 'local' ? BACKEND_SERVES[local.backend as LocalBackend] : undefined;
+  for (const [role, options] of Object.entries(roles) as Array<[Role, RoleOptionsInput | undefined]>) {
+    if (!options) continue;
+    const can: readonly ClientProtocol[] | undefined = backendServes?.[role];
+    if (options.serves === undefined) {
+      if (can) options.serves = [...can];
+    } else if (can) {
+      const what = can.length > 0 ? can.join(' and ') : 'nothing a client takes';
+      for (const [i, p] of options.serves.entries()) if (!can.includes(p)) err(`/roles/${role}/serves/${i}`, `${local.backend} ${role}s serve ${what}, not ${p}`);
+    }
+    options.serves?.forEach((p, i) => {
+      if (!SERVABLE[p].includes(role)) err(`/roles/${role}/serves/${i}`, `${p} is for ${SERVABLE[p].join(' and ')} roles`);
+    });
+    // A role whose nodes would serve nothing never comes into service: no rule may ask for one.
+    if (can && can.length === 0) {
+      input.rules.forEach((r, i) => {
+        if (r.role === role && r.max > 0) err(`/rules/${i}/max`, `${local.backend} ${role}s serve nothing a client takes (docs/webrtc.md): must be 0`);
+      });
+    }
+    for (const kind of ['publish', 'subscribe'] as const) {
+      const protocol = options[kind]?.protocol;
+      if (options.serves && protocol !== undefined && (CLIENT_PROTOCOLS as readonly string[]).includes(protocol) && !options.serves.includes(protocol as ClientProtocol)) {
+        err(`/roles/${role}/${kind}/protocol`, `${protocol} is not among what the role serves (${options.serves.join(', ') || 'nothing'})`);
       }
     }
   }

@@ -1,6 +1,6 @@
 // The config after validation: durations in milliseconds, defaults filled in, cross-references
 // (regions, roles, parents) checked.
-import type { Role, TimedState } from '../domain/vocabulary.js';
+import type { ClientProtocol, LocalBackend, Role, TimedState } from '../domain/vocabulary.js';
 import type { Listener } from '../domain/records.js';
 import type { StrategyName } from '../policy/selection/registry.js';
 import type { WebhookInput } from './webhook-schema.js';
@@ -15,6 +15,8 @@ export interface RoleConfig {
   parentRole?: Role;
   publish?: Listener;
   subscribe?: Listener;
+  /** What clients do on the role's nodes, where declared or known from the local backend (docs/webrtc.md). */
+  serves?: ClientProtocol[];
 }
 
 export interface RuleConfig {
@@ -85,7 +87,7 @@ export interface TerraformOperatorConfig {
 export interface PlatformConfig {
   type: 'local' | 'static' | 'terraform';
   trustNodeAddress: boolean;
-  local: { backend: 'simulated' | 'nginx-rtmp'; firstAddress: string; port: number; statPort: number };
+  local: { backend: LocalBackend; firstAddress: string; port: number; statPort: number; janus: { subnet: string } };
   static: { nodes: StaticNodeConfig[] };
   terraform: TerraformConfig;
 }

@@ -4,6 +4,30 @@
 export const ROLES = ['origin', 'edge', 'relay', 'transcoder'] as const;
 export type Role = (typeof ROLES)[number];
 
+/**
+ * What clients do on a node (docs/webrtc.md, "What a group serves"): publish or play over RTMP,
+ * publish over WebRTC (WHIP), play over WebRTC (WHEP). A listener with one of these protocols
+ * serves it; WHIP and WHEP listeners are HTTP endpoints.
+ */
+export const CLIENT_PROTOCOLS = ['rtmp', 'whip', 'whep'] as const;
+export type ClientProtocol = (typeof CLIENT_PROTOCOLS)[number];
+
+/** The media servers the local platform runs beside its node agents (src/agent/backend.ts). */
+export const LOCAL_BACKENDS = ['simulated', 'nginx-rtmp', 'werift', 'janus'] as const;
+export type LocalBackend = (typeof LOCAL_BACKENDS)[number];
+
+/**
+ * What each role's nodes serve on a local backend that speaks a client protocol (the simulated
+ * one speaks its own session API): a role's default `serves`, and the most it may declare.
+ */
+export const BACKEND_SERVES: Partial<Record<LocalBackend, Record<Role, readonly ClientProtocol[]>>> = {
+  'nginx-rtmp': { origin: ['rtmp'], edge: ['rtmp'], relay: ['rtmp'], transcoder: ['rtmp'] },
+  // A WebRTC transcoder waits for a later round (docs/webrtc.md).
+  werift: { origin: ['whip', 'whep'], edge: ['whep'], relay: ['whep'], transcoder: [] },
+  // Janus forwards from an origin's room only: no relay role (docs/webrtc.md, "Janus nodes").
+  janus: { origin: ['whip', 'whep'], edge: ['whep'], relay: [], transcoder: [] },
+};
+
 /** Which connection count a role's load is measured in, and what one assignment adds to. */
 export const LOAD_METRIC: Record<Role, string> = {
   origin: 'connections.publisher',

@@ -10,12 +10,14 @@ import { securityHeaders } from './middleware/security-headers.js';
 import { mount, type RouteDef } from './route.js';
 import { authRoutes, PASSWORD_ROUTE } from './routes/auth.js';
 import { lookupRoutes } from './routes/lookups.js';
+import { proxyRoutes } from './proxy/routes.js';
 import { nodeGroupRoutes } from './routes/nodegroups.js';
 import { nodeRoutes } from './routes/nodes.js';
 import { provisionRoutes } from './routes/provisions.js';
 import { streamRoutes } from './routes/streams.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { systemRoutes } from './routes/system.js';
+import { backupRoutes } from './routes/backup.js';
 import { mountTerraformState } from './routes/terraform-state.js';
 import { staticPages } from './static-pages.js';
 import { isLoopbackHost } from '../domain/hosts.js';
@@ -33,7 +35,7 @@ const QUIET = new Set([
 ]);
 
 /**
- * Routes of another API mounted beside ours by the composition root (src/service.ts): Red5 SM2's
+ * Routes of another API mounted beside ours by the composition root (src/root/service.ts): Red5 SM2's
  * (src/compat). They are given the app's own access guard; their high-volume paths are logged
  * at debug like ours.
  */
@@ -68,11 +70,14 @@ export function allRoutes(services: Services, mounts: readonly RouteMount[] = []
   return [
     ...authRoutes(services),
     ...lookupRoutes(services),
+    // The WebRTC signalling proxy (docs/webrtc.md); SM2's shapes take its POST paths when compat.red5sm2 is on.
+    ...proxyRoutes(services, { offers: !services.config.compat.red5sm2.enabled }),
     ...provisionRoutes(services),
     ...streamRoutes(services),
     ...nodeGroupRoutes(services),
     ...nodeRoutes(services),
     ...systemRoutes(services),
+    ...backupRoutes(services),
     ...webhookRoutes(services),
     ...mounts.flatMap((m) => m.routes(services, (access) => guardOf(services)(access))),
   ];

@@ -14,7 +14,8 @@ import type { Checker } from '../schemas/validate.js';
 import type { Heartbeat } from '../schemas/heartbeat.js';
 import { toProblem } from './middleware/errors.js';
 import { parseJson } from './middleware/json-body.js';
-import { Problem, problemBody, problems } from './problem.js';
+import { Problem, problems } from './problem.js';
+import { problemBody } from '../schemas/problem.js';
 import type { Upgrade } from './server.js';
 
 /** What the channel answers an event with; `exp` is set when `token` renews the node's token. */

@@ -74,6 +74,15 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string, optio
       ...(secured ? { security: [{ bearer: [] }], 'x-switchyard-access': r.access === 'metrics' ? 'admin' : r.access } : { security: [] }),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: plain(r.body), ...(r.example?.body !== undefined ? { example: r.example.body } : {}) } } } } : {}),
+      ...(r.rawBody
+        ? {
+            requestBody: {
+              required: true,
+              description: r.rawBody.description,
+              content: { [r.rawBody.contentType]: { schema: { type: 'string' }, ...(r.rawBody.example !== undefined ? { example: r.rawBody.example } : {}) } },
+            },
+          }
+        : {}),
       responses,
     };
   }

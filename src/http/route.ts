@@ -8,7 +8,8 @@ import { ProblemSchema } from '../schemas/api.js';
 import { compile, compileQueryConverter, type Checker } from '../schemas/validate.js';
 import type { AppContextExtras, AppState, Ctx } from './context.js';
 import { readJsonBody } from './middleware/json-body.js';
-import { PROBLEM_CONTENT_TYPE, problems, type FieldProblem } from './problem.js';
+import { problems } from './problem.js';
+import { PROBLEM_CONTENT_TYPE, type FieldProblem } from '../schemas/problem.js';
 
 /** Who may call a route. `metrics` follows the server.metricsAuth setting. */
 export type Access = 'public' | 'app' | 'admin' | 'node' | 'metrics';
@@ -23,7 +24,7 @@ export interface ResponseSpec {
 type In<T extends TSchema | undefined, Fallback> = T extends TSchema ? Static<T> : Fallback;
 
 export interface RouteDef<P extends TObject | undefined = TObject | undefined, Q extends TObject | undefined = TObject | undefined, B extends TSchema | undefined = TSchema | undefined> {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS';
   /** OpenAPI form: /as/v1/provision/{nodeGroup}. */
   path: string;
   operationId: string;
@@ -34,6 +35,10 @@ export interface RouteDef<P extends TObject | undefined = TObject | undefined, Q
   params?: P;
   query?: Q;
   body?: B;
+  /** A body that is not JSON (the WebRTC proxy's SDP): read by the handler itself; shown in the OpenAPI document. */
+  rawBody?: { contentType: string; description: string; example?: string };
+  /** Answers carry CORS headers (errors from the access guard too): for browsers calling from other origins (the WebRTC proxy). */
+  cors?: Record<string, string>;
   /** Checks a schema cannot say (uniqueness across items, say); returns the field problems. */
   refine?: (body: In<B, undefined>) => FieldProblem[];
   /**
@@ -139,9 +144,11 @@ export function mount(router: Router<AppState, AppContextExtras>, routes: readon
     };
     // One middleware per route, so the router composes no chain for it on every request.
     const guard = options.guard(def.access);
-    const verb = def.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+    const verb = def.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete' | 'patch' | 'options';
+    const cors = def.cors;
     router[verb](def.operationId, koaPath, async (ctx: Ctx) => {
       ctx.state.route = def.path;
+      if (cors) ctx.set(cors);
       await guard(ctx, () => handler(ctx));
     });
   }

@@ -7,7 +7,8 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { timeOutBodyRead } from './middleware/json-body.js';
 import { securityHeaders } from './middleware/security-headers.js';
-import { PROBLEM_CONTENT_TYPE, Problem, problemJson } from './problem.js';
+import { Problem } from './problem.js';
+import { PROBLEM_CONTENT_TYPE, problemJson } from '../schemas/problem.js';
 
 export interface ServerLimits {
   /** The whole request (headers and body) must arrive within this many ms. */

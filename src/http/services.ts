@@ -15,6 +15,7 @@ import type { LookupRateLimiter } from '../auth/lookup-rate.js';
 import type { Users } from '../auth/users.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { Events } from '../events/log.js';
+import type { Backups } from '../store/backup.js';
 import type { NodeGroupRegistry } from '../nodegroups/registry.js';
 import type { Locator } from '../geo/locator.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -51,6 +52,8 @@ export interface Services {
   cluster?: ClusterView;
   /** Cluster mode: the Terraform state of this instance's Terraform groups (an internal route). */
   terraformState?: TerraformStateBackend;
+  /** Copies of the database taken by this process (GET /as/v1/admin/backup). */
+  backups?: Backups;
 }
 
 export interface ClusterView {

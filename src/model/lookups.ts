@@ -18,6 +18,9 @@ import type { ServingEdges } from './serving.js';
 import type { Settings } from './settings.js';
 import type { ParentTree } from './tree.js';
 
+/** What a lookup asks: where to publish, where to take a provisioned stream to transcode, where to watch. */
+export type LookupKind = 'publish' | 'transcode' | 'subscribe';
+
 export type LookupOutcome = { ok: true; node: Assignment } | Failure;
 
 const RETRY_AFTER_S = 2;

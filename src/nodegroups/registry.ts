@@ -20,7 +20,7 @@ import type { TerraformModules } from '../policy/terraform/requests.js';
 export type Change = { ok: true; group: NodeGroup } | Failure;
 
 /**
- * Cluster mode (src/cluster/runtime.ts): group definitions shared by every instance, each written
+ * Cluster mode (src/root/cluster.ts): group definitions shared by every instance, each written
  * by compare-and-set. The instance that changes a group writes it there; every instance (that one
  * too) applies what it sees through `adopt`.
  */

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import type { NodeGroup } from '../config/types.js';
 import type { PlatformData } from '../domain/records.js';
 import { projectPath } from '../paths.js';
+import { intToIp, ipToInt } from '../policy/network/ipv4.js';
+import { removeRecordedNetns } from '../os/netns.js';
 import { alive, argvOf, signalGroup, stopPidFileGroupsIn } from '../os/process-group.js';
 import { capabilitiesOf } from '../domain/capabilities.js';
 import { PlatformError, type NewNode, type NodeRef, type Platform, type Reconciliation } from './platform.js';
@@ -27,13 +29,6 @@ const DISTINCT_LOOPBACK = process.platform === 'linux';
 
 function pick(env: NodeJS.ProcessEnv, names: readonly string[]): Record<string, string> {
   return Object.fromEntries(names.filter((n) => env[n]).map((n) => [n, env[n]!]));
-}
-
-function ipToInt(ip: string): number {
-  return ip.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
-}
-function intToIp(n: number): string {
-  return [24, 16, 8, 0].map((shift) => Math.floor(n / 2 ** shift) % 256).join('.');
 }
 
 /** Whether `pid` is the node agent of `nodeId` (not a stranger that reused the pid). */
@@ -103,8 +98,10 @@ export class LocalPlatform implements Platform {
           SWITCHYARD_NODE_BACKEND: group.platform.local.backend,
           SWITCHYARD_NODE_STAT_PORT: String(group.platform.local.statPort),
           SWITCHYARD_NODE_DIR: dir,
-          // Where the media programs are, when not on PATH (nginx-rtmp nodes).
-          ...pick(process.env, ['SWITCHYARD_NGINX_BIN', 'SWITCHYARD_FFMPEG_BIN', 'SWITCHYARD_NGINX_RTMP_MODULE']),
+          // Where the media programs are, when not on PATH (nginx-rtmp and janus nodes).
+          ...pick(process.env, ['SWITCHYARD_NGINX_BIN', 'SWITCHYARD_FFMPEG_BIN', 'SWITCHYARD_NGINX_RTMP_MODULE', 'SWITCHYARD_JANUS_BIN', 'SWITCHYARD_JANUS_LIB_DIR']),
+          // Janus nodes get a network namespace of their own on this subnet (docs/webrtc.md, "Janus nodes").
+          ...(group.platform.local.backend === 'janus' ? { SWITCHYARD_JANUS_SUBNET: group.platform.local.janus.subnet } : {}),
           SWITCHYARD_ORPHAN_TIMEOUT_MS: String(this.options.orphanTimeoutMs ?? 5 * 60_000),
         },
       });
@@ -132,6 +129,8 @@ export class LocalPlatform implements Platform {
     // An agent that was killed outright could not stop its media server: stop what the node's
     // directory's pid files name (the agent's own business which programs those are).
     await stopPidFileGroupsIn(join(this.options.dataDir, 'nodes', node.id));
+    // And the network namespace it recorded (Janus nodes: docs/webrtc.md, "Janus nodes"), once nothing runs in it.
+    await removeRecordedNetns(join(this.options.dataDir, 'nodes', node.id));
     this.used.delete(node.platform.address);
     rmSync(join(this.options.dataDir, 'nodes', node.id), { recursive: true, force: true });
   }

@@ -73,6 +73,11 @@ export const freshDelivery = (cursor: number): DeliveryState => ({
   nextAttemptAt: null,
 });
 
+/** The state with its backlog: events after the cursor, wanted or not, when the log's last id is `last` (O(1), for every scrape). */
+export function withBacklog(s: DeliveryState, last: number): DeliveryState {
+  return { ...s, backlog: Math.max(0, last - s.cursor) };
+}
+
 /** After a 2xx for event `seq`. */
 export function delivered(s: DeliveryState, seq: number, now: number): DeliveryState {
   return { ...s, cursor: seq, delivered: s.delivered + 1, consecutiveFailures: 0, lastSuccessAt: now, lastAttemptAt: now, lastError: null, nextAttemptAt: null };

@@ -5,7 +5,7 @@
 import { Webhook } from 'standardwebhooks';
 import type { EventRecord } from '../domain/events.js';
 import { OutboundError, type PostAnswer } from '../outbound/http-post.js';
-import { type DeliveryState, delivered, failed, payloadOf, skipped, type WebhookFilter, wants } from '../policy/webhooks.js';
+import { type DeliveryState, delivered, failed, payloadOf, skipped, type WebhookFilter, wants, withBacklog } from '../policy/webhooks.js';
 
 export interface WebhookEndpoint {
   id: string;
@@ -50,7 +50,8 @@ const realWait = (ms: number, fire: () => void) => {
 const BATCH = 200;
 
 export class EndpointDelivery {
-  private running = false;
+  /** The sending under way, if any. */
+  private running: Promise<void> | null = null;
   private stopped = false;
   /** Cancels the wait before a retry, while one is armed. */
   private timer: (() => void) | null = null;
@@ -65,16 +66,20 @@ export class EndpointDelivery {
   }
 
   get current(): DeliveryState {
-    return { ...this.state, backlog: this.backlog() };
+    return withBacklog(this.state, this.o.events.last);
   }
 
   /** New events, or a retry's time: sends what is due, unless already sending or waiting out a failure. */
   kick(): void {
     if (this.running || this.stopped || this.timer) return;
-    this.running = true;
-    void this.run().finally(() => {
-      this.running = false;
+    this.running = this.run().finally(() => {
+      this.running = null;
     });
+  }
+
+  /** Once the sending under way (a request may be out) is over: after stop(), nothing more is sent. */
+  async idle(): Promise<void> {
+    await this.running;
   }
 
   stop(): void {
@@ -132,10 +137,5 @@ export class EndpointDelivery {
   private set(state: DeliveryState): void {
     this.state = state;
     this.o.save(this.endpoint.id, state);
-  }
-
-  /** Events after the cursor, wanted or not: what the endpoint has still to be passed (O(1), for every scrape). */
-  private backlog(): number {
-    return Math.max(0, this.o.events.last - this.state.cursor);
   }
 }

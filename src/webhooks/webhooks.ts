@@ -10,7 +10,7 @@ import type { EventRecord } from '../domain/events.js';
 import type { Failure } from '../domain/failure.js';
 import { postJson } from '../outbound/http-post.js';
 import { outboundUrlProblem } from '../policy/outbound-url.js';
-import { type DeliveryState, freshDelivery } from '../policy/webhooks.js';
+import { type DeliveryState, freshDelivery, withBacklog } from '../policy/webhooks.js';
 import { KEPT_SECRET } from '../config/secrets.js';
 import { MAX_WEBHOOKS, type WebhookInput } from '../config/webhook-schema.js';
 import { EndpointDelivery, type EventSource, type Post, type WebhookEndpoint } from './delivery.js';
@@ -23,6 +23,8 @@ export interface WebhookKeeping {
   state(id: string): DeliveryState | undefined;
   putState(id: string, s: DeliveryState): void;
   removeState(id: string): Promise<void>;
+  /** Every state handed to putState so far, kept (cluster mode: written to the shared bucket). */
+  flush?(): Promise<void>;
 }
 
 export interface WebhooksOptions {
@@ -51,6 +53,7 @@ export class Webhooks {
   private readonly deliveries = new Map<string, EndpointDelivery>();
   private unsubscribe: (() => void) | null = null;
   private readonly o: Required<WebhooksOptions>;
+  private started = false;
 
   constructor(options: WebhooksOptions) {
     this.o = { now: Date.now, random: Math.random, post: postJson, observe: () => {}, sending: () => true, ...options };
@@ -62,6 +65,7 @@ export class Webhooks {
     for (const e of this.o.keeping.endpoints()) if (e.source === 'config' && !configured.some((c) => c.id === e.id)) await this.o.keeping.removeEndpoint(e.id);
     for (const e of configured) await this.o.keeping.putEndpoint(e);
     for (const e of this.o.keeping.endpoints()) this.run(e);
+    this.started = true;
     this.unsubscribe = this.o.events.subscribe(() => this.kickAll());
     this.kickAll();
   }
@@ -77,13 +81,46 @@ export class Webhooks {
     for (const d of this.deliveries.values()) d.kick();
   }
 
+  // ---- cluster mode (src/cluster/webhook-keeping.ts) ----
+
+  /** This instance became the sender: every endpoint goes on from its kept state. */
+  lead(): void {
+    for (const d of [...this.deliveries.values()]) this.run(d.endpoint);
+    this.kickAll();
+  }
+
+  /** This instance is no longer the sender: nothing more is sent from here, the states are kept. */
+  async pause(): Promise<void> {
+    const all = [...this.deliveries.values()];
+    for (const d of all) d.stop();
+    await Promise.all(all.map((d) => d.idle()));
+    await this.o.keeping.flush?.();
+  }
+
+  /** Another instance made, changed (endpoint) or removed (null) an endpoint. */
+  adopt(id: string, endpoint: WebhookEndpoint | null): void {
+    if (!this.started) return;
+    if (endpoint) {
+      this.run(endpoint);
+      return;
+    }
+    this.deliveries.get(id)?.stop();
+    this.deliveries.delete(id);
+  }
+
   list(): WebhookView[] {
-    return [...this.deliveries.values()].map((d) => viewOf(d.endpoint, d.current)).sort((a, b) => (a.id < b.id ? -1 : 1));
+    return [...this.deliveries.values()].map((d) => viewOf(d.endpoint, this.stateOf(d))).sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
   get(id: string): WebhookView | undefined {
     const d = this.deliveries.get(id);
-    return d ? viewOf(d.endpoint, d.current) : undefined;
+    return d ? viewOf(d.endpoint, this.stateOf(d)) : undefined;
+  }
+
+  /** The sender's own state; elsewhere (cluster mode) the one it last shared. */
+  private stateOf(d: EndpointDelivery): DeliveryState {
+    const kept = this.o.sending() ? undefined : this.o.keeping.state(d.endpoint.id);
+    return kept ? withBacklog(kept, this.o.events.last) : d.current;
   }
 
   /** Why `input` cannot be an endpoint (a field path and message), or null. */
@@ -97,9 +134,10 @@ export class Webhooks {
     if (this.deliveries.has(endpoint.id)) return { ok: false, status: 409, code: 'WEBHOOK_EXISTS', detail: `webhook '${endpoint.id}' exists` };
     if (input.secret === KEPT_SECRET) return invalid('secret', 'send a secret: there is no stored one to keep');
     if (this.deliveries.size >= MAX_WEBHOOKS) return { ok: false, status: 409, code: 'WEBHOOK_LIMIT', detail: `at most ${MAX_WEBHOOKS} webhooks` };
-    await this.o.keeping.putEndpoint(endpoint);
-    // From now on: a new endpoint gets the events that happen after it was made.
+    // From now on: a new endpoint gets the events that happen after it was made. Its state first:
+    // in cluster mode the sender, seeing the endpoint, starts from it.
     this.o.keeping.putState(endpoint.id, freshDelivery(this.o.events.last));
+    await this.o.keeping.putEndpoint(endpoint);
     this.run(endpoint);
     return this.get(endpoint.id)!;
   }

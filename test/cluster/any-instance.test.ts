@@ -2,8 +2,7 @@
 // any instance answers anything, a token minted by one is valid on all, each group has one owner.
 import test from 'ava';
 import { request } from '../helpers/http.js';
-import { Cluster, CLUSTER_PASSWORD, clusterConfig } from '../helpers/cluster.js';
-
+import { Cluster, CLUSTER_PASSWORD, clusterConfig, metricOf } from '../helpers/cluster.js';
 import { waitForEvents } from '../helpers/events.js';
 import { until } from '../helpers/until.js';
 
@@ -63,18 +62,14 @@ test('any instance answers: one owner per group, the same binding through every 
   );
 
   // Metrics of its own: groups owned here, calls forwarded and served.
-  const metric = async (i: typeof a, name: string) => {
-    const text = (await request(i.url, 'GET', '/as/v1/metrics')).text;
-    return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-  };
-  const owned = await Promise.all(c.instances.map((i) => metric(i, 'switchyard_cluster_groups_owned')));
+  const owned = await Promise.all(c.instances.map((i) => metricOf(i, 'switchyard_cluster_groups_owned')));
   t.is(
     owned.reduce((x, y) => x + y, 0),
     2,
     `groups owned per instance: ${owned.join(', ')}`,
   );
-  const forwarded = await Promise.all(c.instances.map((i) => metric(i, 'switchyard_cluster_forwarded_calls_total')));
-  const served = await Promise.all(c.instances.map((i) => metric(i, 'switchyard_cluster_served_calls_total')));
+  const forwarded = await Promise.all(c.instances.map((i) => metricOf(i, 'switchyard_cluster_forwarded_calls_total')));
+  const served = await Promise.all(c.instances.map((i) => metricOf(i, 'switchyard_cluster_served_calls_total')));
   t.true(forwarded.some((n) => n > 0) && served.some((n) => n > 0), `forwarded ${forwarded.join(', ')}; served ${served.join(', ')}`);
 
   // A password changed on B retires A's token on C.

@@ -10,6 +10,7 @@ import { killAgentsOf, tempDir } from './service.js';
 import { NatsCluster } from './nats-cluster.js';
 import { localGroup } from './fixtures.js';
 import { until } from './until.js';
+import { rank } from '../../src/policy/cluster/hrw.js';
 
 export const CLUSTER_PASSWORD = 'cluster-admin-password';
 
@@ -39,6 +40,13 @@ export function clusterConfig(groups: unknown[] = [clusterGroup('g', 30), cluste
 /** A group whose PENDING bindings (nobody publishes to simulated nodes) stay for the whole test. */
 export function slowBindings(group: ReturnType<typeof clusterGroup>) {
   return { ...group, timing: { ...group.timing, publishTimeout: '10m', streamTimeout: '10m' } };
+}
+
+/** A metric's value as an instance exposes it (`labels` as written in the exposition, e.g. `kind="lookups",direction="received"`); NaN when absent. */
+export async function metricOf(i: Instance, name: string, labels = ''): Promise<number> {
+  const text = (await request(i.url, 'GET', '/as/v1/metrics')).text;
+  const escaped = labels.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return Number(new RegExp(`^${name}${labels ? `\\{${escaped}\\}` : ''} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
 }
 
 export interface Instance {
@@ -120,6 +128,27 @@ export class Cluster {
   /** Waits until every group of `groups` is owned by some instance, as every running instance's /readyz says. */
   async ready(ms = 30_000): Promise<void> {
     await until(async () => (await Promise.all(this.running().map(async (i) => (await request(i.url, 'GET', '/as/v1/readyz')).status === 200))).every(Boolean), ms, 'every instance ready');
+  }
+
+  /**
+   * Waits until each group is owned by the instance that ranks first for it among the running ones,
+   * as every running instance says. An instance slow to start can see another take its group
+   * first (after the grace), and the owner then hands it over calmly, 10 × TTL later: a test that
+   * asserts that nothing moves must start from there.
+   */
+  async settled(groups: readonly string[], ms = 120_000): Promise<void> {
+    const ids = this.running().map((i) => i.id);
+    await until(
+      async () => {
+        for (const i of this.running()) {
+          const owners = ((await request(i.url, 'GET', '/as/v1/readyz')).json as { owners?: Record<string, string | null> } | undefined)?.owners;
+          if (!groups.every((g) => owners?.[g] === rank(g, ids)[0])) return false;
+        }
+        return true;
+      },
+      ms,
+      `each of ${groups.join(', ')} owned by the instance ranked first for it`,
+    );
   }
 
   running(): Instance[] {

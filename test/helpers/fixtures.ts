@@ -62,6 +62,8 @@ export function localGroup(options: {
   origins?: RoleBounds;
   edges?: RoleBounds | null;
   transcoders?: RoleBounds;
+  /** The roles, when they are not those the rules name (a role the group has but never scales). */
+  roles?: object;
   timing?: object;
 }) {
   const regions = options.regions ?? [{ name: 'here', lat: 50, lon: 8 }];
@@ -77,7 +79,7 @@ export function localGroup(options: {
     name: options.name ?? 'default',
     platform: { type: 'local', local: { firstAddress: options.firstAddress, port: 0, ...options.local } },
     regions,
-    roles: Object.fromEntries(present.map(([role]) => [role, role === 'edge' ? { parentRole: 'origin' } : {}])),
+    roles: options.roles ?? Object.fromEntries(present.map(([role]) => [role, role === 'edge' ? { parentRole: 'origin' } : {}])),
     rules: present.map(([role, b]) => rule(role, b)),
     timing: { heartbeatMs: 200, ...options.timing },
   };

@@ -117,6 +117,20 @@ export class NatsCluster {
     return (await res.json()) as never;
   }
 
+  /** The server a client named `name` (an instance: `switchyard:<id>`) is connected to now, if any. */
+  async serverOf(name: string): Promise<NatsServer | undefined> {
+    for (const s of this.servers.filter((x) => x.proc)) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${s.monitorPort}/connz?limit=1024`, { signal: AbortSignal.timeout(2000) });
+        const { connections } = (await res.json()) as { connections?: Array<{ name?: string }> };
+        if (connections?.some((c) => c.name === name)) return s;
+      } catch {
+        /* that one is down */
+      }
+    }
+    return undefined;
+  }
+
   /** The server that leads a stream now (asked of any running server). */
   async leaderOf(stream: string): Promise<NatsServer | undefined> {
     for (const s of this.servers.filter((x) => x.proc)) {

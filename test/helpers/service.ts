@@ -9,7 +9,7 @@ import { parseConfig } from '../../src/config/load.js';
 import type { Config, NodeGroup } from '../../src/config/types.js';
 import type { TokenSigner } from '../../src/auth/tokens.js';
 import { createLogger } from '../../src/observability/log.js';
-import { startService, type Service, type ServiceOptions } from '../../src/service.js';
+import { startService, type Service, type ServiceOptions } from '../../src/root/service.js';
 import { request, type Reply } from './http.js';
 import { staticGroup, tempDir } from './fixtures.js';
 

@@ -190,7 +190,7 @@ test('local nodes run the simulated backend unless the group chooses nginx-rtmp;
 test('a backend that does not exist, and listeners nginx-rtmp nodes cannot serve, are refused with the field named', (t) => {
   const group = (local: object, roles?: object) => ({ nodeGroups: [{ ...staticGroup(roles ? { roles } : {}), platform: { type: 'local', local } }] });
   t.deepEqual(problemsOf(group({ backend: 'gstreamer' })), [
-    'nodeGroups[0].platform.local.backend = "gstreamer": must be simulated (needs nothing beyond npm) or nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg)',
+    'nodeGroups[0].platform.local.backend = "gstreamer": must be simulated (needs nothing beyond npm), nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg), werift (WebRTC: WHIP and WHEP in the agent, needs nothing beyond npm; docs/webrtc.md) or janus (WebRTC on a Janus gateway per node, each in a network namespace of its own: needs root and Debian\'s janus; docs/webrtc.md#janus-nodes)',
   ]);
   const problems = problemsOf(group({ backend: 'nginx-rtmp', port: 0, statPort: 0 }));
   t.true(

@@ -4,6 +4,9 @@
 // or `janus` (a Janus gateway the agent runs and drives with janode). One interface, one file
 // per engine, as for the control plane's selectors.
 
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EngineMedia } from './stream-media.js';
+
 /** A session the engine made from a client's SDP offer. */
 export interface EngineSession {
   /** The engine's id for the session: the WHIP/WHEP resource's last path segment. */
@@ -28,14 +31,27 @@ export interface ParentLink {
   nodeId: string;
   address: string;
   port: number;
+  /** The parent's pull listener's protocol (`whep` on WebRTC nodes), when it reports one. */
+  protocol?: string;
   credential?: string;
+}
+
+/** Who asks to play: a viewer, or a node pulling for its own viewers (admission: a relay credential). */
+export interface PlayOptions {
+  /** The pulling node's id, when it is one: counted apart (connections.clusterchildren). */
+  relayFor?: string;
 }
 
 /** One stream on this node, as the heartbeat reports it. */
 export interface EngineStream {
   name: string;
   publishing: boolean;
+  /** Play sessions: viewers, and nodes pulling the stream. */
   subscribers: number;
+  /** The nodes among them that pull the stream (edges and relays under this node). */
+  relays?: string[];
+  /** What the engine knows of the stream's media while it is fed here (stream-media.ts): byte counts, since when, codecs. */
+  media?: EngineMedia;
 }
 
 export interface WebRtcEngine {
@@ -44,8 +60,8 @@ export interface WebRtcEngine {
   stop(): Promise<void>;
   /** WHIP: a publisher's offer for `stream`. */
   publish(stream: string, offer: string): Promise<EngineSession>;
-  /** WHEP: a viewer's offer for `stream`; an edge fetches the stream from its parent first if it must. */
-  play(stream: string, offer: string): Promise<EngineSession>;
+  /** WHEP: a viewer's (or a pulling node's) offer for `stream`; an edge fetches the stream from its parent first if it must. */
+  play(stream: string, offer: string, options?: PlayOptions): Promise<EngineSession>;
   /** A trickle-ice-sdpfrag or ICE restart for a session: the answer fragment, or null (405) where the engine cannot. */
   patch(id: string, fragment: string): Promise<string | null>;
   /** Ends a session; false when there is none. */
@@ -56,4 +72,14 @@ export interface WebRtcEngine {
   setParent(parent: ParentLink | null): void;
   /** Publishers and viewers per stream, for the heartbeat. */
   streams(): EngineStream[];
+  /**
+   * Whether the engine serves now, and why not (a media server beside the agent that crashed and
+   * is being restarted); absent: always, once started.
+   */
+  status?(): { ready: boolean; problem: string | null };
+  /**
+   * Routes of the engine's own on the node's WHIP/WHEP listener (Janus: the relay routes an edge's
+   * agent asks its parent's for RTP forwards); true when the request was one of them and answered.
+   */
+  serve?(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
 }

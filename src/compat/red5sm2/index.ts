@@ -8,6 +8,7 @@ import type { Services } from '../../http/services.js';
 import type { Guard } from './access.js';
 import { adminRoutes } from './admin-routes.js';
 import { provisionRoutes } from './provision-routes.js';
+import { proxyRoutes } from './proxy-routes.js';
 import { QUIET_STREAM_ROUTES, streamRoutes } from './stream-routes.js';
 
 export type { Guard } from './access.js';
@@ -15,10 +16,10 @@ export type { Guard } from './access.js';
 /** SM2's routes, or none when the layer is off. `guard` is the app's own access guard. */
 export function red5sm2Routes(services: Services, guard: Guard): RouteDef[] {
   if (!services.config.compat.red5sm2.enabled) return [];
-  return [...adminRoutes(services), ...streamRoutes(services, guard), ...provisionRoutes(services)];
+  return [...adminRoutes(services), ...streamRoutes(services, guard), ...provisionRoutes(services), ...proxyRoutes(services, guard)];
 }
 
 export const RED5SM2_QUIET_ROUTES: readonly string[] = [...QUIET_STREAM_ROUTES, '/as/v1/admin/healthz'];
 
-/** SM2's API as the composition root mounts it beside ours (src/service.ts). */
+/** SM2's API as the composition root mounts it beside ours (src/root/service.ts). */
 export const red5sm2Mount: RouteMount = { routes: red5sm2Routes, quiet: RED5SM2_QUIET_ROUTES };

@@ -5,7 +5,8 @@
 import Type from 'typebox';
 import type { GroupHandle } from '../../../actors/group-handle.js';
 import { GroupName } from '../../schemas/api.js';
-import { Problem, problems, type FieldProblem } from '../../http/problem.js';
+import { Problem, problems } from '../../http/problem.js';
+import type { FieldProblem } from '../../schemas/problem.js';
 import { uniqueRenditions } from '../../http/routes/provisions.js';
 import { problemResponse, route, type RouteDef } from '../../http/route.js';
 import { groupOr404, type Services } from '../../http/services.js';

@@ -76,18 +76,75 @@ const guidRoutes = (base: string, suffix: string) => [
 const guidOfParams = (p: { scope: string; room?: string; name: string }): Guid => ({ scope: p.scope, ...(p.room !== undefined ? { room: p.room } : {}), name: p.name });
 const exampleGuid = (room: boolean, name = 'cam1') => ({ nodeGroup: 'default', scope: 'live', ...(room ? { room: 'room1' } : {}), name });
 
+/** What SM2's lookups (and its WebRTC proxy) ask for: the routing query, and a transcoder for a publisher. */
+export interface Sm2Routing {
+  subgroup?: string | undefined;
+  region?: string | undefined;
+  strict?: boolean | undefined;
+  transcode?: boolean | undefined;
+  credential?: string | undefined;
+  endpoints?: number | undefined;
+}
+
+/** The stream a guid names in a group, or a 400 naming what does not fit. */
+export function streamIn(handle: GroupHandle, guid: Guid): string {
+  const parsed = streamOf(guid, handle.group.scope);
+  if (!parsed.ok) throw problems.validation(parsed.errors);
+  return parsed.stream;
+}
+
+/**
+ * SM2's choice of a node (docs/migrating-from-red5-sm2.md, "Lookups"), for its lookups and its
+ * WebRTC proxy alike: the asker (a token, or the client's address where lookups are anonymous)
+ * and its rate, the group, the guid's stream, the region order, a transcoder's provision, the
+ * group's admission webhook, then the group actor's choice and the admission token for the node.
+ * `name` is the stream the client sends or plays: a transcode lookup's is the provision's.
+ */
+export async function sm2Choose(
+  ctx: Ctx,
+  services: Services,
+  app: Check,
+  kind: 'publish' | 'subscribe',
+  params: { nodeGroup: string } & Guid,
+  query: Sm2Routing,
+  endpoint: string,
+  /** Checks of the group before a node is chosen (the WebRTC proxy: whether the group serves it). */
+  before: (handle: GroupHandle) => void = () => {},
+): Promise<{ handle: GroupHandle; stream: string; name: string; node: Assignment; admission: Admitted }> {
+  const started = performance.now();
+  let result = 'OK';
+  const transcode = kind === 'publish' && query.transcode === true;
+  try {
+    const asker = await askerOf(ctx, services, app);
+    rateLimit(services, asker);
+    const handle = groupOr404(services, params.nodeGroup);
+    const stream = streamIn(handle, params);
+    if (transcode && (query.endpoints ?? 1) > 1) throw problems.validation([{ path: 'query.endpoints', message: 'must be 1 with transcode=true' }]);
+    before(handle);
+    const requested = query.subgroup ?? query.region;
+    const regions = lookupRegions(services, ctx, handle, { requested, strict: query.strict }, query.subgroup ? 'subgroup' : 'region');
+    // A transcoder is asked for by the provision's guid, or (iOS testbed, SM2's docs) by a
+    // variant's: either way the publisher sends the provision's stream, which the answer names.
+    const name = transcode ? ((await provisionOwning(handle, stream))?.streamName ?? stream) : stream;
+    const action = kind === 'publish' ? 'publish' : 'play';
+    await askTheApp(services, ctx, handle, action, name, query.credential, asker.subject);
+    const outcome = await handle.lookup(transcode ? 'transcode' : kind, name, regions, asker.subject);
+    if (!outcome.ok) fail(outcome);
+    return { handle, stream, name, node: outcome.node, admission: admitted(services, handle, outcome.node, action, transcode ? name : stream) };
+  } catch (err) {
+    result = toProblem(err).code;
+    throw err;
+  } finally {
+    services.metrics.lookup({ endpoint, result }).observe((performance.now() - started) / 1000);
+  }
+}
+
 export function streamRoutes(services: Services, guard: Guard): RouteDef[] {
   const access = services.config.compat.red5sm2.anonymousLookups ? 'public' : 'app';
   // Made on first use: the app's guard exists once the app does.
   let appGuard: Check | undefined;
   const app: Check = (ctx, next) => (appGuard ??= guard('app'))(ctx, next);
 
-  /** The stream a guid names in a group, or a 400 naming what does not fit. */
-  const streamIn = (handle: GroupHandle, guid: Guid): string => {
-    const parsed = streamOf(guid, handle.group.scope);
-    if (!parsed.ok) throw problems.validation(parsed.errors);
-    return parsed.stream;
-  };
   const located = (a: Assignment, streamGuid: string, admission?: Admitted): Location => ({
     streamGuid,
     serverAddress: a.serverAddress,
@@ -98,38 +155,16 @@ export function streamRoutes(services: Services, guard: Guard): RouteDef[] {
   });
 
   async function lookup(ctx: Ctx, kind: 'publish' | 'subscribe', params: { nodeGroup: string } & Guid, query: Static<typeof PublishQuery>): Promise<Location[]> {
-    const started = performance.now();
-    let result = 'OK';
     const transcode = kind === 'publish' && query.transcode === true;
-    try {
-      const asker = await askerOf(ctx, services, app);
-      rateLimit(services, asker);
-      const handle = groupOr404(services, params.nodeGroup);
-      const stream = streamIn(handle, params);
-      if (transcode && (query.endpoints ?? 1) > 1) throw problems.validation([{ path: 'query.endpoints', message: 'must be 1 with transcode=true' }]);
-      const requested = query.subgroup ?? query.region;
-      const regions = lookupRegions(services, ctx, handle, { requested, strict: query.strict }, query.subgroup ? 'subgroup' : 'region');
-      // A transcoder is asked for by the provision's guid, or (iOS testbed, SM2's docs) by a
-      // variant's: either way the publisher sends the provision's stream, which the answer names.
-      const name = transcode ? ((await provisionOwning(handle, stream))?.streamName ?? stream) : stream;
-      const action = kind === 'publish' ? 'publish' : 'play';
-      await askTheApp(services, ctx, handle, action, name, query.credential, asker.subject);
-      const outcome = await handle.lookup(transcode ? 'transcode' : kind, name, regions, asker.subject);
-      if (!outcome.ok) fail(outcome);
-      const admission = admitted(services, handle, outcome.node, action, transcode ? name : stream);
-      const guid = guidOf(handle.group.scope, name);
-      if (!transcode) return [located(outcome.node, guidOf(handle.group.scope, stream), admission)];
-      const origin = (await oneStream(handle, name))?.origin;
-      return [
-        located(outcome.node, guid, admission),
-        ...(origin?.serverAddress ? [{ streamGuid: guid, serverAddress: origin.serverAddress, nodeRole: 'origin', subGroup: origin.region ?? '', nodeState: origin.state ?? 'INSERVICE' }] : []),
-      ];
-    } catch (err) {
-      result = toProblem(err).code;
-      throw err;
-    } finally {
-      services.metrics.lookup({ endpoint: `sm2:${transcode ? 'transcode' : kind}`, result }).observe((performance.now() - started) / 1000);
-    }
+    const chosen = await sm2Choose(ctx, services, app, kind, params, query, `sm2:${transcode ? 'transcode' : kind}`);
+    const { handle, stream, name, node, admission } = chosen;
+    const guid = guidOf(handle.group.scope, name);
+    if (!transcode) return [located(node, guidOf(handle.group.scope, stream), admission)];
+    const origin = (await oneStream(handle, name))?.origin;
+    return [
+      located(node, guid, admission),
+      ...(origin?.serverAddress ? [{ streamGuid: guid, serverAddress: origin.serverAddress, nodeRole: 'origin', subGroup: origin.region ?? '', nodeState: origin.state ?? 'INSERVICE' }] : []),
+    ];
   }
 
   /** A stream's servers as SM2 lists them: its origin, and with aggregate=false its transcoder. */

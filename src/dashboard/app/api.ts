@@ -26,6 +26,7 @@ export type StreamStats = Raw<typeof StreamStatsSchema>;
 export type Webhook = Raw<typeof WebhookViewSchema>;
 export type { EventRecord };
 
+// The problem body as its schema declares it (src/schemas/problem.ts builds it; this build has no Node types).
 type ProblemBody = Raw<typeof ProblemSchema>;
 export type FieldError = NonNullable<ProblemBody['errors']>[number];
 

@@ -3,7 +3,7 @@
 // is the group actor's.
 import { isIP } from 'node:net';
 import Type from 'typebox';
-import type { LookupKind } from '../../../actors/group/actor.js';
+import type { LookupKind } from '../../model/lookups.js';
 import type { GroupHandle } from '../../../actors/group-handle.js';
 import type { Assignment } from '../../model/addresses.js';
 import { clientUrl } from '../../admission/client-url.js';
@@ -18,7 +18,7 @@ import { problemResponse, route, type RouteDef } from '../route.js';
 import { fail, groupOr404, type Services } from '../services.js';
 import { EXAMPLE_EDGE, EXAMPLE_GROUP, exampleAssignment } from '../examples.js';
 
-interface RoutingQuery {
+export interface RoutingQuery {
   region?: string;
   strict?: boolean;
   clientIp?: string;
@@ -119,31 +119,38 @@ export function lookupRegions(
   return order.regions;
 }
 
-export function lookupRoutes(services: Services): RouteDef[] {
-  async function lookup(ctx: Ctx, group: string, kind: LookupKind, stream: string, query: RoutingQuery, endpoint: string): Promise<Assignment & Admitted> {
-    const started = performance.now();
-    let result = 'OK';
-    try {
-      // Per token subject, before any work: one client cannot take the front end's capacity.
-      const claims = ctx.state.user!;
-      const wait = services.lookupRate.take(claims.sub, claims.role);
-      if (wait > 0) {
-        throw new Problem(429, 'RATE_LIMITED', `this token has used its lookups per second (limits.lookups.${claims.role}); slow down`, { retryAfter: Math.max(1, Math.ceil(wait / 1000)) });
-      }
-      const handle = groupOr404(services, group);
-      const regions = lookupRegions(services, ctx, handle, { requested: query.region, clientIp: query.clientIp, strict: query.strict });
-      const action = kind === 'subscribe' ? 'play' : 'publish';
-      await askTheApp(services, ctx, handle, action, stream, query.credential, claims.sub, query.clientIp);
-      const outcome = await handle.lookup(kind, stream, regions, claims.sub);
-      if (!outcome.ok) fail(outcome);
-      return { ...outcome.node, ...admitted(services, handle, outcome.node, action, stream) };
-    } catch (err) {
-      result = toProblem(err).code;
-      throw err;
-    } finally {
-      services.metrics.lookup({ endpoint, result }).observe((performance.now() - started) / 1000);
+/**
+ * Endpoints 4 and 5's choice, for our lookups and the WebRTC proxy alike (src/http/proxy): the
+ * token's lookup rate first (one client cannot take the front end's capacity), the group, the
+ * region order, the group's admission webhook, the group actor's choice, and the admission token
+ * and URL for the node chosen. `endpoint` labels the lookup metric.
+ */
+export async function chooseNode(ctx: Ctx, services: Services, group: string, kind: LookupKind, stream: string, query: RoutingQuery, endpoint: string): Promise<Assignment & Admitted> {
+  const started = performance.now();
+  let result = 'OK';
+  try {
+    const claims = ctx.state.user!;
+    const wait = services.lookupRate.take(claims.sub, claims.role);
+    if (wait > 0) {
+      throw new Problem(429, 'RATE_LIMITED', `this token has used its lookups per second (limits.lookups.${claims.role}); slow down`, { retryAfter: Math.max(1, Math.ceil(wait / 1000)) });
     }
+    const handle = groupOr404(services, group);
+    const regions = lookupRegions(services, ctx, handle, { requested: query.region, clientIp: query.clientIp, strict: query.strict });
+    const action = kind === 'subscribe' ? 'play' : 'publish';
+    await askTheApp(services, ctx, handle, action, stream, query.credential, claims.sub, query.clientIp);
+    const outcome = await handle.lookup(kind, stream, regions, claims.sub);
+    if (!outcome.ok) fail(outcome);
+    return { ...outcome.node, ...admitted(services, handle, outcome.node, action, stream) };
+  } catch (err) {
+    result = toProblem(err).code;
+    throw err;
+  } finally {
+    services.metrics.lookup({ endpoint, result }).observe((performance.now() - started) / 1000);
   }
+}
+
+export function lookupRoutes(services: Services): RouteDef[] {
+  const lookup = (ctx: Ctx, group: string, kind: LookupKind, stream: string, query: RoutingQuery, endpoint: string) => chooseNode(ctx, services, group, kind, stream, query, endpoint);
 
   const scope = (group: string) => services.actors.group(group)?.group.scope ?? 'live';
   const basic = (a: Assignment & Admitted, group: string, name: string) => ({

@@ -1,6 +1,6 @@
 // Endpoints 7 and 8: node groups with their nodes, load and streams (docs/api.md).
 import Type from 'typebox';
-import type { GroupCounts } from '../../../actors/group/actor.js';
+import type { GroupCounts } from '../../model/views.js';
 import type { GroupHandle } from '../../../actors/group-handle.js';
 import type { NodeView } from '../../model/views.js';
 import { countsTowardCapacity } from '../../policy/states.js';

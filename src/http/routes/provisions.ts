@@ -3,7 +3,7 @@ import Type from 'typebox';
 import type { Provision } from '../../domain/records.js';
 import { unknownRegion } from '../../domain/regions.js';
 import { GroupName, PageQuery, ProvisionBody, StoredProvision, StreamName } from '../../schemas/api.js';
-import type { FieldProblem } from '../problem.js';
+import type { FieldProblem } from '../../schemas/problem.js';
 import { problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { fail, groupOr404, iso, page, type Services } from '../services.js';

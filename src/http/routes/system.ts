@@ -2,6 +2,7 @@
 import { PassThrough } from 'node:stream';
 import Type from 'typebox';
 import type { EventRecord } from '../../domain/events.js';
+import { follow } from '../../events/resume.js';
 import { Problem, problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import type { Services } from '../services.js';
@@ -110,7 +111,7 @@ export function systemRoutes(services: Services): RouteDef[] {
       example: { query: { since: '0', types: 'node.,scaling.' } },
       summary: 'Server-Sent Events: node states, stream binds and moves, scaling decisions, platform errors',
       description:
-        'An event is sent once it is in the log (durable), with its number as its id; reconnect with Last-Event-ID (or ?since=) to replay what was missed from the bounded log. Ids only grow and never repeat, across crashes too. An event the log could not take (the disk guard refusing writes) is sent without an id: it cannot be replayed.',
+        'An event is sent once it is in the log (durable), with its number as its id; reconnect with Last-Event-ID (or ?since=) to replay what was missed from the bounded log (everything it still holds after that id, then the live events, with no gap and no duplicate). Ids only grow and never repeat, across crashes too. An event the log could not take (the disk guard refusing writes) is sent without an id: it cannot be replayed.',
       tag: 'system',
       access: 'admin',
       query: EventsQuery,
@@ -130,6 +131,8 @@ export function systemRoutes(services: Services): RouteDef[] {
         let ended = false;
         let unsubscribe = () => {};
         let keepAlive: NodeJS.Timeout | undefined;
+        let gone!: () => void;
+        const goneAt = new Promise<false>((r) => (gone = () => r(false)));
         const end = (): void => {
           if (ended) return;
           ended = true;
@@ -139,6 +142,7 @@ export function systemRoutes(services: Services): RouteDef[] {
           services.stopping.removeEventListener('abort', end);
           ctx.req.socket.off('end', end).off('close', end);
           stream.end();
+          gone();
         };
         const send = (e: EventRecord) => {
           if (ended || !wanted(e)) return;
@@ -155,8 +159,10 @@ export function systemRoutes(services: Services): RouteDef[] {
         ctx.set('X-Accel-Buffering', 'no');
         ctx.body = stream;
         stream.write(`: switchyard events, last id ${services.events.last}\n\n`);
-        if (since !== undefined) for (const e of services.events.since(since)) send(e);
-        unsubscribe = services.events.subscribe(send);
+        // A replay goes page by page, each once the client has read the last: everything the log
+        // holds after `since`, then the live events (src/events/resume.ts).
+        const room = () => (ended ? goneAt : stream.writableNeedDrain ? Promise.race([new Promise<true>((r) => stream.once('drain', () => r(true))), goneAt]) : Promise.resolve(true));
+        unsubscribe = follow(services.events, since, { send, room, overflow: end });
         keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
         // The response's close, and the socket's end: a request that came as an upgrade (any
         // Upgrade header) has left Node's HTTP parser, which would otherwise notice the client go,

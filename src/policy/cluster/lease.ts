@@ -22,7 +22,15 @@ export interface LeaseTiming {
   renewMs: number;
   /** Subtracted from TTL before an owner stops trusting its lease: clock rates differ a little. */
   marginMs: number;
-  /** The longest an owner serves on a lease it cannot renew because the bucket has no leader (a RAFT election takes up to 9 s on nats-server 2.9). */
+  /**
+   * The longest an owner serves on a lease it cannot renew because the bucket has no leader. A RAFT
+   * election on nats-server 2.9 takes 4 to 9 s a round, and a round can fail (a split vote, a
+   * server restarting in the middle): on a loaded machine the cluster test of a lost NATS server saw
+   * the bucket leaderless for 12 s and more, two rounds, which the 12 s this was before did not
+   * cover (both owners lost their groups, and the groups moved). Three rounds are covered. The price
+   * is in the one case the ride cannot tell from an election: an instance cut off alone from the
+   * stream leaders answers reads of its groups from memory for up to this long (docs/cluster.md).
+   */
   rideMs: number;
   /** After this long unowned, any live instance may contend, not only the one ranked first. */
   graceMs: number;
@@ -41,7 +49,7 @@ export function leaseTiming(ttlMs: number): LeaseTiming {
     ttlMs,
     renewMs: Math.max(50, Math.floor(ttlMs / 3)),
     marginMs: Math.max(20, Math.floor(ttlMs / 10)),
-    rideMs: Math.max(2 * ttlMs, 12_000),
+    rideMs: Math.max(2 * ttlMs, 30_000),
     graceMs: ttlMs + 2000,
     holdMs: 10 * ttlMs,
     settledMs: 3 * ttlMs,
@@ -154,6 +162,18 @@ export function goodUntil(h: Held, t: LeaseTiming): number {
 }
 
 /**
+ * Whether an owner may hand a group over now (rebalancing, hrw.ts `handover`): only while the lease
+ * bucket answers, none of its leases riding through an election. A hand-over stops serving first and
+ * then deletes the lease; started while the bucket has no leader, the delete cannot land, and the
+ * group has no owner until its key ages out and a contender's count of silence runs (TTL and more).
+ */
+export function calmToHandOver(states: Iterable<OwnerState>, bucketAnswers: boolean): boolean {
+  if (!bucketAnswers) return false;
+  for (const s of states) if (s.kind === 'held' && s.held.riding !== null) return false;
+  return true;
+}
+
+/**
  * Whether the owner may serve at `now`: checked on every call, before anything is read. While this
  * instance's connection to every NATS server is down (`cut`), an owner keeps answering what needs
  * no write (its log refuses every write): nobody can take a write from it, and reads of what was
@@ -248,9 +268,19 @@ export function firstSight(seen: FirstSight, now: number): Watching {
  * answer vouches for the time since the last probe only up to `everyMs` (the probing period): after
  * a pause or a starved loop, the time in between may have been leaderless, when the owner's
  * silence does not count.
+ *
+ * A probe that finds no leader starts the count again from zero: the owner could not renew
+ * either, the new leader ages its key out, and the owner needs a renewal, a read and a create to
+ * take it back. Silence counted before the election must not be added to silence after it: a
+ * contender whose watch had stood still (it saw no renewal) would otherwise create the key the
+ * moment a leader is back, before the owner (the cluster test of a lost NATS server saw a group
+ * move so). With the count restarted, a contender waits a whole TTL of answers after an election,
+ * by which time the owner's key is back (its create then conflicts). A DEL seen before the
+ * election (a group handed back) is forgotten too: after it, only silence frees the group (the
+ * same stalled watch would have missed the PUT of whoever took it meanwhile).
  */
 export function probed(w: Watching, available: boolean, elapsedMs: number, everyMs: number): Watching {
-  return available ? { ...w, silentAvailableMs: w.silentAvailableMs + Math.min(elapsedMs, everyMs) } : w;
+  return available ? { ...w, silentAvailableMs: w.silentAvailableMs + Math.min(elapsedMs, everyMs) } : { ...w, silentAvailableMs: 0, released: false };
 }
 
 /**

@@ -6,43 +6,44 @@ import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { ActorHost } from '../actors/host.js';
-import type { GroupCounts } from '../actors/group/actor.js';
-import { ConfigError, terraformConfigProblems } from './config/load.js';
-import type { Config } from './config/types.js';
-import { PasswordHasher } from './auth/passwords.js';
-import { LoginThrottle } from './auth/login-throttle.js';
-import { NodeTokens } from './auth/node-tokens.js';
-import { LookupRateLimiter } from './auth/lookup-rate.js';
-import { pkcs8Der, TokenSigner, type SigningKey } from './auth/tokens.js';
-import { AdmissionIssuer } from './admission/issuer.js';
-import { NodeKeys } from './admission/node-keys.js';
-import { AdmissionWebhooks } from './admission/webhook.js';
-import { LmdbWebhookKeeping } from './webhooks/keeping.js';
-import { Webhooks } from './webhooks/webhooks.js';
-import { registerStreamMetrics } from './observability/stream-metrics.js';
-import { Users } from './auth/users.js';
-import type { EventRecord } from './domain/events.js';
-import { EventLog, type Events } from './events/log.js';
-import type { ClusterRuntime } from './cluster/runtime.js';
-import type { Waiting } from './cluster/waiting-server.js';
-import { noLocator, type Locator } from './geo/locator.js';
-import { bundledDatabases, openGeoIp } from './geo/maxmind.js';
-import { allRoutes, createApp } from './http/app.js';
-import { red5sm2Mount } from './compat/red5sm2/index.js';
-import { closeUnusedConnections, createServer } from './http/server.js';
-import { buildOpenApi } from './http/openapi.js';
-import type { Services } from './http/services.js';
-import { createLogger } from './observability/log.js';
-import { Metrics } from './observability/metrics.js';
-import { projectPath } from './paths.js';
-import { lockDataDir } from './store/lock.js';
-import { surviveCommitFailures } from './store/failures.js';
-import { openStore, type Store } from './store/store.js';
-import { keepPrivate, makePrivate } from './store/private-dir.js';
-import { NodeGroupRegistry } from './nodegroups/registry.js';
-import { knownMetrics } from './domain/metrics.js';
-import { loadTerraformModules } from './platforms/terraform/modules.js';
+import { ActorHost } from '../../actors/host.js';
+import type { GroupCounts } from '../model/views.js';
+import { ConfigError, terraformConfigProblems } from '../config/load.js';
+import type { Config } from '../config/types.js';
+import { PasswordHasher } from '../auth/passwords.js';
+import { LoginThrottle } from '../auth/login-throttle.js';
+import { NodeTokens } from '../auth/node-tokens.js';
+import { LookupRateLimiter } from '../auth/lookup-rate.js';
+import { pkcs8Der, TokenSigner, type SigningKey } from '../auth/tokens.js';
+import { AdmissionIssuer } from '../admission/issuer.js';
+import { NodeKeys } from '../admission/node-keys.js';
+import { AdmissionWebhooks } from '../admission/webhook.js';
+import { LmdbWebhookKeeping } from '../webhooks/keeping.js';
+import { Webhooks } from '../webhooks/webhooks.js';
+import { registerStreamMetrics } from '../observability/stream-metrics.js';
+import { Users } from '../auth/users.js';
+import type { EventRecord } from '../domain/events.js';
+import { EventLog, type Events } from '../events/log.js';
+import type { ClusterRuntime } from './cluster.js';
+import type { Waiting } from '../cluster/waiting-server.js';
+import { noLocator, type Locator } from '../geo/locator.js';
+import { bundledDatabases, openGeoIp } from '../geo/maxmind.js';
+import { allRoutes, createApp } from '../http/app.js';
+import { red5sm2Mount } from '../compat/red5sm2/index.js';
+import { closeUnusedConnections, createServer } from '../http/server.js';
+import { buildOpenApi } from '../http/openapi.js';
+import type { Services } from '../http/services.js';
+import { createLogger } from '../observability/log.js';
+import { Metrics } from '../observability/metrics.js';
+import { projectPath } from '../paths.js';
+import { lockDataDir } from '../store/lock.js';
+import { surviveCommitFailures } from '../store/failures.js';
+import { openStore, type Store } from '../store/store.js';
+import { Backups } from '../store/backup.js';
+import { keepPrivate, makePrivate } from '../store/private-dir.js';
+import { NodeGroupRegistry } from '../nodegroups/registry.js';
+import { knownMetrics } from '../domain/metrics.js';
+import { loadTerraformModules } from '../platforms/terraform/modules.js';
 
 export interface ServiceOptions {
   log?: Logger;
@@ -124,12 +125,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // Cluster mode (docs/cluster.md): loaded only when configured; the embedded default never loads NATS.
   let cluster: ClusterRuntime | null = null;
   if (config.cluster) {
-    const { ClusterRuntime: Runtime, instanceIdOf } = await import('./cluster/runtime.js');
+    const { ClusterRuntime: Runtime, instanceIdOf } = await import('./cluster.js');
     const instance = instanceIdOf(config.cluster, config.dataDir);
     // NATS may be away: then the port answers meanwhile (readyz says why) and the start waits for
     // it. Only then: an instance restarting in a rolling restart must not take requests it cannot
     // serve before its real server listens.
-    const { waitingServer } = await import('./cluster/waiting-server.js');
+    const { waitingServer } = await import('../cluster/waiting-server.js');
     let waiting = null as Promise<Waiting> | null;
     try {
       cluster = await Runtime.connect(config.cluster, instance, log, (why) => {
@@ -171,11 +172,13 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const metrics = new Metrics(counts, actorStats, nodeLoads);
   const webhooks = new Webhooks({
     events,
-    // Cluster mode keeps endpoints and cursors in the instance's LMDB for now; one instance sends.
-    keeping: new LmdbWebhookKeeping(store.meta),
+    // Cluster mode: endpoints and cursors shared in NATS; one instance, the webhooks lease's holder, sends (src/cluster/webhook-keeping.ts).
+    keeping: cluster ? cluster.webhookKeeping() : new LmdbWebhookKeeping(store.meta),
+    ...(cluster ? { sending: () => cluster?.sendsWebhooks() ?? false } : {}),
     ...(options.now ? { now: options.now } : {}),
     observe: (id, outcome) => metrics.webhookDelivery({ endpoint: id, outcome }).inc(),
   });
+  await cluster?.driveWebhooks(webhooks);
   metrics.trackWebhooks(() => webhooks.list());
   registerStreamMetrics(metrics.registry, async () => {
     const all = await Promise.all(
@@ -234,6 +237,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const terraformSecret = cluster ? randomBytes(32) : null;
   let ready = false;
   let openapi: unknown;
+  const throttle = new LoginThrottle(config.auth.loginThrottle);
+  const lookupRate = new LookupRateLimiter(config.limits.lookups, options.now);
+  // Cluster mode: held for the cluster, not once per instance (docs/cluster.md, "Limits across instances").
+  cluster?.shareLimits(lookupRate, throttle);
   const services: Services = {
     config,
     actors,
@@ -243,9 +250,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
     signer,
     admission,
     webhooks,
-    throttle: new LoginThrottle(config.auth.loginThrottle),
+    throttle,
     nodeTokens,
-    lookupRate: new LookupRateLimiter(config.limits.lookups, options.now),
+    lookupRate,
     events,
     metrics,
     locator,
@@ -254,6 +261,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...(cluster ? { cluster: cluster.view() } : {}),
     ...(cluster && terraformSecret ? { terraformState: { secret: terraformSecret, state: cluster.terraformState((bodies) => events.append(bodies)) } } : {}),
     openapi: () => openapi,
+    backups: new Backups(store, config.dataDir, config.minFreeBytes),
     stopping: stopping.signal,
     now: options.now ?? Date.now,
   };

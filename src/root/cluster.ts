@@ -1,4 +1,4 @@
-// Cluster mode's entry (docs/cluster.md), loaded by src/service.ts only when `cluster` is
+// Cluster mode's entry (docs/cluster.md), loaded by src/root/service.ts only when `cluster` is
 // configured: the NATS connection, the buckets and streams, this instance's id, and the wiring of
 // ownership (which instance runs which group's actor), forwarding (how the others reach it),
 // shared state (signing key, users, node tokens, node groups) and the cluster's event log.
@@ -7,6 +7,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ActorHost, ClusterSeam } from '../../actors/host.js';
+import type { LoginThrottle } from '../auth/login-throttle.js';
+import type { LookupRateLimiter } from '../auth/lookup-rate.js';
 import type { NodeTokens } from '../auth/node-tokens.js';
 import type { SharedUsers, UserRecord, Users } from '../auth/users.js';
 import type { ClusterConfig } from '../config/types.js';
@@ -16,16 +18,19 @@ import type { Store, StoredGroup } from '../store/store.js';
 import { leaseTiming } from '../policy/cluster/lease.js';
 import { standbyOf } from '../policy/cluster/hrw.js';
 import type { Registry } from 'prom-client';
-import { ClusterEventLog } from './events.js';
-import { registerClusterMetrics } from './metrics.js';
-import { Forwarder } from './forward.js';
-import { connectNats, jet, provision, STREAMS, walSubject, type Buckets, type Jet } from './nats.js';
-import { Ownership, type InstanceInfo, type OwnershipHooks } from './ownership.js';
-import { keyOf, SharedState } from './shared-state.js';
-import { COMPACTS_LOGS, GroupSnapshots } from './snapshots.js';
-import { Standbys } from './standby.js';
-import type { SnapshotStats } from './wal.js';
-import { TerraformState } from './terraform-state.js';
+import { ClusterEventLog } from '../cluster/events.js';
+import { registerClusterMetrics, registerWebhookSenderMetric } from '../cluster/metrics.js';
+import { Forwarder } from '../cluster/forward.js';
+import { SharedLimits } from '../cluster/limits.js';
+import { connectNats, jet, provision, STREAMS, walSubject, type Buckets, type Jet } from '../cluster/nats.js';
+import { Ownership, type InstanceInfo, type OwnershipHooks } from '../cluster/ownership.js';
+import { keyOf, SharedState } from '../cluster/shared-state.js';
+import { COMPACTS_LOGS, GroupSnapshots } from '../cluster/snapshots.js';
+import { Standbys } from '../cluster/standby.js';
+import type { SnapshotStats } from '../cluster/wal.js';
+import { TerraformState } from '../cluster/terraform-state.js';
+import { ClusterWebhookKeeping, WEBHOOK_LEASE, WebhookSender } from '../cluster/webhook-keeping.js';
+import type { Webhooks } from '../webhooks/webhooks.js';
 import type { EventBody } from '../domain/events.js';
 
 /** The calls another instance may make on a group's actor here (never the supervisor's wiring). */
@@ -54,8 +59,10 @@ export class ClusterRuntime {
   standbys: Standbys | null = null;
   private standbyTimer: NodeJS.Timeout | null = null;
   private tfstate: TerraformState | null = null;
+  private limits: SharedLimits | null = null;
   private host: ActorHost | null = null;
   private url = '';
+  private hooks: { keeping: ClusterWebhookKeeping; sender: WebhookSender | null } | null = null;
 
   private constructor(
     readonly config: ClusterConfig,
@@ -158,6 +165,8 @@ export class ClusterRuntime {
       user: (user, name) => users.adopt(name, user),
       nodeGeneration: (name, value) => nodeTokens.adopt(name, value),
       group: groups,
+      webhook: (id, value) => this.hooks?.keeping.sawEndpoint(id, value),
+      webhookState: (id, value) => this.hooks?.keeping.sawState(id, value),
     });
   }
 
@@ -171,8 +180,9 @@ export class ClusterRuntime {
     const advertised = { id: this.instance, url, startedAt: Date.now(), groups: 0, caps: [COMPACTS_LOGS] };
     const info: InstanceInfo = advertised;
     const hooks: OwnershipHooks = {
-      groups: () => [...host.groups.keys()],
+      groups: () => [...host.groups.keys(), ...(this.hooks?.sender ? [WEBHOOK_LEASE] : [])],
       acquire: async (group, epoch) => {
+        if (group === WEBHOOK_LEASE) return this.leadWebhooks(true);
         const handle = host.group(group);
         if (!handle) throw new Error(`node group '${group}' is not known here`);
         // A warm copy stops growing before the actor reads it: one writer per group on this store.
@@ -191,6 +201,7 @@ export class ClusterRuntime {
         host.options.onEvents([{ type: 'cluster.owner', group, owner: this.instance, epoch }]);
       },
       release: async (group, reason) => {
+        if (group === WEBHOOK_LEASE) return this.leadWebhooks(false);
         this.forwarder.unserve(group);
         await host.group(group)?.deactivate();
         host.options.onEvents([{ type: 'cluster.released', group, owner: this.instance, reason }]);
@@ -204,6 +215,35 @@ export class ClusterRuntime {
     await this.ownership.start();
     this.watchConnection((up) => this.ownership?.setCut(!up));
     this.standbyTimer = setInterval(() => void this.followStandbys(), 1000);
+  }
+
+  // ---- webhooks (webhook-keeping.ts): one sender for the cluster, the holder of WEBHOOK_LEASE ----
+
+  /** Where webhook endpoints and delivery states are kept: shared by every instance. */
+  webhookKeeping(): ClusterWebhookKeeping {
+    this.hooks ??= { keeping: new ClusterWebhookKeeping(this.shared, () => !!this.hooks?.sender?.leading, this.log), sender: null };
+    return this.hooks.keeping;
+  }
+
+  /** Whether this instance sends webhooks now: it holds the lease, and it is good. */
+  sendsWebhooks(): boolean {
+    return !!this.hooks?.sender?.leading && (this.ownership?.holds(WEBHOOK_LEASE) ?? false);
+  }
+
+  /** The service's webhooks, driven from here: endpoints made elsewhere adopted, sending while the lease is ours. */
+  async driveWebhooks(webhooks: Webhooks): Promise<void> {
+    const keeping = this.webhookKeeping();
+    this.hooks!.sender = new WebhookSender(keeping, webhooks);
+    keeping.onEndpoint = (id, e) => webhooks.adopt(id, e);
+    await keeping.load();
+  }
+
+  private async leadWebhooks(lead: boolean): Promise<void> {
+    const sender = this.hooks?.sender;
+    if (!sender) return;
+    if (!lead) return sender.unlead();
+    await sender.lead();
+    this.log.info('sending webhooks for the cluster');
   }
 
   /** The groups this instance would take next (and does not own): their copies follow their logs. */
@@ -220,12 +260,22 @@ export class ClusterRuntime {
     await this.standbys.set(want).catch((err: Error) => this.log.warn({ err }, 'standby: could not change the groups followed'));
   }
 
+  /** Lookup rates and login throttles held for the cluster: each instance tells the others what it counted (limits.ts). */
+  shareLimits(lookups: LookupRateLimiter, logins: LoginThrottle): void {
+    this.limits = new SharedLimits(this.j.nc, this.instance, lookups, logins, this.log);
+    this.limits.start();
+  }
+
   /** Its metrics, on the service's registry. */
   registerMetrics(registry: Registry): void {
+    registerWebhookSenderMetric(registry, () => this.sendsWebhooks());
     registerClusterMetrics(
       registry,
       () => this.ownership,
       this.forwarder,
+      this.events,
+      () => this.limits,
+      () => ({ ...(this.ownership?.watchRestarts() ?? { leases: 0, instances: 0 }), meta: this.shared.watchRestarts() }),
       () => this.connected(),
       {
         standbys: () => this.standbys,
@@ -285,6 +335,7 @@ export class ClusterRuntime {
     if (this.standbyTimer) clearInterval(this.standbyTimer);
     await this.standbys?.stop();
     await this.ownership?.stop();
+    this.limits?.stop();
     this.events.stop();
     this.shared.stop();
     await this.j.nc.drain().catch(() => {});
