@@ -42,3 +42,8 @@ export function problemBody({ status, code, detail, errors }: ProblemFacts, requ
 export function problemJson(facts: ProblemFacts): string {
   return JSON.stringify(problemBody(facts));
 }
+
+/** A problem with no code of its own, named for its status (404: NOT_FOUND), as a node agent's endpoints answer. */
+export function statusProblem(status: number, detail: string): ProblemFacts {
+  return { status, code: (STATUS_CODES[status] ?? 'Error').toUpperCase().replace(/[^A-Z]+/g, '_'), detail };
+}
