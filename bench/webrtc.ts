@@ -29,7 +29,7 @@ const quantile = (xs: number[], q: number) => {
 const ms = (x: number) => `${Math.round(x)} ms`;
 
 /** Retries a connect as a client would (a fresh edge may not have its parent yet), within 20 s. */
-async function until(connect: () => Promise<Answered>): Promise<Answered> {
+async function connectUntil(connect: () => Promise<Answered>): Promise<Answered> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     const a = await connect().catch((err: Error) => ({ status: 0, text: err.message }) as Answered);
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
     }
     up.abort();
     const proxy = (protocol: 'whip' | 'whep', stream: string) => `${sy.url}/as/v1/proxy/${protocol}/live/${stream}`;
-    const published = await until(() => publisher.connect(proxy('whip', 'cam1'), { headers: auth }));
+    const published = await connectUntil(() => publisher.connect(proxy('whip', 'cam1'), { headers: auth }));
     if (published.status !== 201) throw new Error(`could not publish: ${published.status} ${published.text}`);
 
     // Time to first frame, alternating: through the proxy, and a lookup then the node directly.
@@ -130,11 +130,11 @@ async function main(): Promise<void> {
         const started = performance.now();
         let answered: Answered;
         let lookupMs = 0;
-        if (how === 'proxy') answered = await until(() => viewer.connect(proxy('whep', 'cam1'), { headers: auth }));
+        if (how === 'proxy') answered = await connectUntil(() => viewer.connect(proxy('whep', 'cam1'), { headers: auth }));
         else {
           const found = (await (await fetch(`${sy.url}/as/v1/streams/live/cam1/subscribe`, { headers: auth })).json()) as { url: string };
           lookupMs = performance.now() - started;
-          answered = await until(() => viewer.connect(found.url));
+          answered = await connectUntil(() => viewer.connect(found.url));
         }
         if (answered.status !== 201) throw new Error(`${how}: ${answered.status} ${answered.text}`);
         await viewer.media(1, 1, 20_000);
