@@ -1,7 +1,7 @@
 // Bench 5: failover on the local platform. From a node agent's kill -9 to the node leaving
 // rotation (FAULT), and from there to its replacement in service. The same run measures the
 // floor for each: nodeTimeout itself, and how long a fresh node takes from REQUESTED to INSERVICE.
-import { mkdtempSync, rmSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventRecord } from '../src/domain/events.js';
@@ -10,6 +10,7 @@ import { projectPath } from '../src/paths.js';
 import { runServer } from './lib/servers.js';
 import { table } from './lib/table.js';
 import { localGroup } from '../test/helpers/fixtures.js';
+import { killAgentsOf } from '../test/helpers/service.js';
 
 const NODE_TIMEOUT = Number(process.env.BENCH_NODE_TIMEOUT_MS ?? 3000);
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 3);
@@ -124,13 +125,7 @@ async function main(): Promise<void> {
   } finally {
     await sy.stop();
     // Agents the service started are its own; any left by a failure are stopped here.
-    for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-      try {
-        if (readFileSync(`/proc/${p}/environ`, 'utf8').includes(`SWITCHYARD_NODE_DIR=${join(dir, 'data', 'nodes')}`)) process.kill(Number(p), 'SIGKILL');
-      } catch {
-        /* not ours */
-      }
-    }
+    killAgentsOf(join(dir, 'data'));
     rmSync(dir, { recursive: true, force: true });
   }
 }

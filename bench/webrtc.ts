@@ -5,7 +5,7 @@
 //    stream up (endpoint 5) and connects to the node's URL directly (trials alternate);
 //  - WHIP and WHEP sessions per second the proxy sets up (offer → the node's answer → DELETE),
 //    against the same sessions POSTed to the node directly, and against endpoint 5's lookup alone.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RTCPeerConnection } from 'werift';
@@ -16,6 +16,7 @@ import { type Answered, VideoSource, WhepViewer, WhipPublisher } from '../src/cl
 import { runServer } from './lib/servers.js';
 import { pct, table } from './lib/table.js';
 import { localGroup } from '../test/helpers/fixtures.js';
+import { killAgentsOf } from '../test/helpers/service.js';
 
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -225,13 +226,8 @@ async function main(): Promise<void> {
     await Promise.allSettled([viewer.close(), publisher.close()]);
     await source.stop();
     await sy.stop();
-    for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-      try {
-        if (readFileSync(`/proc/${p}/environ`, 'utf8').includes(`SWITCHYARD_NODE_DIR=${join(dir, 'data', 'nodes')}`)) process.kill(Number(p), 'SIGKILL');
-      } catch {
-        /* not ours */
-      }
-    }
+    // Agents the service started are its own; any left by a failure are stopped here.
+    killAgentsOf(join(dir, 'data'));
     rmSync(dir, { recursive: true, force: true });
   }
 }
