@@ -170,7 +170,9 @@ export class TerraformState {
     const message = `Terraform state ${what} refused: ${reason}`;
     this.o.log.warn({ group, instance: this.o.instance }, message);
     if (what !== 'unlock') this.o.emit([{ type: 'platform.error', group, operation: 'state', message }]);
-    return { status: what === 'lock' && lock ? 423 : 409, message, ...(lock ? { lock: lockInfoOf(lock) } : {}) };
+    // A released lock keeps its key (terraform-lock.ts) but holds nothing: 423 names a lock held.
+    const held = lock && !lock.released ? lock : null;
+    return { status: what === 'lock' && held ? 423 : 409, message, ...(held ? { lock: lockInfoOf(held) } : {}) };
   }
 }
 

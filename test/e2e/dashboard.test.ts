@@ -132,7 +132,7 @@ test.serial('log in, watch nodes come into service, read streams, drain a node b
   const doom = page.getByRole('button', { name: 'Destroy e3 now', exact: true });
   await doom.scrollIntoViewIfNeeded();
   const box = (await doom.boundingBox())!;
-  t.true(box.x >= 0 && box.x + box.width <= PHONE.width, 'the Destroy now button is on screen');
+  t.true(box.x >= 0 && box.x + box.width <= PHONE.width, 'the Destroy button is on screen');
   t.true(box.height >= 36, 'and large enough to tap');
   await doom.click();
   await page.getByRole('dialog').waitFor();

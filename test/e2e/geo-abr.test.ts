@@ -50,7 +50,7 @@ test('geo routing on the default config, and an ABR stream from provision to its
   };
   t.is((await request(svc.url, 'POST', '/as/v1/provision/default', ladder, { authorization: `Bearer ${token}` })).status, 201);
   t.is((await get(`/as/v1/streams/stream/default/show?transcode=true&strict=true&clientIp=${EUROPE}`)).status, 503, 'strict: no transcoder in eu-west');
-  const transcoder = body<{ nodeId: string; serverAddress: string; role: string }>(await get(`/as/v1/streams/stream/default/show?transcode=true&clientIp=${AMERICA}`));
+  const transcoder = body<{ nodeId: string; serverAddress: string; role: string; token: string }>(await get(`/as/v1/streams/stream/default/show?transcode=true&clientIp=${AMERICA}`));
   t.is(transcoder.role, 'transcoder');
   const detail = async () =>
     body<{ nodeList: Array<{ id: string; role: string; parent: string | null; address: string; listeners: { publish?: { port: number } } }> }>(await get('/as/v1/nodegroups/default')).nodeList;
@@ -60,7 +60,9 @@ test('geo routing on the default config, and an ABR stream from provision to its
   t.deepEqual(bound.renditions, ['show_720', 'show_360']);
   // The publisher connects to the transcoder (endpoint 2 has no port: the node's listener is in the group detail).
   const port = (await detail()).find((n) => n.id === transcoder.nodeId)!.listeners.publish!.port;
-  t.is((await request(`http://${transcoder.serverAddress}:${port}`, 'POST', '/live/show/publish')).status, 201);
+  // With the answer's admission token (docs/security.md, "Who may publish and play"): without it, refused.
+  t.is((await request(`http://${transcoder.serverAddress}:${port}`, 'POST', '/live/show/publish')).status, 403);
+  t.is((await request(`http://${transcoder.serverAddress}:${port}`, 'POST', '/live/show/publish', undefined, { authorization: `Bearer ${transcoder.token}` })).status, 201);
   await until(async () => (await streams()).find((s) => s.name === 'show')?.state === 'LIVE', 15_000, 'the renditions to reach the origin');
   for (const rendition of ['show_720', 'show_360']) {
     const edge = body<{ nodeId: string; role: string; name: string }>(await get(`/as/v1/streams/live/${rendition}/subscribe?clientIp=${AMERICA}`));

@@ -60,7 +60,7 @@ export function launchService(env: Record<string, string>, keep = Infinity): Lau
 }
 
 /** Starts the program and waits until it listens; one that does not within `timeoutMs` is killed. */
-export async function spawnService(env: Record<string, string>, timeoutMs = 20_000): Promise<ServiceProcess> {
+export async function spawnService(env: Record<string, string>, timeoutMs = 60_000): Promise<ServiceProcess> {
   const launched = launchService(env);
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {

@@ -37,10 +37,15 @@ export function nodesInTfState(state: TfState | null): string[] {
     .sort();
 }
 
+/**
+ * The lock held on a group's state, or null when none is: a released lock keeps its key with the
+ * releasing owner's epoch (src/policy/cluster/terraform-lock.ts), and holds nothing.
+ */
 export function readTfLock(servers: string[], group: string): Promise<{ id: string; instance: string; epoch: number } | null> {
   return withBucket(servers, async (kv) => {
     const e = await kv.get(lockKey(group));
-    return e?.operation === 'PUT' ? e.json<{ id: string; instance: string; epoch: number }>() : null;
+    const lock = e?.operation === 'PUT' ? e.json<{ id: string; instance: string; epoch: number; released?: true }>() : null;
+    return lock && !lock.released ? lock : null;
   });
 }
 

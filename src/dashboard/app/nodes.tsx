@@ -75,8 +75,16 @@ function NodeRow({ group, node, now, changed }: { group: string; node: Node; now
         <button type="button" disabled={!allows(node, 'drain')} onClick={() => act(group, node, 'drain')} aria-label={`Drain ${node.id}`}>
           Drain
         </button>
-        <button type="button" class="danger-outline" disabled={!allows(node, 'doom')} onClick={() => act(group, node, 'doom')} aria-label={`Destroy ${node.id} now`}>
-          Destroy now
+        {/* "Destroy", not "Destroy now", in the row: the table fits 1280 px; the dialog says "now". */}
+        <button
+          type="button"
+          class="danger-outline"
+          disabled={!allows(node, 'doom')}
+          onClick={() => act(group, node, 'doom')}
+          aria-label={`Destroy ${node.id} now`}
+          title="Destroy now, without draining"
+        >
+          Destroy
         </button>
       </td>
     </tr>
