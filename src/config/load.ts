@@ -6,14 +6,16 @@ import { KEPT_SECRET } from './secrets.js';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigSchema, type ConfigInput } from './schema.js';
-import type { Config, NodeGroup } from './types.js';
-import { compile, readablePath, valueAt, type FieldError } from '../schemas/validate.js';
+import type { StaticDecode } from 'typebox';
+import type { ClusterConfig, Config, NodeGroup } from './types.js';
+import { compile, readablePath, valueAt } from '../schemas/validate.js';
 import { projectPath } from '../paths.js';
 import { es256KeyProblem } from './keys.js';
 import { isLoopbackHost } from '../domain/hosts.js';
 import { knownMetrics } from '../domain/metrics.js';
 import { SECRET_ENV, terraformProblems, type TerraformModules } from '../policy/terraform/requests.js';
-import { durationMs, normalizeNodeGroup } from './node-group.js';
+import { normalizeNodeGroup } from './node-group.js';
+import { decoded, durationMs } from './node-group-schema.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -71,6 +73,64 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(source, ['the config must be a JSON object']);
   }
+  const { input, fromEnv } = withEnvironment(raw as Record<string, unknown>, env);
+  configChecker.withDefaults(input);
+  if (!configChecker.check(input)) {
+    const origin = (pointer: string) => (fromEnv.has(pointer) ? ` (from ${fromEnv.get(pointer)})` : '');
+    throw new ConfigError(
+      source,
+      configChecker.explain(input).map((e) => `${e.path} = ${show(valueAt(input, e.pointer))}${origin(e.pointer)}: ${e.message}`),
+    );
+  }
+
+  const problems: string[] = [];
+  const groups: NodeGroup[] = [];
+  input.nodeGroups.forEach((g, i) => {
+    const result = normalizeNodeGroup(g, undefined, { metrics: knownMetrics(input.metrics.custom) });
+    if ('errors' in result) problems.push(...result.errors.map((e) => `nodeGroups[${i}].${e.path} = ${show(valueAt(g, e.pointer))}: ${e.message}`));
+    else groups.push(result.group);
+  });
+  const secrets = environmentSecrets(env);
+  problems.push(...settingsProblems(input, secrets, env));
+  if (problems.length > 0) throw new ConfigError(source, problems);
+
+  const { adminPassword, jwtSecret, metricsToken, jwtPrivateKey } = secrets;
+  const defaultNodeGroup = input.defaultNodeGroup ?? input.nodeGroups[0]?.name ?? 'default';
+  // The groups are normalised above, from the file's text (their messages quote it); the SM2
+  // platform stays as written, to be normalised with each group made from it.
+  const { server, auth, geoip, terraform, cluster, ...settings } = decoded(ConfigSchema, structuredClone(input));
+  return {
+    source,
+    ...settings,
+    server: {
+      ...server,
+      ...(server.tls ? { tls: { ...server.tls, cert: resolve(server.tls.cert), key: resolve(server.tls.key) } } : {}),
+      // Metrics name groups, nodes and regions: open only to this machine unless the operator says so.
+      metricsAuth: server.metricsAuth ?? (isLoopbackHost(server.host) ? 'none' : 'admin'),
+      ...(server.publicUrl ? { publicUrl: server.publicUrl.replace(/\/+$/, '') } : {}),
+      ...(metricsToken !== undefined ? { metricsToken } : {}),
+    },
+    dataDir: resolve(input.dataDir),
+    auth: {
+      ...auth,
+      ...(adminPassword !== undefined ? { adminPassword } : {}),
+      ...(jwtSecret !== undefined ? { jwtSecret } : {}),
+      ...(jwtPrivateKey !== undefined ? { jwtPrivateKey } : {}),
+    },
+    geoip: {
+      enabled: geoip.enabled,
+      ...(geoip.database !== undefined ? { databases: geoip.database.split(',').map((p) => resolve(p.trim())) } : {}),
+    },
+    terraform: { ...terraform, ...(terraform.modulesDir !== undefined ? { modulesDir: resolve(terraform.modulesDir) } : {}) },
+    defaultNodeGroup,
+    nodeGroups: groups,
+    compat: { red5sm2: { ...settings.compat.red5sm2, platform: input.compat.red5sm2.platform } },
+    ...(cluster ? { cluster: clusterSettings(cluster) } : {}),
+  };
+}
+
+/** The raw config with the environment's overrides laid over it, and which variable set which field (JSON pointers). */
+function withEnvironment(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): { input: Record<string, unknown>; fromEnv: Map<string, string> } {
   const input = structuredClone(raw) as Record<string, unknown>;
   const fromEnv = new Map<string, string>();
   for (const field of ENV_FIELDS) {
@@ -96,32 +156,28 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     fromEnv.set('/compat/red5sm2/enabled', 'SWITCHYARD_COMPAT_RED5SM2');
   }
 
-  configChecker.withDefaults(input);
-  const problems: string[] = [];
-  const describe = (e: FieldError, root: unknown, base = '') => {
-    const origin = fromEnv.get(e.pointer);
-    const where = origin ? ` (from ${origin})` : '';
-    return `${base}${e.path} = ${show(valueAt(root, e.pointer))}${where}: ${e.message}`;
-  };
-  if (!configChecker.check(input)) {
-    throw new ConfigError(
-      source,
-      configChecker.explain(input).map((e) => describe(e, input)),
-    );
-  }
+  return { input, fromEnv };
+}
 
-  const groups: NodeGroup[] = [];
-  input.nodeGroups.forEach((g, i) => {
-    const result = normalizeNodeGroup(g, undefined, { metrics: knownMetrics(input.metrics.custom) });
-    if ('errors' in result) problems.push(...result.errors.map((e) => `nodeGroups[${i}].${e.path} = ${show(valueAt(g, e.pointer))}: ${e.message}`));
-    else groups.push(result.group);
-  });
+/** The secrets only the environment gives, never a file (an empty variable is unset). */
+function environmentSecrets(env: NodeJS.ProcessEnv) {
+  return {
+    adminPassword: env.SWITCHYARD_ADMIN_PASSWORD || undefined,
+    jwtSecret: env.SWITCHYARD_JWT_SECRET || undefined,
+    metricsToken: env.SWITCHYARD_METRICS_TOKEN || undefined,
+    jwtPrivateKey: env.SWITCHYARD_JWT_PRIVATE_KEY || undefined,
+  };
+}
+
+/** What the schema cannot say about the settings around the groups: unique names, references, the environment's secrets. */
+function settingsProblems(input: ConfigInput, secrets: ReturnType<typeof environmentSecrets>, env: NodeJS.ProcessEnv): string[] {
+  const problems: string[] = [];
+  const { adminPassword, jwtSecret, metricsToken, jwtPrivateKey } = secrets;
   const names = new Set<string>();
   input.nodeGroups.forEach((g, i) => {
     if (names.has(g.name)) problems.push(`nodeGroups[${i}].name = ${show(g.name)}: another node group has this name`);
     names.add(g.name);
   });
-  const defaultNodeGroup = input.defaultNodeGroup ?? input.nodeGroups[0]?.name ?? 'default';
   if (input.defaultNodeGroup !== undefined && !names.has(input.defaultNodeGroup)) {
     problems.push(`defaultNodeGroup = ${show(input.defaultNodeGroup)}: must name one of the node groups (${[...names].join(', ') || 'none'})`);
   }
@@ -142,19 +198,15 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   if (input.cluster && durationMs(input.cluster.snapshotInterval) < 1000) {
     problems.push(`cluster.snapshotInterval = ${show(input.cluster.snapshotInterval)}: must be at least 1 s`);
   }
-  const adminPassword = env.SWITCHYARD_ADMIN_PASSWORD || undefined;
   if (adminPassword !== undefined && (adminPassword.length < 12 || adminPassword.length > 1024)) {
     problems.push('SWITCHYARD_ADMIN_PASSWORD = (hidden): must be 12 to 1024 characters');
   }
-  const jwtSecret = env.SWITCHYARD_JWT_SECRET || undefined;
   if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
     problems.push('SWITCHYARD_JWT_SECRET = (hidden): must be at least 32 bytes');
   }
-  const metricsToken = env.SWITCHYARD_METRICS_TOKEN || undefined;
   if (metricsToken !== undefined && (metricsToken.length < 32 || metricsToken.length > 4096 || /\s/.test(metricsToken))) {
     problems.push('SWITCHYARD_METRICS_TOKEN = (hidden): must be 32 to 4096 characters without spaces');
   }
-  const jwtPrivateKey = env.SWITCHYARD_JWT_PRIVATE_KEY || undefined;
   if (jwtPrivateKey !== undefined) {
     const problem = es256KeyProblem(jwtPrivateKey);
     if (problem) problems.push(`SWITCHYARD_JWT_PRIVATE_KEY = (hidden): ${problem}`);
@@ -176,82 +228,12 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   if (durationMs(input.server.channelIdleTimeout) < 1000) {
     problems.push(`server.channelIdleTimeout = ${show(input.server.channelIdleTimeout)}: must be at least 1s`);
   }
-  if (problems.length > 0) throw new ConfigError(source, problems);
+  return problems;
+}
 
-  const s = input.server;
-  const a = input.auth;
-  return {
-    source,
-    server: {
-      host: s.host,
-      port: s.port,
-      ...(s.tls ? { tls: { cert: resolve(s.tls.cert), key: resolve(s.tls.key), port: s.tls.port } } : {}),
-      bodyLimit: s.bodyLimit,
-      trustProxy: s.trustProxy,
-      // Metrics name groups, nodes and regions: open only to this machine unless the operator says so.
-      metricsAuth: s.metricsAuth ?? (isLoopbackHost(s.host) ? 'none' : 'admin'),
-      requestTimeout: durationMs(s.requestTimeout),
-      headersTimeout: durationMs(s.headersTimeout),
-      shutdownTimeout: durationMs(s.shutdownTimeout),
-      channelIdleTimeout: durationMs(s.channelIdleTimeout),
-      ...(s.publicUrl ? { publicUrl: s.publicUrl.replace(/\/+$/, '') } : {}),
-      ...(metricsToken !== undefined ? { metricsToken } : {}),
-    },
-    dataDir: resolve(input.dataDir),
-    durability: input.durability,
-    minFreeBytes: input.minFreeBytes,
-    auth: {
-      adminUser: a.adminUser,
-      ...(adminPassword !== undefined ? { adminPassword } : {}),
-      ...(a.adminPasswordHash !== undefined ? { adminPasswordHash: a.adminPasswordHash } : {}),
-      ...(jwtSecret !== undefined ? { jwtSecret } : {}),
-      jwtAlgorithm: a.jwtAlgorithm,
-      ...(jwtPrivateKey !== undefined ? { jwtPrivateKey } : {}),
-      tokenTtl: durationMs(a.tokenTtl),
-      nodeTokenTtl: durationMs(a.nodeTokenTtl),
-      users: a.users,
-      loginThrottle: {
-        maxFailures: a.loginThrottle.maxFailures,
-        maxAddressFailures: a.loginThrottle.maxAddressFailures,
-        window: durationMs(a.loginThrottle.window),
-        baseDelay: durationMs(a.loginThrottle.baseDelay),
-        maxDelay: durationMs(a.loginThrottle.maxDelay),
-        userSlowdown: durationMs(a.loginThrottle.userSlowdown),
-      },
-    },
-    log: { level: input.log.level, format: input.log.format },
-    geoip: {
-      enabled: input.geoip.enabled,
-      ...(input.geoip.database !== undefined ? { databases: input.geoip.database.split(',').map((p) => resolve(p.trim())) } : {}),
-    },
-    terraform: {
-      binary: tfBinary,
-      ...(input.terraform.modulesDir !== undefined ? { modulesDir: resolve(input.terraform.modulesDir) } : {}),
-      env: input.terraform.env,
-      providerSettings: input.terraform.providerSettings,
-      modules: input.terraform.modules,
-    },
-    defaultNodeGroup,
-    supervisorTick: durationMs(input.supervisorTick),
-    nodeGroups: groups,
-    webhooks: input.webhooks,
-    limits: input.limits,
-    compat: { red5sm2: { enabled: input.compat.red5sm2.enabled, anonymousLookups: input.compat.red5sm2.anonymousLookups, platform: input.compat.red5sm2.platform } },
-    metrics: { custom: input.metrics.custom, nodeSeries: input.metrics.nodeSeries, streamSeries: input.metrics.streamSeries },
-    ...(input.cluster
-      ? {
-          cluster: {
-            servers: input.cluster.nats,
-            ...(input.cluster.instanceId !== undefined ? { instanceId: input.cluster.instanceId } : {}),
-            leaseTtl: durationMs(input.cluster.leaseTtl),
-            snapshotEntries: input.cluster.snapshotEntries,
-            snapshotInterval: durationMs(input.cluster.snapshotInterval),
-            replicas: input.cluster.replicas,
-            ...(input.cluster.advertiseUrl ? { advertiseUrl: input.cluster.advertiseUrl.replace(/\/+$/, '') } : {}),
-          },
-        }
-      : {}),
-  };
+/** cluster.nats is the servers; the advertised URL without a trailing slash. */
+function clusterSettings({ nats, ...cluster }: NonNullable<StaticDecode<typeof ConfigSchema>['cluster']>): ClusterConfig {
+  return { servers: nats, ...cluster, ...(cluster.advertiseUrl ? { advertiseUrl: cluster.advertiseUrl.replace(/\/+$/, '') } : {}) };
 }
 
 /**

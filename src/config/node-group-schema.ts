@@ -1,10 +1,26 @@
 // The node-group schema: one group's platform, regions, roles, rules, timing, limits and
 // selection. The same schema validates the config file's groups at start (schema.ts nests it) and
-// the admin API's node-group bodies, so an operator meets one set of rules in both places. Also
-// the building blocks both schemas use: described, Duration, Name, Settings.
-import Type, { type TSchema } from 'typebox';
+// the admin API's node-group bodies, so an operator meets one set of rules in both places. It also
+// says what a valid group becomes (its decoded form, the types in types.ts): durations are
+// milliseconds, unset state timeouts the domain's defaults. Also the building blocks both schemas
+// use: described, Duration, Name, Settings, decoded.
+import ms from 'ms';
+import Type, { type StaticDecode, type StaticEncode, type TLiteral, type TObject, type TObjectOptions, type TOptional, type TSchema, type TSchemaOptions, type TUnion } from 'typebox';
+import { DecodeUnsafe } from 'typebox/value';
 import { STRATEGY_NAMES } from '../policy/selection/registry.js';
-import { CLIENT_PROTOCOLS, DEFAULT_STATE_TIMEOUTS, DURATION_PATTERN, LOCAL_BACKENDS, NAME_DESCRIPTION, NAME_MAX, NAME_PATTERN, ROLES, STATES_WITH_TIMEOUT } from '../domain/vocabulary.js';
+import {
+  CLIENT_PROTOCOLS,
+  DEFAULT_STATE_TIMEOUTS,
+  DURATION_PATTERN,
+  LOCAL_BACKENDS,
+  NAME_DESCRIPTION,
+  NAME_MAX,
+  NAME_PATTERN,
+  ROLES,
+  type Role,
+  STATES_WITH_TIMEOUT,
+  type TimedState,
+} from '../domain/vocabulary.js';
 
 /**
  * A schema with prose for the docs (the configuration reference, the OpenAPI document), keeping
@@ -22,13 +38,48 @@ export function described<T extends TSchema>(schema: T, text: string): T {
 
 const DURATION_WORDS = 'milliseconds, or a string such as "10s" or "5m"';
 
-/** A duration: milliseconds as a number, or a string such as "500ms", "10s", "5m", "1h". */
+/** A duration as the config writes it, in milliseconds. */
+export function durationMs(value: number | string): number {
+  return typeof value === 'number' ? value : ms(value as ms.StringValue);
+}
+
+/**
+ * A duration: milliseconds as a number, or a string such as "500ms", "10s", "5m", "1h". Decoded,
+ * milliseconds (and encoded back as such, which is a valid duration too).
+ */
 export function Duration(defaultValue?: string) {
-  return Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: DURATION_PATTERN })], {
+  const written = Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: DURATION_PATTERN })], {
     description: DURATION_WORDS,
     'x-expected': DURATION_WORDS,
     ...(defaultValue === undefined ? {} : { default: defaultValue }),
   });
+  return Type.Codec(written)
+    .Decode((value): number => durationMs(value))
+    .Encode((milliseconds) => milliseconds);
+}
+
+/**
+ * A checked value in its decoded form (durations in milliseconds, and whatever else the schema's
+ * codecs say), in place. Only for a value the schema's check passed: a codec trusts its input.
+ */
+export function decoded<T extends TSchema>(schema: T, value: StaticEncode<T>): StaticDecode<T> {
+  return DecodeUnsafe({}, schema, value) as StaticDecode<T>;
+}
+
+/**
+ * One of a list of strings: a union of literals (as docs and errors show it), typed as their union
+ * (TypeBox infers a union only from a tuple; a list made at run time is typed as one literal of it).
+ */
+export function Literals<V extends string>(values: readonly V[], options: TSchemaOptions): TUnion<[TLiteral<V>]> {
+  return Type.Union(
+    values.map((v) => Type.Literal(v)),
+    options,
+  ) as unknown as TUnion<[TLiteral<V>]>;
+}
+
+/** An object with one optional member per role, each the same schema (the group's roles). */
+function perRole<T extends TSchema>(member: T, options: TObjectOptions): TObject<Record<Role, TOptional<T>>> {
+  return Type.Object(Object.fromEntries(ROLES.map((r) => [r, Type.Optional(member)])) as Record<Role, TOptional<T>>, options);
 }
 
 export const Name = Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX, description: NAME_DESCRIPTION, 'x-expected': NAME_DESCRIPTION });
@@ -52,27 +103,16 @@ export const Listener = Type.Object(
 
 export const RoleOptions = Type.Object(
   {
-    parentRole: Type.Optional(
-      Type.Union(
-        ROLES.map((r) => Type.Literal(r)),
-        { description: 'the role an edge or relay pulls from: origin (an edge or a relay) or relay (an edge)' },
-      ),
-    ),
+    parentRole: Type.Optional(Literals(ROLES, { description: 'the role an edge or relay pulls from: origin (an edge or a relay) or relay (an edge)' })),
     publish: Type.Optional(described(Listener, 'the publish listener answered (endpoint 4) when a node does not report its own')),
     subscribe: Type.Optional(described(Listener, 'the playback listener answered (endpoint 5) when a node does not report its own')),
     serves: Type.Optional(
-      Type.Array(
-        Type.Union(
-          CLIENT_PROTOCOLS.map((p) => Type.Literal(p)),
-          { description: 'rtmp, whip or whep' },
-        ),
-        {
-          uniqueItems: true,
-          maxItems: CLIENT_PROTOCOLS.length,
-          description:
-            "what clients do on this role's nodes: rtmp (publish or play), whip (publish over WebRTC), whep (play over WebRTC); the WebRTC proxy takes a role only where it says whip or whep (default: what the local platform's backend serves; undeclared on other platforms)",
-        },
-      ),
+      Type.Array(Literals(CLIENT_PROTOCOLS, { description: 'rtmp, whip or whep' }), {
+        uniqueItems: true,
+        maxItems: CLIENT_PROTOCOLS.length,
+        description:
+          "what clients do on this role's nodes: rtmp (publish or play), whip (publish over WebRTC), whep (play over WebRTC); the WebRTC proxy takes a role only where it says whip or whep (default: what the local platform's backend serves; undeclared on other platforms)",
+      }),
     ),
   },
   { additionalProperties: false },
@@ -81,10 +121,7 @@ export const RoleOptions = Type.Object(
 export const Rule = Type.Object(
   {
     region: described(Name, "one of the group's regions"),
-    role: Type.Union(
-      ROLES.map((r) => Type.Literal(r)),
-      { description: 'origin, edge, relay or transcoder' },
-    ),
+    role: Literals(ROLES, { description: 'origin, edge, relay or transcoder' }),
     min: Type.Integer({ minimum: 0, maximum: 1024, default: 0, description: 'nodes kept at least (replacements start at once below it)' }),
     max: Type.Integer({ minimum: 0, maximum: 1024, default: 10, description: 'nodes at most (nodes being created and draining count; FAULT nodes do not)' }),
     increment: Type.Integer({ minimum: 1, maximum: 1024, default: 1, description: 'nodes a scale-out adds' }),
@@ -114,10 +151,18 @@ export const Rule = Type.Object(
   { additionalProperties: false },
 );
 
-const StateTimeouts = Type.Object(
-  Object.fromEntries(STATES_WITH_TIMEOUT.map((s) => [s, Type.Optional(described(Duration(), `how long a node may stay ${s} (default ${DEFAULT_STATE_TIMEOUTS[s] / 1000} s)`))])),
-  { additionalProperties: false, default: {}, description: 'per-state timeouts; overstaying one is a FAULT (a destroy is asked for again)' },
-);
+const StateTimeout = (s: TimedState) => Type.Optional(described(Duration(), `how long a node may stay ${s} (default ${DEFAULT_STATE_TIMEOUTS[s] / 1000} s)`));
+
+/** Decoded, every state has its timeout: the one given, else the domain's default. */
+const StateTimeouts = Type.Codec(
+  Type.Object(Object.fromEntries(STATES_WITH_TIMEOUT.map((s) => [s, StateTimeout(s)])) as Record<TimedState, ReturnType<typeof StateTimeout>>, {
+    additionalProperties: false,
+    default: {},
+    description: 'per-state timeouts; overstaying one is a FAULT (a destroy is asked for again)',
+  }),
+)
+  .Decode((given): Record<TimedState, number> => ({ ...DEFAULT_STATE_TIMEOUTS, ...given }))
+  .Encode((timeouts) => timeouts);
 
 export const Timing = Type.Object(
   {
@@ -139,10 +184,7 @@ export const Timing = Type.Object(
 export const StaticNode = Type.Object(
   {
     id: described(Name, `the node's id: ${NAME_DESCRIPTION}`),
-    role: Type.Union(
-      ROLES.map((r) => Type.Literal(r)),
-      { description: 'origin, edge, relay or transcoder' },
-    ),
+    role: Literals(ROLES, { description: 'origin, edge, relay or transcoder' }),
     region: described(Name, "one of the group's regions"),
     address: Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:_-]+$', description: 'a host name or IP address clients connect to' }),
   },
@@ -196,14 +238,11 @@ export const Platform = Type.Object(
     }),
     local: Type.Object(
       {
-        backend: Type.Union(
-          LOCAL_BACKENDS.map((b) => Type.Literal(b)),
-          {
-            default: 'simulated',
-            description:
-              "simulated (needs nothing beyond npm), nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg), werift (WebRTC: WHIP and WHEP in the agent, needs nothing beyond npm; docs/webrtc.md) or janus (WebRTC on a Janus gateway per node, each in a network namespace of its own: needs root and Debian's janus; docs/webrtc.md#janus-nodes)",
-          },
-        ),
+        backend: Literals(LOCAL_BACKENDS, {
+          default: 'simulated',
+          description:
+            "simulated (needs nothing beyond npm), nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg), werift (WebRTC: WHIP and WHEP in the agent, needs nothing beyond npm; docs/webrtc.md) or janus (WebRTC on a Janus gateway per node, each in a network namespace of its own: needs root and Debian's janus; docs/webrtc.md#janus-nodes)",
+        }),
         firstAddress: Type.String({
           pattern: '^127\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}$',
           default: '127.0.0.2',
@@ -246,10 +285,7 @@ export const Schedule = Type.Object(
     cron: Type.String({ minLength: 1, maxLength: 128, description: 'when each window starts: a cron expression (minute hour day month weekday), e.g. "0 18 * * FRI"' }),
     duration: described(Duration(), 'how long each window lasts (1 minute to 31 days)'),
     timezone: Type.String({ minLength: 1, maxLength: 64, default: 'UTC', description: 'the time zone the cron expression reads in: an IANA name such as UTC or Europe/Berlin' }),
-    role: Type.Union(
-      ROLES.map((r) => Type.Literal(r)),
-      { description: 'the role whose rule it changes' },
-    ),
+    role: Literals(ROLES, { description: 'the role whose rule it changes' }),
     region: Type.Optional(described(Name, "the region whose rule it changes (default: every region's rule for the role)")),
     min: Type.Optional(Type.Integer({ minimum: 0, maximum: 1024, description: 'the min while a window is open' })),
     max: Type.Optional(Type.Integer({ minimum: 0, maximum: 1024, description: 'the max while a window is open (raised to min if below it)' })),
@@ -297,7 +333,7 @@ export const NodeGroupConfig = Type.Object(
     scope: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', default: 'live', description: 'the application scope of its streams: 1–64 characters of [A-Za-z0-9._-]' }),
     platform: Platform,
     regions: Type.Array(Region, { minItems: 1, maxItems: 64, description: 'where its nodes run, in the order tried when a client has no location' }),
-    roles: Type.Object(Object.fromEntries(ROLES.map((r) => [r, Type.Optional(RoleOptions)])), {
+    roles: perRole(RoleOptions, {
       additionalProperties: false,
       description: 'the roles it has (origin, edge, relay, transcoder), each with its options; edges and relays name the role they pull from',
     }),
@@ -319,10 +355,7 @@ export const NodeGroupConfig = Type.Object(
     admission: Admission,
     selection: Type.Object(
       {
-        strategy: Type.Union(
-          STRATEGY_NAMES.map((n) => Type.Literal(n)),
-          { default: STRATEGY_NAMES[0], description: `${STRATEGY_NAMES.join(' or ')}: two random picks among the near-equal lightest nodes, or always the lightest` },
-        ),
+        strategy: Literals(STRATEGY_NAMES, { default: STRATEGY_NAMES[0], description: `${STRATEGY_NAMES.join(' or ')}: two random picks among the near-equal lightest nodes, or always the lightest` }),
         nearEqual: Type.Number({ minimum: 0, maximum: 1, default: 0.05, description: "near-equal: within this fraction of the lightest node's limit (at least one connection)" }),
       },
       { additionalProperties: false, default: {}, description: 'how a node is chosen among those with room (docs/choosing-nodes.md)' },

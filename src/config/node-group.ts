@@ -1,22 +1,12 @@
 // One node group's validation and normalisation: the node-group schema's check, then what a
 // schema cannot say (unique names, parent roles, rule expressions that compile, the platform's
-// own rules, moved Terraform settings), and its durations in milliseconds. The config file's
-// groups (load.ts) and the admin API's (src/nodegroups/registry.ts) go through it alike.
-import ms from 'ms';
-import { NodeGroupConfig, type NodeGroupConfigInput } from './node-group-schema.js';
-import type { NodeGroup, RuleConfig } from './types.js';
+// own rules, moved Terraform settings), then its decoded form (node-group-schema.ts: durations in
+// milliseconds) with the defaults that depend on other fields. The config file's groups (load.ts)
+// and the admin API's (src/nodegroups/registry.ts) go through it alike.
+import { decoded, durationMs, NodeGroupConfig, type NodeGroupConfigInput } from './node-group-schema.js';
+import type { NodeGroup } from './types.js';
 import { compile, readablePath, type FieldError } from '../schemas/validate.js';
-import {
-  BACKEND_SERVES,
-  CLIENT_PROTOCOLS,
-  type ClientProtocol,
-  DEFAULT_STATE_TIMEOUTS,
-  LOAD_METRIC,
-  type LocalBackend,
-  STATES_WITH_TIMEOUT,
-  type Role,
-  type TimedState,
-} from '../domain/vocabulary.js';
+import { BACKEND_SERVES, CLIENT_PROTOCOLS, type ClientProtocol, LOAD_METRIC, type Role } from '../domain/vocabulary.js';
 import { compileExpression, ExpressionError, type Kind } from '../policy/expressions/compile.js';
 import { ruleKey } from '../domain/scaling.js';
 import { outboundUrlProblem } from '../policy/outbound-url.js';
@@ -27,18 +17,12 @@ import { MODULE_NAME, terraformProblems, type TerraformModules } from '../policy
 
 const groupChecker = compile<NodeGroupConfigInput>(NodeGroupConfig);
 
-type RoleOptionsInput = { publish?: { protocol: string }; subscribe?: { protocol: string }; serves?: ClientProtocol[] };
-
 /** The roles a client protocol is for: publishers reach origins (and RTMP transcoders), viewers edges, relays and origins. */
 const SERVABLE: Record<ClientProtocol, readonly Role[]> = {
   rtmp: ['origin', 'edge', 'relay', 'transcoder'],
   whip: ['origin', 'transcoder'],
   whep: ['origin', 'edge', 'relay'],
 };
-
-export function durationMs(value: number | string): number {
-  return typeof value === 'number' ? value : ms(value as ms.StringValue);
-}
 
 /** Settings a node group once had and no longer may (README.md, "The Terraform platform"). */
 const MOVED: ReadonlyArray<[string, string]> = [
@@ -48,27 +32,49 @@ const MOVED: ReadonlyArray<[string, string]> = [
 ];
 
 /**
- * Validates one node group (from the config file or the admin API) and fills its defaults.
- * Errors carry paths relative to the group. With the catalog of installed Terraform modules, a
- * terraform group's module, variables and provider settings are checked against it (the admin
- * API always passes it; the config file's groups are checked by terraformConfigProblems once the
- * modules are read). `stored`: a group from LMDB, written by an older version, whose moved
- * settings are dropped (never used) rather than refused.
+ * Validates one node group (from the config file or the admin API) and returns it as the service
+ * runs on it. Errors carry paths relative to the group. With the catalog of installed Terraform
+ * modules, a terraform group's module, variables and provider settings are checked against it
+ * (the admin API always passes it; the config file's groups are checked by terraformConfigProblems
+ * once the modules are read). `stored`: a group from LMDB, written by an older version, whose
+ * moved settings are dropped (never used) rather than refused.
  */
-const TERRAFORM_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
-
 export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, options: { stored?: boolean; metrics?: ReadonlySet<string> } = {}): { group: NodeGroup } | { errors: FieldError[] } {
   const input = structuredClone(raw);
   groupChecker.withDefaults(input);
   if (!groupChecker.check(input)) return { errors: groupChecker.explain(input) };
+  if (options.stored) for (const [field] of MOVED) delete (input.platform.terraform as Record<string, unknown>)[field];
+  // A role's unset serves: what its local backend serves (docs/webrtc.md, "What a group serves"), checked with the rest.
+  const served = servedByBackend(input);
+  for (const [role, roleOptions] of Object.entries(input.roles) as Array<[Role, (typeof input.roles)[Role]]>) {
+    if (roleOptions && roleOptions.serves === undefined && served?.[role]) roleOptions.serves = [...served[role]];
+  }
+  const errors = groupProblems(input, modules, options.metrics);
+  if (errors.length > 0) return { errors };
+  const group = decoded(NodeGroupConfig, input);
+  return {
+    group: {
+      ...group,
+      // A rule's unset rank, cooldown and budget come from its role, the group's timing and its increment.
+      rules: group.rules.map((r) => ({ ...r, rank: r.rank ?? LOAD_METRIC[r.role], cooldown: r.cooldown ?? group.timing.cooldown, requestBudget: r.requestBudget ?? r.increment })),
+    },
+  };
+}
+
+/** What the group's local backend serves per role, where it is known. */
+function servedByBackend(input: NodeGroupConfigInput): Record<Role, readonly ClientProtocol[]> | undefined {
+  return input.platform.type === 'local' ? BACKEND_SERVES[input.platform.local.backend] : undefined;
+}
+
+const TERRAFORM_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/** What the schema cannot say about a group it passed: names, cross-references, expressions, the platform's own rules. */
+function groupProblems(input: NodeGroupConfigInput, modules: TerraformModules | undefined, metrics: ReadonlySet<string> | undefined): FieldError[] {
   const errors: FieldError[] = [];
   const err = (pointer: string, message: string) => errors.push({ pointer, message, path: readablePath(pointer) });
 
-  const tfRaw = input.platform.terraform as Record<string, unknown>;
   for (const [field, where] of MOVED) {
-    if (!Object.hasOwn(tfRaw, field)) continue;
-    if (options.stored) delete tfRaw[field];
-    else err(`/platform/terraform/${field}`, `is not a node group's setting: ${where}`);
+    if (Object.hasOwn(input.platform.terraform, field)) err(`/platform/terraform/${field}`, `is not a node group's setting: ${where}`);
   }
   const module = input.platform.terraform.module;
   if (module.includes('/') || module.startsWith('.')) {
@@ -87,9 +93,10 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     }
   });
 
-  const roles = input.roles as Partial<Record<Role, { parentRole?: Role }>>;
+  const roles = input.roles;
+  const configured = Object.entries(roles) as Array<[Role, (typeof roles)[Role]]>;
   const allowedParents: Record<Role, readonly Role[]> = { origin: [], transcoder: [], relay: ['origin'], edge: ['origin', 'relay'] };
-  for (const [role, options] of Object.entries(roles) as Array<[Role, { parentRole?: Role } | undefined]>) {
+  for (const [role, options] of configured) {
     const parent = options?.parentRole;
     if (parent === undefined) {
       if (role === 'edge' || role === 'relay') err(`/roles/${role}`, `a ${role} needs a parentRole (${allowedParents[role].join(' or ')})`);
@@ -103,7 +110,6 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
   }
 
   const seen = new Set<string>();
-  const rules: RuleConfig[] = [];
   input.rules.forEach((r, i) => {
     if (!regions.has(r.region)) err(`/rules/${i}/region`, `must name one of the group's regions (${[...regions].join(', ')})`);
     if (roles[r.role] === undefined) err(`/rules/${i}/role`, `role '${r.role}' is not configured in this node group`);
@@ -111,9 +117,8 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     if (seen.has(key)) err(`/rules/${i}`, `another rule is for region '${r.region}' and role '${r.role}'`);
     seen.add(key);
     if (r.min > r.max) err(`/rules/${i}/min`, `must not be above max (${r.max})`);
-    const rank = r.rank ?? LOAD_METRIC[r.role];
     const expressions: Array<[string, string | undefined, Kind]> = [
-      ['rank', rank, 'rank'],
+      ['rank', r.rank ?? LOAD_METRIC[r.role], 'rank'],
       ['limit', typeof r.limit === 'string' ? r.limit : undefined, 'limit'],
       ['scaleOut', r.scaleOut, 'condition'],
       ['scaleIn', r.scaleIn, 'condition'],
@@ -121,25 +126,12 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     for (const [field, source, kind] of expressions) {
       if (source === undefined) continue;
       try {
-        compileExpression(source, kind, options.metrics ? { known: options.metrics } : {});
+        compileExpression(source, kind, metrics ? { known: metrics } : {});
       } catch (e) {
         if (!(e instanceof ExpressionError)) throw e;
         err(`/rules/${i}/${field}`, `${e.reason} (at column ${e.position + 1})`);
       }
     }
-    rules.push({
-      region: r.region,
-      role: r.role,
-      min: r.min,
-      max: r.max,
-      increment: r.increment,
-      rank,
-      limit: r.limit,
-      ...(r.scaleOut !== undefined ? { scaleOut: r.scaleOut } : {}),
-      ...(r.scaleIn !== undefined ? { scaleIn: r.scaleIn } : {}),
-      cooldown: durationMs(r.cooldown ?? input.timing.cooldown),
-      requestBudget: r.requestBudget ?? r.increment,
-    });
   });
 
   const ids = new Set<string>();
@@ -158,7 +150,7 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     // Real nodes serve what nginx-rtmp serves; an answer naming another listener would send clients nowhere.
     if (local.port === 0) err('/platform/local/port', 'nginx-rtmp nodes listen on a fixed port (each node has its own address): give one, e.g. 1935');
     if (local.statPort === local.port) err('/platform/local/statPort', `must differ from platform.local.port (${local.port})`);
-    for (const [role, options] of Object.entries(roles) as Array<[Role, { publish?: { protocol: string }; subscribe?: { protocol: string } } | undefined]>) {
+    for (const [role, options] of configured) {
       for (const kind of ['publish', 'subscribe'] as const) {
         const protocol = options?.[kind]?.protocol;
         if (protocol !== undefined && protocol !== 'rtmp') err(`/roles/${role}/${kind}/protocol`, 'nginx-rtmp nodes take rtmp only');
@@ -179,13 +171,11 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
   // unless the group says less; a declaration the backend cannot keep, or a listener that says
   // otherwise, is refused, so that lookups and the WebRTC proxy never send a client to a node
   // that cannot take it.
-  const backendServes = input.platform.type === 'local' ? BACKEND_SERVES[local.backend as LocalBackend] : undefined;
-  for (const [role, options] of Object.entries(roles) as Array<[Role, RoleOptionsInput | undefined]>) {
+  const backendServes = servedByBackend(input);
+  for (const [role, options] of configured) {
     if (!options) continue;
-    const can: readonly ClientProtocol[] | undefined = backendServes?.[role];
-    if (options.serves === undefined) {
-      if (can) options.serves = [...can];
-    } else if (can) {
+    const can = backendServes?.[role];
+    if (options.serves !== undefined && can) {
       const what = can.length > 0 ? can.join(' and ') : 'nothing a client takes';
       for (const [i, p] of options.serves.entries()) if (!can.includes(p)) err(`/roles/${role}/serves/${i}`, `${local.backend} ${role}s serve ${what}, not ${p}`);
     }
@@ -242,60 +232,5 @@ export function normalizeNodeGroup(raw: unknown, modules?: TerraformModules, opt
     for (const e of terraformProblems(tf, [...regions], modules)) err(e.pointer, e.message);
   }
 
-  if (errors.length > 0) return { errors };
-  const t = input.timing;
-  const stateTimeouts = { ...DEFAULT_STATE_TIMEOUTS };
-  for (const state of STATES_WITH_TIMEOUT) {
-    const v = (t.stateTimeouts as Partial<Record<TimedState, number | string>>)[state];
-    if (v !== undefined) stateTimeouts[state] = durationMs(v);
-  }
-  return {
-    group: {
-      name: input.name,
-      scope: input.scope,
-      platform: {
-        ...input.platform,
-        terraform: {
-          ...tf,
-          applyTimeout: durationMs(tf.applyTimeout),
-          commandTimeout: durationMs(tf.commandTimeout),
-          retryBackoff: durationMs(tf.retryBackoff),
-          batchWindow: durationMs(tf.batchWindow),
-        },
-      },
-      regions: input.regions,
-      roles: input.roles as NodeGroup['roles'],
-      rules,
-      schedules: input.schedules.map((s) => ({ ...s, duration: durationMs(s.duration) })),
-      selection: input.selection,
-      limits: input.limits,
-      admission: {
-        enabled: input.admission.enabled,
-        tokenTtl: durationMs(input.admission.tokenTtl),
-        clockLeeway: durationMs(input.admission.clockLeeway),
-        ...(input.admission.webhook
-          ? {
-              webhook: {
-                ...input.admission.webhook,
-                timeout: durationMs(input.admission.webhook.timeout),
-                cacheTtl: durationMs(input.admission.webhook.cacheTtl),
-              },
-            }
-          : {}),
-      },
-      timing: {
-        heartbeatMs: t.heartbeatMs,
-        nodeTimeout: durationMs(t.nodeTimeout),
-        faultTimeout: durationMs(t.faultTimeout),
-        autoReinstate: t.autoReinstate,
-        streamTimeout: durationMs(t.streamTimeout),
-        publishTimeout: durationMs(t.publishTimeout),
-        evaluationInterval: durationMs(t.evaluationInterval),
-        cooldown: durationMs(t.cooldown),
-        drainTimeout: durationMs(t.drainTimeout),
-        faultThreshold: t.faultThreshold,
-        stateTimeouts,
-      },
-    },
-  };
+  return errors;
 }

@@ -3,7 +3,7 @@
 // node-group-schema.ts.
 import Type from 'typebox';
 import { METRIC_NAME_PATTERN } from '../domain/metrics.js';
-import { described, Duration, Name, NodeGroupConfig, Platform, Settings } from './node-group-schema.js';
+import { described, Duration, Literals, Name, NodeGroupConfig, Platform, Settings } from './node-group-schema.js';
 import { MAX_WEBHOOKS, WebhookSchema } from './webhook-schema.js';
 
 /**
@@ -141,20 +141,14 @@ export const ConfigSchema = Type.Object(
     ),
     log: Type.Object(
       {
-        level: Type.Union(
-          ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
-          {
-            default: 'info',
-            description: 'fatal, error, warn, info, debug, trace or silent',
-          },
-        ),
-        format: Type.Union(
-          ['auto', 'pretty', 'json'].map((l) => Type.Literal(l)),
-          {
-            default: 'auto',
-            description: 'pretty (lines for people), json (one JSON object a line, for machines) or auto: pretty when stdout is a terminal, JSON otherwise',
-          },
-        ),
+        level: Literals(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, {
+          default: 'info',
+          description: 'fatal, error, warn, info, debug, trace or silent',
+        }),
+        format: Literals(['auto', 'pretty', 'json'] as const, {
+          default: 'auto',
+          description: 'pretty (lines for people), json (one JSON object a line, for machines) or auto: pretty when stdout is a terminal, JSON otherwise',
+        }),
       },
       { additionalProperties: false, default: {}, description: 'logs on stdout (pino)' },
     ),

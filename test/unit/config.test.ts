@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { configurationReference } from '../../src/config/reference.js';
 import { projectPath } from '../../src/paths.js';
 import { staticGroup } from '../helpers/fixtures.js';
+import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC } from '../../src/domain/vocabulary.js';
 
 const minimal = () => ({ nodeGroups: [staticGroup()] });
 
@@ -165,6 +166,40 @@ test('a normalized node group normalizes to itself (stored groups are re-read at
   const twice = normalizeNodeGroup(once.group);
   if ('errors' in twice) return t.fail(JSON.stringify(twice.errors));
   t.deepEqual(twice.group, once.group);
+});
+
+test('a normalised group has every duration in milliseconds, every state timeout, and each rule its rank, cooldown and budget', (t) => {
+  const written = {
+    ...staticGroup({
+      rules: [
+        { region: 'r1', role: 'edge', min: 0, max: 2, cooldown: '90s', requestBudget: 0 },
+        { region: 'r2', role: 'origin', min: 0, max: 2, increment: 2 },
+      ],
+      timing: {
+        nodeTimeout: '3s',
+        faultTimeout: '1m',
+        streamTimeout: '30s',
+        publishTimeout: '2m',
+        evaluationInterval: '500ms',
+        cooldown: '45s',
+        drainTimeout: '1h',
+        stateTimeouts: { CREATING: '2m' },
+      },
+      admission: { tokenTtl: '5m', clockLeeway: '10s', webhook: { url: 'https://app.example.com/allow', secret: `whsec_${'A'.repeat(24)}`, timeout: '1.5s', cacheTtl: '1m' } },
+    }),
+    schedules: [{ name: 'friday', cron: '0 18 * * FRI', duration: '2h', role: 'edge', min: 1 }],
+  };
+  written.platform = { ...written.platform, terraform: { applyTimeout: '5m', commandTimeout: '30s', retryBackoff: '2s', batchWindow: '250ms' } } as typeof written.platform;
+  const result = normalizeNodeGroup(written);
+  if ('errors' in result) return t.fail(JSON.stringify(result.errors));
+  const g = result.group;
+  t.like(g.timing, { nodeTimeout: 3000, faultTimeout: 60_000, streamTimeout: 30_000, publishTimeout: 120_000, evaluationInterval: 500, cooldown: 45_000, drainTimeout: 3_600_000 });
+  t.deepEqual(g.timing.stateTimeouts, { ...DEFAULT_STATE_TIMEOUTS, CREATING: 120_000 });
+  t.like(g.admission, { tokenTtl: 300_000, clockLeeway: 10_000, webhook: { timeout: 1500, cacheTtl: 60_000 } });
+  t.like(g.platform.terraform, { applyTimeout: 300_000, commandTimeout: 30_000, retryBackoff: 2000, batchWindow: 250 });
+  t.is(g.schedules[0]!.duration, 7_200_000);
+  t.like(g.rules[0], { rank: LOAD_METRIC.edge, cooldown: 90_000, requestBudget: 0 });
+  t.like(g.rules[1], { rank: LOAD_METRIC.origin, cooldown: 45_000, requestBudget: 2 });
 });
 
 test('bad scaling expressions are refused at load with the rule, the field and the column', (t) => {
