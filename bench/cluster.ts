@@ -15,9 +15,10 @@
 // separated entry counts), BENCH_HISTORY_TRIALS, BENCH_ONLY=history (only part 4) or throughput (parts 1–3).
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Cluster, clusterConfig, localGroup, slowBindings, type Instance } from '../test/helpers/cluster.js';
+import { Cluster, clusterConfig, clusterGroup, slowBindings, type Instance } from '../test/helpers/cluster.js';
 import { LookupLoad } from '../test/helpers/cluster-load.js';
-import { NatsCluster, until } from '../test/helpers/nats-cluster.js';
+import { NatsCluster } from '../test/helpers/nats-cluster.js';
+import { until } from '../test/helpers/until.js';
 import { load, type LoadResult } from './lib/load.js';
 import { pct, table } from './lib/table.js';
 import { logSize, writeHistory, type LogSize } from './lib/wal-history.js';
@@ -107,7 +108,7 @@ async function handover(c: Cluster, token: string, signal: NodeJS.Signals, k: nu
 
 /** A group for the bench: no per-token lookup limit, no PENDING caps, origins without a load limit. */
 function benchConfig() {
-  const plain = slowBindings(localGroup('g', 90));
+  const plain = slowBindings(clusterGroup('g', 90));
   const group = { ...plain, rules: plain.rules.map((r) => ({ ...r, limit: 1e12 })), limits: { pendingBindings: 10_000_000, pendingPerToken: 10_000_000 } };
   return { ...clusterConfig([group]), limits: { lookups: { admin: { perSecond: 0, burst: 1 } } } };
 }

@@ -1,7 +1,7 @@
 // Bench 5: failover on the local platform. From a node agent's kill -9 to the node leaving
 // rotation (FAULT), and from there to its replacement in service. The same run measures the
 // floor for each: nodeTimeout itself, and how long a fresh node takes from REQUESTED to INSERVICE.
-import { mkdtempSync, rmSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventRecord } from '../src/domain/events.js';
@@ -9,6 +9,8 @@ import { openEvents } from '../src/events/stream-client.js';
 import { projectPath } from '../src/paths.js';
 import { runServer } from './lib/servers.js';
 import { table } from './lib/table.js';
+import { localGroup } from '../test/helpers/fixtures.js';
+import { killAgentsOf } from '../test/helpers/service.js';
 
 const NODE_TIMEOUT = Number(process.env.BENCH_NODE_TIMEOUT_MS ?? 3000);
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 3);
@@ -62,17 +64,15 @@ async function main(): Promise<void> {
       dataDir: join(dir, 'data'),
       geoip: { enabled: false },
       nodeGroups: [
-        {
+        localGroup({
           name: 'bench',
-          platform: { type: 'local', local: { firstAddress: '127.0.40.2', port: 0 } },
+          firstAddress: '127.0.40.2',
           regions: [{ name: 'r1', lat: 50, lon: 8 }],
-          roles: { origin: {}, edge: { parentRole: 'origin' } },
-          rules: [
-            { region: 'r1', role: 'origin', min: 1, max: 2 },
-            { region: 'r1', role: 'edge', min: 2, max: 4 },
-          ],
+          // No limit given: the config's default, as before.
+          origins: { min: 1, max: 2, limit: undefined },
+          edges: { min: 2, max: 4, limit: undefined },
           timing: { heartbeatMs: 1000, nodeTimeout: NODE_TIMEOUT, faultTimeout: '1s' },
-        },
+        }),
       ],
     }),
   );
@@ -125,13 +125,7 @@ async function main(): Promise<void> {
   } finally {
     await sy.stop();
     // Agents the service started are its own; any left by a failure are stopped here.
-    for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-      try {
-        if (readFileSync(`/proc/${p}/environ`, 'utf8').includes(`SWITCHYARD_NODE_DIR=${join(dir, 'data', 'nodes')}`)) process.kill(Number(p), 'SIGKILL');
-      } catch {
-        /* not ours */
-      }
-    }
+    killAgentsOf(join(dir, 'data'));
     rmSync(dir, { recursive: true, force: true });
   }
 }

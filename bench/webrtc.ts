@@ -5,7 +5,7 @@
 //    stream up (endpoint 5) and connects to the node's URL directly (trials alternate);
 //  - WHIP and WHEP sessions per second the proxy sets up (offer → the node's answer → DELETE),
 //    against the same sessions POSTed to the node directly, and against endpoint 5's lookup alone.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RTCPeerConnection } from 'werift';
@@ -15,6 +15,8 @@ import { projectPath } from '../src/paths.js';
 import { type Answered, VideoSource, WhepViewer, WhipPublisher } from '../src/cli/webrtc-client.js';
 import { runServer } from './lib/servers.js';
 import { pct, table } from './lib/table.js';
+import { localGroup } from '../test/helpers/fixtures.js';
+import { killAgentsOf } from '../test/helpers/service.js';
 
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -28,7 +30,7 @@ const quantile = (xs: number[], q: number) => {
 const ms = (x: number) => `${Math.round(x)} ms`;
 
 /** Retries a connect as a client would (a fresh edge may not have its parent yet), within 20 s. */
-async function until(connect: () => Promise<Answered>): Promise<Answered> {
+async function connectUntil(connect: () => Promise<Answered>): Promise<Answered> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     const a = await connect().catch((err: Error) => ({ status: 0, text: err.message }) as Answered);
@@ -83,16 +85,15 @@ async function main(): Promise<void> {
       limits: { lookups: { admin: { perSecond: 100_000, burst: 100_000 } } },
       nodeGroups: [
         {
-          name: 'rtc',
-          platform: { type: 'local', local: { backend: 'werift', firstAddress: '127.4.5.2', port: 0 } },
-          regions: [{ name: 'here', lat: 50, lon: 8 }],
-          roles: { origin: {}, edge: { parentRole: 'origin' } },
-          rules: [
-            { region: 'here', role: 'origin', min: 1, max: 1, limit: 100_000 },
-            { region: 'here', role: 'edge', min: 1, max: 1, limit: 100_000 },
-          ],
+          ...localGroup({
+            name: 'rtc',
+            firstAddress: '127.4.5.2',
+            local: { backend: 'werift' },
+            origins: { min: 1, max: 1, limit: 100_000 },
+            edges: { min: 1, max: 1, limit: 100_000 },
+            timing: { heartbeatMs: 500, nodeTimeout: '10s' },
+          }),
           limits: { pendingBindings: 1_000_000, pendingPerToken: 1_000_000 },
-          timing: { heartbeatMs: 500, nodeTimeout: '10s' },
         },
       ],
     }),
@@ -117,7 +118,7 @@ async function main(): Promise<void> {
     }
     up.abort();
     const proxy = (protocol: 'whip' | 'whep', stream: string) => `${sy.url}/as/v1/proxy/${protocol}/live/${stream}`;
-    const published = await until(() => publisher.connect(proxy('whip', 'cam1'), { headers: auth }));
+    const published = await connectUntil(() => publisher.connect(proxy('whip', 'cam1'), { headers: auth }));
     if (published.status !== 201) throw new Error(`could not publish: ${published.status} ${published.text}`);
 
     // Time to first frame, alternating: through the proxy, and a lookup then the node directly.
@@ -130,11 +131,11 @@ async function main(): Promise<void> {
         const started = performance.now();
         let answered: Answered;
         let lookupMs = 0;
-        if (how === 'proxy') answered = await until(() => viewer.connect(proxy('whep', 'cam1'), { headers: auth }));
+        if (how === 'proxy') answered = await connectUntil(() => viewer.connect(proxy('whep', 'cam1'), { headers: auth }));
         else {
           const found = (await (await fetch(`${sy.url}/as/v1/streams/live/cam1/subscribe`, { headers: auth })).json()) as { url: string };
           lookupMs = performance.now() - started;
-          answered = await until(() => viewer.connect(found.url));
+          answered = await connectUntil(() => viewer.connect(found.url));
         }
         if (answered.status !== 201) throw new Error(`${how}: ${answered.status} ${answered.text}`);
         await viewer.media(1, 1, 20_000);
@@ -225,13 +226,8 @@ async function main(): Promise<void> {
     await Promise.allSettled([viewer.close(), publisher.close()]);
     await source.stop();
     await sy.stop();
-    for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-      try {
-        if (readFileSync(`/proc/${p}/environ`, 'utf8').includes(`SWITCHYARD_NODE_DIR=${join(dir, 'data', 'nodes')}`)) process.kill(Number(p), 'SIGKILL');
-      } catch {
-        /* not ours */
-      }
-    }
+    // Agents the service started are its own; any left by a failure are stopped here.
+    killAgentsOf(join(dir, 'data'));
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -18,7 +18,7 @@ import { nodeEndpoint } from '../comlink.js';
 import type { GroupPlan } from '../../src/policy/scaling/plan.js';
 import type { Actuated } from '../../src/policy/scaling/memory.js';
 import type { PlanRequest } from '../../src/model/planner.js';
-import { Commits, LANDED } from './commits.js';
+import { Commits, ALREADY_DURABLE } from './commits.js';
 import type { Failure } from '../../src/domain/failure.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 import type { HeartbeatInput, HeartbeatReply } from '../../src/model/heartbeats.js';
@@ -113,7 +113,7 @@ class GroupActor extends DurableGroup {
 
   /** The supervisor's events about this group: out on this actor's port, after those of earlier commits. */
   announce(events: EventBody[]): void {
-    this.post(events, Promise.resolve(true));
+    this.post(events, ALREADY_DURABLE);
   }
 
   // ---- front end ----------------------------------------------------------------------------
@@ -142,8 +142,8 @@ class GroupActor extends DurableGroup {
     this.wakeForCapacity();
     const settled = this.submit(effects);
     const own = effects.writes.length > 0 ? settled.durable : null;
-    const read = this.commits.quiet ? null : batch.map(([, name]) => this.readOf(name));
-    if (!own && !read?.some((r) => r)) return outcomes;
+    const readsInFlight = this.commits.quiet ? null : batch.map(([, name]) => this.writesInFlightFor(name));
+    if (!own && !readsInFlight?.some((r) => r)) return outcomes;
     this.waiting += batch.length;
     try {
       // If the batch's own commit failed, only the lookups whose stream it wrote are refused: the
@@ -155,9 +155,9 @@ class GroupActor extends DurableGroup {
         const o = outcomes[i]!;
         return written.has(batch[i]![1]) || written.has(m.streamOf(batch[i]![1])) || (o.ok && written.has(`node:${o.node.nodeId}`));
       };
-      if (!read) return written ? outcomes.map((o, i) => (refusedHere(i) ? this.refused() : o)) : outcomes;
-      const landed = await Promise.all(read.map((r) => r ?? LANDED));
-      return outcomes.map((o, i) => (landed[i] && !refusedHere(i) ? o : this.refused()));
+      if (!readsInFlight) return written ? outcomes.map((o, i) => (refusedHere(i) ? this.refused() : o)) : outcomes;
+      const durable = await Promise.all(readsInFlight.map((r) => r ?? ALREADY_DURABLE));
+      return outcomes.map((o, i) => (durable[i] && !refusedHere(i) ? o : this.refused()));
     } finally {
       this.waiting -= batch.length;
     }
@@ -204,14 +204,14 @@ class GroupActor extends DurableGroup {
 
   /** Reads wait, as lookups do, for a write in flight of what they answer with. */
   getProvision(name: string): Promise<Provision | undefined> {
-    return this.reveal(
+    return this.answerOnceDurable(
       () => this.model.getProvision(name),
       () => this.commits.pending(name),
     );
   }
 
   listProvisions(after: string | undefined, limit: number): Promise<Provision[]> {
-    return this.reveal(
+    return this.answerOnceDurable(
       () => this.model.provisionList(after, limit),
       () => this.commits.last(),
     );
@@ -225,7 +225,7 @@ class GroupActor extends DurableGroup {
 
   async listStreams(after: string | undefined, limit: number): Promise<StreamView[]> {
     await this.loader.done;
-    return this.reveal(
+    return this.answerOnceDurable(
       () => this.model.streams(after, limit),
       () => this.commits.last(),
     );

@@ -3,7 +3,7 @@
 // Each commit is one fenced block (Fence, src/store/store.ts): it lands only if every earlier
 // commit of the group did, so the store always holds a prefix of what the actor decided, and a
 // commit that follows a failed one writes nothing. Until a commit is durable, what it wrote is
-// only in the actor's memory, and an answer that reveals it (a lookup that finds the binding, a
+// only in the actor's memory, and an answer that shows it (a lookup that finds the binding, a
 // read of the provision) must wait for it (README.md, Reliability). So this remembers, per stream
 // or rendition name, the last commit in flight that wrote its binding or provision: readers of
 // that name wait for that one commit, and readers of anything else wait for nothing.
@@ -16,7 +16,8 @@ export interface Settled {
   durable: Promise<boolean>;
 }
 
-export const LANDED: Promise<boolean> = Promise.resolve(true);
+/** The durability of a commit that needs none (it writes nothing): nothing to wait for. */
+export const ALREADY_DURABLE: Promise<boolean> = Promise.resolve(true);
 
 /** A group's replicated log as commits use it (src/cluster/wal.ts), so that this file does not load NATS. */
 export interface ReplicatedLog {

@@ -1,13 +1,13 @@
 // The write path of a node-group actor (actor.ts holds its calls): the model with the store under
 // it. Each call's writes go to the store as one commit (commits.ts); their events go out once the
-// commit is durable, in order; answers reveal only what is durable (reveal, readOf). A refused or
+// commit is durable, in order; answers show only what is durable (answerOnceDurable, writesInFlightFor). A refused or
 // failed commit reloads the model from the store before any call decides again. Cluster mode: the
 // local store catches up with the group's replicated log in the background after a failed append,
 // and a later owner's entries there mean the group was taken over (the host is told).
 import type { MessagePort } from 'node:worker_threads';
 import type { EventBody } from '../../src/domain/events.js';
 import type { Store } from '../../src/store/store.js';
-import { type Commits, LANDED, type Settled } from './commits.js';
+import { type Commits, ALREADY_DURABLE, type Settled } from './commits.js';
 import { FENCED_EVENT } from './signals.js';
 import type { GroupLog } from '../../src/cluster/wal.js';
 import type { Failure } from '../../src/domain/failure.js';
@@ -33,7 +33,7 @@ export class DurableGroup {
   protected refusal = 'the data store refused the write';
   /** After a refused or failed commit: settles once memory is what the store holds again. */
   protected reloading: Promise<void> | null = null;
-  /** Answers decided and held until what they reveal (or write) is durable. */
+  /** Answers decided and held until what they show (or write) is durable. */
   protected waiting = 0;
   /** The model's bindings, loading in the background (loading.ts). */
   protected loader!: BindingLoader;
@@ -48,8 +48,8 @@ export class DurableGroup {
    */
   protected submit(effects: Effects, names?: readonly string[]): Settled {
     if (effects.writes.length === 0) {
-      this.post(effects.events, LANDED);
-      return { committed: LANDED, durable: LANDED };
+      this.post(effects.events, ALREADY_DURABLE);
+      return { committed: ALREADY_DURABLE, durable: ALREADY_DURABLE };
     }
     this.loader.written(effects.writes);
     let settled: Settled;
@@ -160,14 +160,14 @@ export class DurableGroup {
   }
 
   /**
-   * Reads now, and answers once what it read is durable: `pending` names the commit in flight
-   * that wrote it, if any. If that commit fails, reads again once memory is the store's again.
+   * Reads now, and answers once what it read is durable: `writeInFlight` gives the commit in
+   * flight that wrote it, if any. If that commit fails, reads again once memory is the store's again.
    */
-  protected async reveal<T>(read: () => T, pending: () => Promise<boolean> | undefined): Promise<T> {
+  protected async answerOnceDurable<T>(read: () => T, writeInFlight: () => Promise<boolean> | undefined): Promise<T> {
     for (;;) {
       if (this.reloading) await this.settle();
       const value = read();
-      const writer = pending();
+      const writer = writeInFlight();
       if (!writer) return value;
       this.waiting += 1;
       try {
@@ -178,8 +178,11 @@ export class DurableGroup {
     }
   }
 
-  /** What a lookup of `name` reads: the binding and provision of its stream, and its own name's (a rendition). */
-  protected readOf(name: string): Promise<boolean> | undefined {
+  /**
+   * The commits in flight that write what a lookup of `name` reads (the binding and provision of its
+   * stream, and its own name's: a rendition), as one durability; undefined when none is.
+   */
+  protected writesInFlightFor(name: string): Promise<boolean> | undefined {
     const stream = this.model.streamOf(name);
     const own = this.commits.pending(name);
     const its = stream === name ? undefined : this.commits.pending(stream);

@@ -60,10 +60,10 @@ class Supervisor {
    * then starts at once, not a tick later. Only the wake crosses the thread; what was asked for
    * stays with the group's planner. Ends when the actor goes (its successor gets a new one).
    */
-  private watchCapacity(g: Attached): void {
+  private watchCapacity(attached: Attached): void {
     void (async () => {
-      while (this.running && !g.gone && this.groups.get(g.group.name) === g) {
-        await g.api.capacityWanted();
+      while (this.running && !attached.gone && this.groups.get(attached.group.name) === attached) {
+        await attached.api.capacityWanted();
         this.poke();
       }
     })().catch(() => {});
@@ -76,16 +76,16 @@ class Supervisor {
   }
 
   reconfigure(group: NodeGroup): void {
-    const g = this.groups.get(group.name);
-    if (g) g.group = group;
+    const attached = this.groups.get(group.name);
+    if (attached) attached.group = group;
     this.platforms.reconfigure(group);
   }
 
   /** Starts retiring a group's nodes; the group is reported `drained` when none are left. */
   retireGroup(name: string): void {
-    const g = this.groups.get(name);
-    if (!g) return;
-    g.retiring = true;
+    const attached = this.groups.get(name);
+    if (!attached) return;
+    attached.retiring = true;
     this.poke();
   }
 
@@ -113,17 +113,17 @@ class Supervisor {
 
   private async stopNodesHere(name: string): Promise<void> {
     // A group whose thread is restarting is waited for: only its actor knows its nodes.
-    const g = await this.groups.current(name, ACTOR_RETURN_MS);
-    if (!g) throw new Error(`the actor of node group '${name}' did not come back`);
-    const platform = this.platforms.of(g.group);
+    const attached = await this.groups.current(name, ACTOR_RETURN_MS);
+    if (!attached) throw new Error(`the actor of node group '${name}' did not come back`);
+    const platform = this.platforms.of(attached.group);
     if (!platform.capabilities.stopsWithService) return;
-    const nodes = await g.api.facts();
+    const nodes = await attached.api.facts();
     await platform.shutdown(nodes);
     const now = Date.now();
     for (const n of nodes) {
-      await g.api.nodeEvent(n.id, { type: 'destroy' }, now);
-      await g.api.nodeEvent(n.id, { type: 'destroying' }, now);
-      await g.api.nodeEvent(n.id, { type: 'destroyed' }, now);
+      await attached.api.nodeEvent(n.id, { type: 'destroy' }, now);
+      await attached.api.nodeEvent(n.id, { type: 'destroying' }, now);
+      await attached.api.nodeEvent(n.id, { type: 'destroyed' }, now);
     }
   }
 
@@ -138,12 +138,12 @@ class Supervisor {
    */
   private emit(events: EventBody[]): void {
     if (events.length === 0) return;
-    const g = this.groups.get(events[0]!.group);
-    if (!g || g.gone) {
+    const attached = this.groups.get(events[0]!.group);
+    if (!attached || attached.gone) {
       this.init.events.postMessage(events);
       return;
     }
-    g.api.announce(events).catch(() => this.init.events.postMessage(events));
+    attached.api.announce(events).catch(() => this.init.events.postMessage(events));
   }
 
   private async loop(): Promise<void> {
@@ -151,13 +151,13 @@ class Supervisor {
       this.wake = new AbortController();
       const started = Date.now();
       let next = started + this.init.tickMs;
-      for (const g of this.groups.all()) {
-        if (g.gone) continue;
+      for (const attached of this.groups.all()) {
+        if (attached.gone) continue;
         try {
-          next = Math.min(next, await this.superviseGroup(g, Date.now()));
+          next = Math.min(next, await this.superviseGroup(attached, Date.now()));
         } catch (err) {
           // A crash of the group's actor is reported by the host (actor.crashed), not here.
-          if (!g.gone) this.emit([{ type: 'platform.error', group: g.group.name, operation: 'supervise', message: (err as Error).message }]);
+          if (!attached.gone) this.emit([{ type: 'platform.error', group: attached.group.name, operation: 'supervise', message: (err as Error).message }]);
         }
       }
       this.lastTick = started;
@@ -171,28 +171,28 @@ class Supervisor {
   }
 
   /** Supervises one group; answers the earliest time a node of it could overstay its silence. */
-  private async superviseGroup(g: Attached, now: number): Promise<number> {
-    const platform = this.platforms.of(g.group);
-    if (!g.reconciled) {
-      if (now < g.reconcileAfter) return Infinity;
+  private async superviseGroup(attached: Attached, now: number): Promise<number> {
+    const platform = this.platforms.of(attached.group);
+    if (!attached.reconciled) {
+      if (now < attached.reconcileAfter) return Infinity;
       try {
-        await this.reconcile(g, platform, now);
-        g.reconciled = true;
+        await this.reconcile(attached, platform, now);
+        attached.reconciled = true;
       } catch (err) {
         // Without knowing what the platform has, creating more could duplicate it: wait and retry.
-        g.reconcileAfter = now + 30_000;
-        this.emit([{ type: 'platform.error', group: g.group.name, operation: 'reconcile', message: `${(err as Error).message}; retrying in 30 s` }]);
+        attached.reconcileAfter = now + 30_000;
+        this.emit([{ type: 'platform.error', group: attached.group.name, operation: 'reconcile', message: `${(err as Error).message}; retrying in 30 s` }]);
         return Infinity;
       }
     }
-    const { actions, nodes, destroying, deadline } = await g.api.plan({ now, busy: this.operations.busy, retiring: g.retiring });
-    if (g.retiring && nodes === 0) {
-      this.groups.detach(g.group.name);
-      this.emit([{ type: 'nodegroup.changed', group: g.group.name, change: 'drained' }]);
+    const { actions, nodes, destroying, deadline } = await attached.api.plan({ now, busy: this.operations.busy, retiring: attached.retiring });
+    if (attached.retiring && nodes === 0) {
+      this.groups.detach(attached.group.name);
+      this.emit([{ type: 'nodegroup.changed', group: attached.group.name, change: 'drained' }]);
       return Infinity;
     }
     // Blocked rules are the planner's to tell (src/model/planner.ts): nothing to carry out.
-    for (const action of actions) if (action.type !== 'blocked') await this.act(g, platform, action, destroying, now);
+    for (const action of actions) if (action.type !== 'blocked') await this.act(attached, platform, action, destroying, now);
     return deadline;
   }
 
@@ -201,46 +201,46 @@ class Supervisor {
    * lists are recorded; nodes it lacks go FAULT (and are replaced), or finish their destruction;
    * nodes its owner removed retire; its orphans are destroyed.
    */
-  private async reconcile(g: Attached, platform: Platform, now: number): Promise<void> {
-    const nodes = await g.api.facts();
-    const r = await platform.reconcile(g.group, nodes);
-    if (r.listed.length > 0) await g.api.addNodes(r.listed, now);
-    const missing = new Set(r.missing);
+  private async reconcile(attached: Attached, platform: Platform, now: number): Promise<void> {
+    const nodes = await attached.api.facts();
+    const found = await platform.reconcile(attached.group, nodes);
+    if (found.listed.length > 0) await attached.api.addNodes(found.listed, now);
+    const missing = new Set(found.missing);
     const events = [];
     for (const n of nodes) {
       if (missing.has(n.id)) {
         if (n.state === 'DESTRUCTION_REQUESTED' || n.state === 'DESTROYING') {
           events.push({ id: n.id, event: { type: 'destroying' as const } }, { id: n.id, event: { type: 'destroyed' as const } });
         } else if (n.state !== 'FAULT') {
-          events.push({ id: n.id, event: { type: 'fault' as const, reason: r.missingReason ?? 'the platform does not have it' } });
+          events.push({ id: n.id, event: { type: 'fault' as const, reason: found.missingReason ?? 'the platform does not have it' } });
         }
       }
     }
-    for (const id of r.retired) events.push({ id, event: { type: 'destroy' as const } });
-    if (events.length > 0) await g.api.nodeEvents(events, now);
-    for (const id of r.orphans) this.operations.removeOrphan(g.group.name, platform, id);
+    for (const id of found.retired) events.push({ id, event: { type: 'destroy' as const } });
+    if (events.length > 0) await attached.api.nodeEvents(events, now);
+    for (const id of found.orphans) this.operations.removeOrphan(attached.group.name, platform, id);
   }
 
-  private async act(g: Attached, platform: Platform, action: Exclude<Action, { type: 'blocked' }>, nodes: readonly NodeFacts[], now: number): Promise<void> {
+  private async act(attached: Attached, platform: Platform, action: Exclude<Action, { type: 'blocked' }>, nodes: readonly NodeFacts[], now: number): Promise<void> {
     switch (action.type) {
       case 'event':
-        await g.api.nodeEvent(action.nodeId, action.event, now);
+        await attached.api.nodeEvent(action.nodeId, action.event, now);
         return;
       case 'create': {
         // Reported before the creations start: their cooldown runs from the decision, and the
         // scaling.action event comes before the events of the nodes it makes.
-        await g.api.actuated(action, now);
-        for (let i = 0; i < action.count; i++) await this.operations.create(g, platform, action.role, action.region, now);
+        await attached.api.actuated(action, now);
+        for (let i = 0; i < action.count; i++) await this.operations.create(attached, platform, action.role, action.region, now);
         return;
       }
       case 'drain': {
-        const result = await g.api.nodeEvent(action.nodeId, { type: 'drain' }, now);
-        if (result.ok) await g.api.actuated(action, now);
+        const result = await attached.api.nodeEvent(action.nodeId, { type: 'drain' }, now);
+        if (result.ok) await attached.api.actuated(action, now);
         return;
       }
       case 'destroy': {
         const node = nodes.find((n) => n.id === action.nodeId);
-        if (node) this.operations.destroy(g, platform, node);
+        if (node) this.operations.destroy(attached, platform, node);
         return;
       }
     }

@@ -75,9 +75,9 @@ export class Directory {
   async current(name: string, waitMs: number): Promise<Attached | undefined> {
     const deadline = Date.now() + waitMs;
     for (;;) {
-      const g = this.groups.get(name);
-      if (!g) return undefined;
-      if (!g.gone) return g;
+      const attached = this.groups.get(name);
+      if (!attached) return undefined;
+      if (!attached.gone) return attached;
       const left = deadline - Date.now();
       if (left <= 0) return undefined;
       await this.next(left);

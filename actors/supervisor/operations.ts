@@ -29,11 +29,11 @@ export class Operations {
   ) {}
 
   /** Records a node and has the platform create it. */
-  async create(g: Attached, platform: Platform, role: Role, region: string, now: number): Promise<void> {
+  async create(attached: Attached, platform: Platform, role: Role, region: string, now: number): Promise<void> {
     const id = `${region}-${role}-${randomBytes(3).toString('hex')}`.slice(-32);
-    const data = platform.prepare(g.group, { id, role, region });
-    if (!(await g.api.addNodes([{ id, role, region, platform: data }], now))) return;
-    const name = g.group.name;
+    const data = platform.prepare(attached.group, { id, role, region });
+    if (!(await attached.api.addNodes([{ id, role, region, platform: data }], now))) return;
+    const name = attached.group.name;
     this.track(
       name,
       id,
@@ -41,7 +41,7 @@ export class Operations {
         await this.nodeEvent(name, id, { type: 'provision' });
         let created: PlatformData;
         try {
-          created = await platform.create(g.group, { id, role, region, platform: data });
+          created = await platform.create(attached.group, { id, role, region, platform: data });
         } catch (err) {
           this.emit([{ type: 'platform.error', group: name, nodeId: id, operation: 'create', message: (err as Error).message }]);
           await this.nodeEvent(name, id, { type: 'fault', reason: `create failed: ${(err as Error).message}` });
@@ -53,8 +53,8 @@ export class Operations {
   }
 
   /** Has the platform destroy a node, then removes its record. */
-  destroy(g: Attached, platform: Platform, node: NodeFacts): void {
-    const name = g.group.name;
+  destroy(attached: Attached, platform: Platform, node: NodeFacts): void {
+    const name = attached.group.name;
     this.track(
       name,
       node.id,
@@ -89,13 +89,13 @@ export class Operations {
   /** A node's event, to whichever actor of its group is current when it is sent. */
   private async nodeEvent(name: string, id: string, event: NodeEvent, patch?: { platform?: PlatformData }): Promise<void> {
     for (;;) {
-      const g = await this.groups.current(name, this.running() ? ACTOR_RETURN_MS : 0);
-      if (!g) throw new Error(`the actor of node group '${name}' did not come back; node ${id} missed '${event.type}'`);
+      const attached = await this.groups.current(name, this.running() ? ACTOR_RETURN_MS : 0);
+      if (!attached) throw new Error(`the actor of node group '${name}' did not come back; node ${id} missed '${event.type}'`);
       try {
-        await g.api.nodeEvent(id, event, Date.now(), patch);
+        await attached.api.nodeEvent(id, event, Date.now(), patch);
         return;
       } catch (err) {
-        if (!g.gone) throw err;
+        if (!attached.gone) throw err;
       }
     }
   }

@@ -143,15 +143,15 @@ function makeBackend(config: AgentConfig, env: NodeJS.ProcessEnv, gate: Admissio
 
 /**
  * SWITCHYARD_NODE_TOKEN_FILE (set by config/systemd/switchyard-agent.service): the renewed token
- * is kept there, so that an agent restarted after its bootstrap token expired (24 h) still
+ * is stored there, so that an agent restarted after its bootstrap token expired (24 h) still
  * reports. At start the token that expires last wins: a new bootstrap token the operator gave
- * (after a revocation, say) is newer than the kept one.
+ * (after a revocation, say) is newer than the stored one.
  */
 function freshestToken(file: string | undefined, given: string): string {
   if (!file) return given;
-  let kept: string;
+  let stored: string;
   try {
-    kept = readFileSync(file, 'utf8').trim();
+    stored = readFileSync(file, 'utf8').trim();
   } catch {
     return given;
   }
@@ -162,10 +162,10 @@ function freshestToken(file: string | undefined, given: string): string {
       return 0;
     }
   };
-  return kept && expiry(kept) > expiry(given) ? kept : given;
+  return stored && expiry(stored) > expiry(given) ? stored : given;
 }
 
-function keepToken(file: string | undefined, token: string): void {
+function storeRenewedToken(file: string | undefined, token: string): void {
   if (!file) return;
   try {
     writeFileSync(`${file}.tmp`, token, { mode: 0o600 });
@@ -242,7 +242,7 @@ async function main(): Promise<void> {
         });
         if (reply.token) {
           token = reply.token;
-          keepToken(process.env.SWITCHYARD_NODE_TOKEN_FILE, token);
+          storeRenewedToken(process.env.SWITCHYARD_NODE_TOKEN_FILE, token);
         }
         planes.learn(reply.controlPlanes);
         lastOk = Date.now();

@@ -3,6 +3,7 @@
 // else is 503 NOT_READY with Retry-After. A load balancer sees an instance that is starting, not a
 // dead one, and an operator sees why. The real server takes the port once NATS answers.
 import { createServer, type Server } from 'node:http';
+import { PROBLEM_CONTENT_TYPE, problemJson } from '../schemas/problem.js';
 
 export interface Waiting {
   /** Why the instance is not ready yet (shown by /readyz). */
@@ -21,8 +22,8 @@ export async function waitingServer(host: string, port: number): Promise<Waiting
       return void res.end(JSON.stringify({ status: 'ok' }));
     }
     const detail = path === '/as/v1/readyz' ? `not ready: ${state.why}` : `the service is starting: ${state.why}`;
-    res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '5', connection: 'close' });
-    res.end(JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, code: 'NOT_READY', detail, error: detail, errorMessage: detail }));
+    res.writeHead(503, { 'content-type': PROBLEM_CONTENT_TYPE, 'retry-after': '5', connection: 'close' });
+    res.end(problemJson({ status: 503, code: 'NOT_READY', detail }));
   });
   // A port that cannot be had now is left to the real server, which says so as a setting.
   const listening = await new Promise<boolean>((resolve) => {

@@ -8,7 +8,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { ConfigSchema, type ConfigInput } from './schema.js';
 import type { StaticDecode } from 'typebox';
 import type { ClusterConfig, Config, NodeGroup } from './types.js';
-import { compile, valueAt } from '../schemas/validate.js';
+import { compile, readablePath, valueAt } from '../schemas/validate.js';
 import { projectPath } from '../paths.js';
 import { es256KeyProblem } from './keys.js';
 import { isLoopbackHost } from '../domain/hosts.js';
@@ -248,12 +248,6 @@ export function terraformConfigProblems(config: Config, modules: TerraformModule
           g.platform.terraform,
           g.regions.map((r) => r.name),
           modules,
-        ).map((e) => {
-          const path = e.pointer
-            .slice(1)
-            .replace(/\/([0-9]+)(?=\/|$)/g, '[$1]')
-            .replace(/\//g, '.');
-          return `nodeGroups[${i}].${path} = ${show(valueAt(g, e.pointer))}: ${e.message}`;
-        }),
+        ).map((e) => `${readablePath(e.pointer, `nodeGroups[${i}]`)} = ${show(valueAt(g, e.pointer))}: ${e.message}`),
   );
 }

@@ -5,7 +5,7 @@
 // and the admin API's (src/nodegroups/registry.ts) go through it alike.
 import { decoded, durationMs, NodeGroupConfig, type NodeGroupConfigInput } from './node-group-schema.js';
 import type { NodeGroup } from './types.js';
-import { compile, type FieldError } from '../schemas/validate.js';
+import { compile, readablePath, type FieldError } from '../schemas/validate.js';
 import { BACKEND_SERVES, CLIENT_PROTOCOLS, type ClientProtocol, LOAD_METRIC, type Role } from '../domain/vocabulary.js';
 import { compileExpression, ExpressionError, type Kind } from '../policy/expressions/compile.js';
 import { ruleKey } from '../domain/scaling.js';
@@ -71,15 +71,7 @@ const TERRAFORM_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 /** What the schema cannot say about a group it passed: names, cross-references, expressions, the platform's own rules. */
 function groupProblems(input: NodeGroupConfigInput, modules: TerraformModules | undefined, metrics: ReadonlySet<string> | undefined): FieldError[] {
   const errors: FieldError[] = [];
-  const err = (pointer: string, message: string) =>
-    errors.push({
-      pointer,
-      message,
-      path: pointer
-        .slice(1)
-        .replace(/\/([0-9]+)(?=\/|$)/g, '[$1]')
-        .replace(/\//g, '.'),
-    });
+  const err = (pointer: string, message: string) => errors.push({ pointer, message, path: readablePath(pointer) });
 
   for (const [field, where] of MOVED) {
     if (Object.hasOwn(input.platform.terraform, field)) err(`/platform/terraform/${field}`, `is not a node group's setting: ${where}`);

@@ -40,63 +40,63 @@ const QUIET = new Set([
  * at debug like ours.
  */
 export interface RouteMount {
-  routes(s: Services, guard: Guard): RouteDef[];
+  routes(services: Services, guard: Guard): RouteDef[];
   quiet: readonly string[];
 }
 
 /** One access guard per service, so that every route (compat routes' own checks too) shares its token cache. */
 const guards = new WeakMap<Services, Guard>();
-function guardOf(s: Services): Guard {
-  let guard = guards.get(s);
+function guardOf(services: Services): Guard {
+  let guard = guards.get(services);
   if (!guard) {
     guard = createGuard({
-      key: s.signer.verifyKey,
-      algorithm: s.signer.algorithm,
-      users: s.users,
-      nodeTokens: s.nodeTokens,
-      loopbackOnly: isLoopbackHost(s.config.server.host),
-      metricsAuth: s.config.server.metricsAuth,
-      ...(s.config.server.metricsToken ? { metricsToken: s.config.server.metricsToken } : {}),
+      key: services.signer.verifyKey,
+      algorithm: services.signer.algorithm,
+      users: services.users,
+      nodeTokens: services.nodeTokens,
+      loopbackOnly: isLoopbackHost(services.config.server.host),
+      metricsAuth: services.config.server.metricsAuth,
+      ...(services.config.server.metricsToken ? { metricsToken: services.config.server.metricsToken } : {}),
       passwordRoute: PASSWORD_ROUTE,
-      now: s.now,
+      now: services.now,
     });
-    guards.set(s, guard);
+    guards.set(services, guard);
   }
   return guard;
 }
 
 /** Our routes, then the mounts'. */
-export function allRoutes(s: Services, mounts: readonly RouteMount[] = []): RouteDef[] {
+export function allRoutes(services: Services, mounts: readonly RouteMount[] = []): RouteDef[] {
   return [
-    ...authRoutes(s),
-    ...lookupRoutes(s),
+    ...authRoutes(services),
+    ...lookupRoutes(services),
     // The WebRTC signalling proxy (docs/webrtc.md); SM2's shapes take its POST paths when compat.red5sm2 is on.
-    ...proxyRoutes(s, { offers: !s.config.compat.red5sm2.enabled }),
-    ...provisionRoutes(s),
-    ...streamRoutes(s),
-    ...nodeGroupRoutes(s),
-    ...nodeRoutes(s),
-    ...systemRoutes(s),
-    ...backupRoutes(s),
-    ...webhookRoutes(s),
-    ...mounts.flatMap((m) => m.routes(s, (access) => guardOf(s)(access))),
+    ...proxyRoutes(services, { offers: !services.config.compat.red5sm2.enabled }),
+    ...provisionRoutes(services),
+    ...streamRoutes(services),
+    ...nodeGroupRoutes(services),
+    ...nodeRoutes(services),
+    ...systemRoutes(services),
+    ...backupRoutes(services),
+    ...webhookRoutes(services),
+    ...mounts.flatMap((m) => m.routes(services, (access) => guardOf(services)(access))),
   ];
 }
 
-export function createApp(s: Services, routes: readonly RouteDef[], mounts: readonly RouteMount[] = []): Koa<AppState, AppContextExtras> {
+export function createApp(services: Services, routes: readonly RouteDef[], mounts: readonly RouteMount[] = []): Koa<AppState, AppContextExtras> {
   const app = new Koa<AppState, AppContextExtras>({ proxy: false });
   // Errors are answered and logged by errorHandler; Koa's own printing would duplicate them.
   app.silent = true;
   const router = new Router<AppState, AppContextExtras>();
-  mount(router, routes, { bodyLimit: s.config.server.bodyLimit, guard: guardOf(s) });
+  mount(router, routes, { bodyLimit: services.config.server.bodyLimit, guard: guardOf(services) });
   // Internal, and so apart from `routes` (which the OpenAPI document lists): cluster mode only.
-  mountTerraformState(router, s);
-  const observe = (route: string, method: string, status: number) => s.metrics.request({ method, route, status: String(status) }).inc();
-  installRequestLogger(app, s.log);
-  app.use(requestFrame(s.log, observe, securityHeaders(s.config.server.tls !== undefined), new Set([...QUIET, ...mounts.flatMap((m) => m.quiet)]), s.stopping));
+  mountTerraformState(router, services);
+  const observe = (route: string, method: string, status: number) => services.metrics.request({ method, route, status: String(status) }).inc();
+  installRequestLogger(app, services.log);
+  app.use(requestFrame(services.log, observe, securityHeaders(services.config.server.tls !== undefined), new Set([...QUIET, ...mounts.flatMap((m) => m.quiet)]), services.stopping));
   app.use(router.routes());
   app.use(router.allowedMethods());
   // The dashboard and the docs page: only what no API route took gets here.
-  app.use(staticPages({ log: s.log }));
+  app.use(staticPages({ log: services.log }));
   return app;
 }

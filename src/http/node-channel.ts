@@ -14,18 +14,19 @@ import type { Checker } from '../schemas/validate.js';
 import type { Heartbeat } from '../schemas/heartbeat.js';
 import { toProblem } from './middleware/errors.js';
 import { parseJson } from './middleware/json-body.js';
-import { Problem, problemBody, problems } from './problem.js';
+import { Problem, problems } from './problem.js';
+import { problemBody } from '../schemas/problem.js';
 import type { Upgrade } from './server.js';
 
 /** What the channel answers an event with; `exp` is set when `token` renews the node's token. */
-export interface Beat {
+export interface HeartbeatAnswer {
   reply: object;
   exp?: number;
 }
 
 export interface ChannelOptions {
   /** The heartbeat itself, as the POST route runs it; throws a Problem to refuse. */
-  beat(claims: Claims, body: Heartbeat): Promise<Beat>;
+  beat(claims: Claims, body: Heartbeat): Promise<HeartbeatAnswer>;
   event: Checker<Heartbeat>;
   /** The largest message, as the HTTP body limit. */
   maxPayload: number;

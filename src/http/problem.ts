@@ -1,12 +1,6 @@
 // Errors as RFC 9457 problem details (docs/api.md). Handlers throw a Problem; the error
-// middleware writes it. `error` and `errorMessage` repeat `detail` for Red5 Stream Manager 2.0
-// clients: current ones read `error`, older ones `errorMessage` (docs/migrating-from-red5-sm2.md).
-import { STATUS_CODES } from 'node:http';
-
-export interface FieldProblem {
-  path: string;
-  message: string;
-}
+// middleware writes it, with the body every error answer has (src/schemas/problem.ts).
+import type { FieldProblem } from '../schemas/problem.js';
 
 export class Problem extends Error {
   constructor(
@@ -17,6 +11,11 @@ export class Problem extends Error {
   ) {
     super(detail);
     this.name = 'Problem';
+  }
+
+  /** The field problems of a VALIDATION_FAILED answer (what problemBody reads). */
+  get errors(): readonly FieldProblem[] | undefined {
+    return this.extra.errors;
   }
 }
 
@@ -34,29 +33,3 @@ export const problems = {
   notFound: (code: string, detail: string) => new Problem(404, code, detail),
   notReady: (detail = 'the service is starting or stopping', retryAfter = 1) => new Problem(503, 'NOT_READY', detail, { retryAfter }),
 };
-
-export interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  code: string;
-  detail: string;
-  error: string;
-  errorMessage: string;
-  errors?: FieldProblem[];
-  requestId?: string;
-}
-
-export function problemBody(p: Problem, requestId?: string): ProblemBody {
-  return {
-    type: 'about:blank',
-    title: STATUS_CODES[p.status] ?? 'Error',
-    status: p.status,
-    code: p.code,
-    detail: p.detail,
-    error: p.detail,
-    errorMessage: p.detail,
-    ...(p.extra.errors ? { errors: p.extra.errors } : {}),
-    ...(requestId ? { requestId } : {}),
-  };
-}

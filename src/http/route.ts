@@ -8,7 +8,8 @@ import { ProblemSchema } from '../schemas/api.js';
 import { compile, compileQueryConverter, type Checker } from '../schemas/validate.js';
 import type { AppContextExtras, AppState, Ctx } from './context.js';
 import { readJsonBody } from './middleware/json-body.js';
-import { problems, type FieldProblem } from './problem.js';
+import { problems } from './problem.js';
+import { PROBLEM_CONTENT_TYPE, type FieldProblem } from '../schemas/problem.js';
 
 /** Who may call a route. `metrics` follows the server.metricsAuth setting. */
 export type Access = 'public' | 'app' | 'admin' | 'node' | 'metrics';
@@ -63,7 +64,7 @@ export interface RouteExample {
 }
 
 /** An error answer in the OpenAPI document. */
-export const problemResponse = (description: string): ResponseSpec => ({ description, schema: ProblemSchema, contentType: 'application/problem+json' });
+export const problemResponse = (description: string): ResponseSpec => ({ description, schema: ProblemSchema, contentType: PROBLEM_CONTENT_TYPE });
 
 /** Identity, for type inference of a route's inputs from its schemas. */
 export function route<P extends TObject | undefined, Q extends TObject | undefined, B extends TSchema | undefined>(def: RouteDef<P, Q, B>): RouteDef<P, Q, B> {

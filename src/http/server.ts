@@ -1,12 +1,14 @@
 // The HTTP servers Koa runs in. Node's own parser answers some requests before Koa sees them
 // (malformed HTTP, oversized headers, slow clients, an `Expect` it cannot meet): those answers
 // are problems too, with the same security headers as every other answer.
-import { createServer as createHttpServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createHttpServer, STATUS_CODES, ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { timeOutBodyRead } from './middleware/json-body.js';
 import { securityHeaders } from './middleware/security-headers.js';
+import { Problem } from './problem.js';
+import { PROBLEM_CONTENT_TYPE, problemJson } from '../schemas/problem.js';
 
 export interface ServerLimits {
   /** The whole request (headers and body) must arrive within this many ms. */
@@ -18,14 +20,23 @@ export interface ServerLimits {
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
-function problem(status: number, title: string, code: string, detail: string) {
-  return { payload: JSON.stringify({ type: 'about:blank', title, status, code, detail, error: detail, errorMessage: detail }), title };
+/** The headers of a problem Koa does not write: ours, and a connection closed after it. */
+function problemHeaders(headers: Record<string, string>, payload: string): Record<string, string> {
+  return { ...headers, 'Content-Type': PROBLEM_CONTENT_TYPE, 'Content-Length': String(Buffer.byteLength(payload)), Connection: 'close' };
 }
 
-/** An answer written straight to the socket; a HEAD request's has no body (its client reads none). */
-function rawAnswer(socket: Duplex, status: number, title: string, payload: string, headers: Record<string, string>, head: boolean): void {
-  const lines = Object.entries({ ...headers, 'Content-Type': 'application/problem+json', 'Content-Length': String(Buffer.byteLength(payload)), Connection: 'close' }).map(([k, v]) => `${k}: ${v}\r\n`);
-  socket.end(`HTTP/1.1 ${status} ${title}\r\n${lines.join('')}\r\n${head ? '' : payload}`);
+/** A problem written on a response Koa never saw; a HEAD request's has no body (its client reads none). */
+function answerProblem(res: ServerResponse, problem: Problem, headers: Record<string, string>, head: boolean, then?: () => void): void {
+  const payload = problemJson(problem);
+  res.writeHead(problem.status, problemHeaders(headers, payload));
+  res.end(head ? undefined : payload, then);
+}
+
+/** A problem written straight to the socket, where Node has no response to write it on. */
+function rawAnswer(socket: Duplex, problem: Problem, headers: Record<string, string>, head: boolean): void {
+  const payload = problemJson(problem);
+  const lines = Object.entries(problemHeaders(headers, payload)).map(([name, value]) => `${name}: ${value}\r\n`);
+  socket.end(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n${lines.join('')}\r\n${head ? '' : payload}`);
 }
 
 /** Sockets with no request in flight, for a drain: idle keep-alives and ones that never asked. */
@@ -64,9 +75,7 @@ export function createServer(handler: Handler, limits: ServerLimits): Server {
   const guarded: Handler = (req, res) => {
     // RFC 9112 §3.2: an HTTP/1.1 request without Host is refused.
     if (req.headers.host === undefined && req.httpVersion === '1.1') {
-      const p = problem(400, 'Bad Request', 'BAD_REQUEST', 'an HTTP/1.1 request needs a Host header');
-      res.writeHead(400, { ...headers, 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(p.payload), Connection: 'close' });
-      res.end(req.method === 'HEAD' ? undefined : p.payload);
+      answerProblem(res, new Problem(400, 'BAD_REQUEST', 'an HTTP/1.1 request needs a Host header'), headers, req.method === 'HEAD');
       return;
     }
     handler(req, res);
@@ -115,32 +124,27 @@ export function createServer(handler: Handler, limits: ServerLimits): Server {
     if (pending) {
       // Koa has the request and waits for its body: the route answers the 408 itself.
       if (timeOutBodyRead(pending.req)) return;
-      const p = problem(408, 'Request Timeout', 'REQUEST_TIMEOUT', 'the request took too long to arrive');
-      pending.writeHead(408, { ...headers, 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(p.payload), Connection: 'close' });
-      pending.end(p.payload, () => socket.destroy());
+      answerProblem(pending, new Problem(408, 'REQUEST_TIMEOUT', 'the request took too long to arrive'), headers, false, () => socket.destroy());
       return;
     }
     const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-    const p = timeout
-      ? problem(408, 'Request Timeout', 'REQUEST_TIMEOUT', 'the request took too long to arrive')
+    const problem = timeout
+      ? new Problem(408, 'REQUEST_TIMEOUT', 'the request took too long to arrive')
       : tooLarge
-        ? problem(431, 'Request Header Fields Too Large', 'HEADERS_TOO_LARGE', 'the request headers are too large')
-        : problem(400, 'Bad Request', 'BAD_REQUEST', 'the request is not valid HTTP');
+        ? new Problem(431, 'HEADERS_TOO_LARGE', 'the request headers are too large')
+        : new Problem(400, 'BAD_REQUEST', 'the request is not valid HTTP');
     const head = (err as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
-    rawAnswer(socket, timeout ? 408 : tooLarge ? 431 : 400, p.title, p.payload, headers, head);
+    rawAnswer(socket, problem, headers, head);
   });
 
   // CONNECT (a proxy's method): without a listener Node would drop the socket without a word.
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    const p = problem(405, 'Method Not Allowed', 'METHOD_NOT_ALLOWED', 'CONNECT is not allowed: this is not a proxy');
-    rawAnswer(socket, 405, p.title, p.payload, headers, false);
+    rawAnswer(socket, new Problem(405, 'METHOD_NOT_ALLOWED', 'CONNECT is not allowed: this is not a proxy'), headers, false);
   });
 
   // Only `Expect: 100-continue` is understood; Node answers anything else with a bare 417.
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
-    const p = problem(417, 'Expectation Failed', 'EXPECTATION_FAILED', 'only "Expect: 100-continue" is supported');
-    res.writeHead(417, { ...headers, 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(p.payload), Connection: 'close' });
-    res.end(p.payload);
+    answerProblem(res, new Problem(417, 'EXPECTATION_FAILED', 'only "Expect: 100-continue" is supported'), headers, false);
   });
   return server;
 }

@@ -69,20 +69,20 @@ export class Lookups {
       const n = id ? this.nodes.get(id) : undefined;
       return n && n.record.state === 'INSERVICE' ? n : undefined;
     };
-    const keptOrigin = inService(existing?.origin);
-    const keptTranscoder = inService(existing?.transcoder ?? undefined);
-    if (keptOrigin && keptTranscoder) return { ok: true, node: this.assignment(keptTranscoder) };
+    const boundOrigin = inService(existing?.origin);
+    const boundTranscoder = inService(existing?.transcoder ?? undefined);
+    if (boundOrigin && boundTranscoder) return { ok: true, node: this.assignment(boundTranscoder) };
     if (!existing) {
       const refused = this.bindings.pendingRefusal(by);
       if (refused) return refused;
     }
-    const origin = keptOrigin ?? this.nodes.pick('origin', regionsFrom(group.regions, provision.region), '');
+    const origin = boundOrigin ?? this.nodes.pick('origin', regionsFrom(group.regions, provision.region), '');
     if (!origin) return this.noCapacity('origin', regionsFrom(group.regions, provision.region), `the renditions of '${stream}'`, now);
-    const transcoder = keptTranscoder ?? this.nodes.pick('transcoder', regions, '');
+    const transcoder = boundTranscoder ?? this.nodes.pick('transcoder', regions, '');
     if (!transcoder) return this.noCapacity('transcoder', regions, `transcoding '${stream}'`, now);
     this.bindings.bindTo(stream, origin, transcoder, existing, now, 'transcoder or origin not in service', by);
-    if (!keptOrigin) this.assign(origin);
-    return { ok: true, node: keptTranscoder ? this.assignment(transcoder) : this.assign(transcoder) };
+    if (!boundOrigin) this.assign(origin);
+    return { ok: true, node: boundTranscoder ? this.assignment(transcoder) : this.assign(transcoder) };
   }
 
   subscribe(name: string, regions: readonly string[], now: number): LookupOutcome {

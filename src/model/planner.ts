@@ -79,7 +79,7 @@ export class Planner {
     this.memory = { ...this.memory, blocked, lastEvaluated: evaluate ? request.now : this.memory.lastEvaluated };
     // The evaluation time alone is not written: a new owner evaluating once more early is harmless,
     // and a write per interval per group would fill the replicated log with nothing.
-    if (blockedChanged) this.keep();
+    if (blockedChanged) this.writeMemory();
     return { ...planned, actions: planned.actions.filter((a) => a.type !== 'blocked') };
   }
 
@@ -101,10 +101,11 @@ export class Planner {
     });
     if (!startsCooldown(action)) return;
     this.memory = afterActuation(this.memory, action, now);
-    this.keep();
+    this.writeMemory();
   }
 
-  private keep(): void {
+  /** Writes the memory with the group's records (the planner table; the replicated log in cluster mode). */
+  private writeMemory(): void {
     this.effects.write('planner', PLANNER_KEY, recordOf(this.memory));
   }
 }

@@ -106,28 +106,28 @@ export class Views {
     return out;
   }
 
-  private nodeView(n: LiveNode): NodeView {
-    const r = n.record;
+  private nodeView(node: LiveNode): NodeView {
+    const record = node.record;
     const roles = this.settings.group.roles;
     return {
-      id: r.id,
-      role: r.role,
-      region: r.region,
-      state: r.state,
-      stateSince: r.stateSince,
-      address: nodeAddress(r, this.settings.trustNodes),
-      parent: r.parent ?? null,
-      load: n.heapKey,
-      limit: Number.isFinite(n.limit) ? n.limit : null,
-      streams: n.streams.size,
-      connections: { publisher: n.metrics['connections.publisher'] ?? 0, subscriber: n.metrics['connections.subscriber'] ?? 0 },
-      lastHeartbeat: n.lastSeen,
-      ...(r.faultReason ? { faultReason: r.faultReason } : {}),
-      ...(n.problem ? { problem: n.problem } : {}),
-      platform: r.platform,
+      id: record.id,
+      role: record.role,
+      region: record.region,
+      state: record.state,
+      stateSince: record.stateSince,
+      address: nodeAddress(record, this.settings.trustNodes),
+      parent: record.parent ?? null,
+      load: node.heapKey,
+      limit: Number.isFinite(node.limit) ? node.limit : null,
+      streams: node.streams.size,
+      connections: { publisher: node.metrics['connections.publisher'] ?? 0, subscriber: node.metrics['connections.subscriber'] ?? 0 },
+      lastHeartbeat: node.lastSeen,
+      ...(record.faultReason ? { faultReason: record.faultReason } : {}),
+      ...(node.problem ? { problem: node.problem } : {}),
+      platform: record.platform,
       listeners: {
-        ...((r.listeners?.publish ?? roles[r.role]?.publish) ? { publish: r.listeners?.publish ?? roles[r.role]?.publish } : {}),
-        ...((r.listeners?.subscribe ?? roles[r.role]?.subscribe) ? { subscribe: r.listeners?.subscribe ?? roles[r.role]?.subscribe } : {}),
+        ...((record.listeners?.publish ?? roles[record.role]?.publish) ? { publish: record.listeners?.publish ?? roles[record.role]?.publish } : {}),
+        ...((record.listeners?.subscribe ?? roles[record.role]?.subscribe) ? { subscribe: record.listeners?.subscribe ?? roles[record.role]?.subscribe } : {}),
       },
     };
   }
@@ -189,27 +189,27 @@ export class Views {
     return [...out.values()];
   }
 
-  private streamView(b: LiveBinding): StreamView {
-    const origin = this.nodes.get(b.origin);
-    const transcoder = b.transcoder ? this.nodes.get(b.transcoder) : undefined;
-    const provision = this.provisions.get(b.stream);
-    const published = (transcoder ?? origin)?.media.get(b.stream);
+  private streamView(binding: LiveBinding): StreamView {
+    const origin = this.nodes.get(binding.origin);
+    const transcoder = binding.transcoder ? this.nodes.get(binding.transcoder) : undefined;
+    const provision = this.provisions.get(binding.stream);
+    const published = (transcoder ?? origin)?.media.get(binding.stream);
     return {
       nodeGroup: this.settings.name,
-      name: b.stream,
-      state: b.state,
+      name: binding.stream,
+      state: binding.state,
       origin: {
-        nodeId: b.origin,
+        nodeId: binding.origin,
         region: origin?.record.region ?? null,
         serverAddress: origin ? nodeAddress(origin.record, this.settings.trustNodes) : null,
         state: origin?.record.state ?? null,
       },
-      ...(b.transcoder ? { transcoder: { nodeId: b.transcoder, region: transcoder?.record.region ?? null, state: transcoder?.record.state ?? null } } : {}),
+      ...(binding.transcoder ? { transcoder: { nodeId: binding.transcoder, region: transcoder?.record.region ?? null, state: transcoder?.record.state ?? null } } : {}),
       ...(provision ? { renditions: provision.streams.map((r) => r.name) } : {}),
-      subscribers: b.subscribers,
-      edges: (this.serving.of(b.stream) ?? []).map((n) => ({ nodeId: n.id, region: n.record.region, state: n.record.state, subscribers: n.streams.get(b.stream) ?? 0 })),
-      boundAt: toMs(b.boundAt),
-      since: toMs(b.since),
+      subscribers: binding.subscribers,
+      edges: (this.serving.of(binding.stream) ?? []).map((n) => ({ nodeId: n.id, region: n.record.region, state: n.record.state, subscribers: n.streams.get(binding.stream) ?? 0 })),
+      boundAt: toMs(binding.boundAt),
+      since: toMs(binding.since),
       bitrate: published?.bitrateIn ?? null,
       uptimeSeconds: published?.uptimeMs !== undefined ? Math.floor(published.uptimeMs / 1000) : null,
     };

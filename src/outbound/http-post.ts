@@ -61,10 +61,10 @@ export function postJson(url: string, body: string, headers: Record<string, stri
       },
       (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
-        let kept = 0;
+        let received = 0;
         res.on('data', (c: Buffer) => {
-          if (kept < max) chunks.push(c.subarray(0, max - kept));
-          kept += c.length;
+          if (received < max) chunks.push(c.subarray(0, max - received));
+          received += c.length;
         });
         res.on('end', () => {
           clearTimeout(timer);

@@ -21,11 +21,21 @@ export interface Checker<T> {
   explain(value: unknown, prefix?: string): FieldError[];
 }
 
-/** `/streams/0/name` → `streams[0].name`, under an optional prefix such as `body`. */
+/** A JSON pointer's segments, unescaped (RFC 6901: `~1` is `/`, `~0` is `~`). */
+function pointerSegments(pointer: string): string[] {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+/**
+ * `/streams/0/name` → `streams[0].name`, under an optional prefix such as `body`: the one way a
+ * pointer is shown to people (API errors, config errors, Terraform's refusals).
+ */
 export function readablePath(pointer: string, prefix = ''): string {
   let out = prefix;
-  for (const raw of pointer.split('/').slice(1)) {
-    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+  for (const part of pointerSegments(pointer)) {
     if (/^[0-9]+$/.test(part)) out += `[${part}]`;
     else out += out === '' ? part : `.${part}`;
   }
@@ -34,9 +44,9 @@ export function readablePath(pointer: string, prefix = ''): string {
 
 function schemaAt(root: TSchema, schemaPath: string): Record<string, unknown> | undefined {
   let node: unknown = root;
-  for (const raw of schemaPath.replace(/^#/, '').split('/').slice(1)) {
+  for (const segment of pointerSegments(schemaPath.replace(/^#/, ''))) {
     if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
+    node = (node as Record<string, unknown>)[segment];
   }
   return node !== null && typeof node === 'object' ? (node as Record<string, unknown>) : undefined;
 }
@@ -107,9 +117,9 @@ export function compile<T>(schema: TSchema): Checker<T> {
 /** The value at a JSON pointer, for messages that show what was given. */
 export function valueAt(value: unknown, pointer: string): unknown {
   let node = value;
-  for (const raw of pointer.split('/').slice(1)) {
+  for (const segment of pointerSegments(pointer)) {
     if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<string, unknown>)[raw];
+    node = (node as Record<string, unknown>)[segment];
   }
   return node;
 }

@@ -3,8 +3,8 @@
 import test from 'ava';
 import { request } from '../helpers/http.js';
 import { Cluster, CLUSTER_PASSWORD, clusterConfig, metricOf } from '../helpers/cluster.js';
-import { until } from '../helpers/nats-cluster.js';
 import { waitForEvents } from '../helpers/events.js';
+import { until } from '../helpers/until.js';
 
 test('any instance answers: one owner per group, the same binding through every instance, tokens and password changes shared', async (t) => {
   const c = await Cluster.start(t, clusterConfig());

@@ -10,7 +10,7 @@ import { openEventFrames } from '../../src/events/stream-client.js';
 import { staticGroup } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
 import { Cluster, clusterConfig, metricOf, type Instance } from '../helpers/cluster.js';
-import { until } from '../helpers/nats-cluster.js';
+import { until } from '../helpers/until.js';
 
 const ladder = (streamName: string) => ({
   streamName,

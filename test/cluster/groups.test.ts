@@ -4,9 +4,10 @@
 import test from 'ava';
 import { request } from '../helpers/http.js';
 import { staticGroup } from '../helpers/fixtures.js';
-import { Cluster, clusterConfig, localGroup } from '../helpers/cluster.js';
-import { until } from '../helpers/nats-cluster.js';
+import { Cluster, clusterConfig, clusterGroup } from '../helpers/cluster.js';
+
 import { readLog } from '../helpers/wal-reader.js';
+import { until } from '../helpers/until.js';
 
 test('a node group created on one instance is served by all, refused twice, deleted everywhere with its log', async (t) => {
   const c = await Cluster.start(t, clusterConfig([staticGroup({ name: 'g' })]), { instances: 2 });
@@ -15,7 +16,7 @@ test('a node group created on one instance is served by all, refused twice, dele
   const token = await c.login(a);
   const auth = { authorization: `Bearer ${token}` };
 
-  const k = localGroup('k', 95, 0, 0);
+  const k = clusterGroup('k', 95, 0, 0);
   const created = await request(a.url, 'POST', '/as/v1/nodegroups', k, auth);
   t.is(created.status, 201, created.text);
   await until(async () => (await request(b.url, 'GET', '/as/v1/nodegroups/k', undefined, auth)).status === 200, 10_000, 'the new group on the other instance');

@@ -5,8 +5,9 @@ import test from 'ava';
 import { request } from '../helpers/http.js';
 import { staticGroup } from '../helpers/fixtures.js';
 import { Cluster, clusterConfig } from '../helpers/cluster.js';
-import { until } from '../helpers/nats-cluster.js';
+
 import { rank } from '../../src/policy/cluster/hrw.js';
+import { until } from '../helpers/until.js';
 
 test('two instances join one that owns every group: each takes the groups it ranks first for, no group moves twice', async (t) => {
   const names = ['g1', 'g2', 'g3', 'g4', 'g5'];

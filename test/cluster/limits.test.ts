@@ -5,7 +5,7 @@
 import test from 'ava';
 import { request } from '../helpers/http.js';
 import { Cluster, CLUSTER_PASSWORD, clusterConfig, metricOf, type Instance } from '../helpers/cluster.js';
-import { until } from '../helpers/nats-cluster.js';
+import { until } from '../helpers/until.js';
 
 const BURST = 20;
 

@@ -4,11 +4,12 @@
 // writes come back and the waiting instance joins, with nothing acknowledged lost.
 import test from 'ava';
 import { request } from '../helpers/http.js';
-import { Cluster, clusterConfig, localGroup, slowBindings } from '../helpers/cluster.js';
-import { freePort, until } from '../helpers/nats-cluster.js';
+import { Cluster, clusterConfig, clusterGroup, slowBindings } from '../helpers/cluster.js';
+import { freePort } from '../helpers/ports.js';
+import { until } from '../helpers/until.js';
 
 test('all NATS servers gone: the owner answers bound streams and refuses new ones with 503, a new instance waits, everything resumes when NATS returns', async (t) => {
-  const c = await Cluster.start(t, clusterConfig([slowBindings(localGroup('g', 80))], '1s'), { instances: 2 });
+  const c = await Cluster.start(t, clusterConfig([slowBindings(clusterGroup('g', 80))], '1s'), { instances: 2 });
   await c.ready();
   const token = await c.login(c.instances[0]!);
   const auth = { authorization: `Bearer ${token}` };

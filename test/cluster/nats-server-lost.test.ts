@@ -4,15 +4,15 @@
 // afterwards; the restarted server catches up.
 import test from 'ava';
 import { request } from '../helpers/http.js';
-import { Cluster, clusterConfig, localGroup, slowBindings } from '../helpers/cluster.js';
+import { Cluster, clusterConfig, clusterGroup, slowBindings } from '../helpers/cluster.js';
 import { LookupLoad, unexpected } from '../helpers/cluster-load.js';
-import { until } from '../helpers/nats-cluster.js';
+import { until } from '../helpers/until.js';
 
 test('kill -9 of the NATS server leading the lease bucket, then of the one leading the log: no group moves, reads go on, writes come back', async (t) => {
   // A 5 s lease (renewed every 1.7 s): an election of 4–9 s still outlasts it, so the owners must
   // ride through it; with 3 s, a stall of an instance's event loop on this loaded 2-core machine
   // (3 NATS servers, 3 instances, their nodes and the load) left too little slack between attempts.
-  const c = await Cluster.start(t, clusterConfig([slowBindings(localGroup('g', 70)), slowBindings(localGroup('h', 71))], '5s'));
+  const c = await Cluster.start(t, clusterConfig([slowBindings(clusterGroup('g', 70)), slowBindings(clusterGroup('h', 71))], '5s'));
   await c.ready();
   // Ownership as it stays: a group taken first by an instance that does not rank first for it is
   // handed over calmly 10 × TTL later (50 s), which would fall among the kills below.

@@ -6,12 +6,12 @@
 // machine stretches it, and a timed assertion would fail for the machine, not the code.
 import test from 'ava';
 import { request } from '../helpers/http.js';
-import { Cluster, clusterConfig, localGroup, slowBindings } from '../helpers/cluster.js';
+import { Cluster, clusterConfig, clusterGroup, slowBindings } from '../helpers/cluster.js';
 import { LookupLoad, unexpected } from '../helpers/cluster-load.js';
-import { until } from '../helpers/nats-cluster.js';
+import { until } from '../helpers/until.js';
 
 test('kill -9 of an owner under lookup load: served again by a survivor, only 503s with Retry-After meanwhile, nothing acknowledged lost', async (t) => {
-  const config = clusterConfig([slowBindings(localGroup('g', 40))], '2s');
+  const config = clusterConfig([slowBindings(clusterGroup('g', 40))], '2s');
   const c = await Cluster.start(t, config);
   await c.ready();
   const token = await c.login(c.instances[0]!);

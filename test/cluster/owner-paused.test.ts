@@ -4,13 +4,14 @@
 // forwards; no stream is ever answered with two origins.
 import test from 'ava';
 import { request } from '../helpers/http.js';
-import { Cluster, clusterConfig, localGroup, slowBindings } from '../helpers/cluster.js';
+import { Cluster, clusterConfig, clusterGroup, slowBindings } from '../helpers/cluster.js';
 import { LookupLoad, unexpected } from '../helpers/cluster-load.js';
-import { until } from '../helpers/nats-cluster.js';
+
 import { readLog } from '../helpers/wal-reader.js';
+import { until } from '../helpers/until.js';
 
 test('SIGSTOP of an owner past its lease, then SIGCONT: a later epoch owns the group, the old one never writes after it, the resumed instance forwards', async (t) => {
-  const c = await Cluster.start(t, clusterConfig([slowBindings(localGroup('g', 60))], '2s'));
+  const c = await Cluster.start(t, clusterConfig([slowBindings(clusterGroup('g', 60))], '2s'));
   await c.ready();
   const token = await c.login(c.instances[0]!);
   const auth = { authorization: `Bearer ${token}` };

@@ -12,7 +12,7 @@ import { staticGroup } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
 import { backupStream, restoreStream, type StreamBackup } from '../helpers/jetstream-backup.js';
 import { Cluster, CLUSTER_PASSWORD, clusterConfig } from '../helpers/cluster.js';
-import { until } from '../helpers/nats-cluster.js';
+import { until } from '../helpers/until.js';
 
 const ladder = (streamName: string) => ({
   streamName,

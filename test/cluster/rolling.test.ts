@@ -3,12 +3,12 @@
 // refused by a stopped instance is sent to the next one; every answer must be a 200.
 import test from 'ava';
 import { request } from '../helpers/http.js';
-import { Cluster, clusterConfig, localGroup, slowBindings } from '../helpers/cluster.js';
+import { Cluster, clusterConfig, clusterGroup, slowBindings } from '../helpers/cluster.js';
 import { LookupLoad } from '../helpers/cluster-load.js';
-import { until } from '../helpers/nats-cluster.js';
+import { until } from '../helpers/until.js';
 
 test('SIGTERM of an owner, then a rolling restart of all three under lookup load: no lookup fails, nothing acknowledged lost', async (t) => {
-  const c = await Cluster.start(t, clusterConfig([slowBindings(localGroup('g', 50)), slowBindings(localGroup('h', 51))]));
+  const c = await Cluster.start(t, clusterConfig([slowBindings(clusterGroup('g', 50)), slowBindings(clusterGroup('h', 51))]));
   await c.ready();
   const token = await c.login(c.instances[0]!);
   const auth = { authorization: `Bearer ${token}` };

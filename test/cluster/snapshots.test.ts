@@ -13,10 +13,11 @@ import test from 'ava';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import { Cluster, clusterConfig, localGroup, slowBindings, type Instance } from '../helpers/cluster.js';
+import { Cluster, clusterConfig, clusterGroup, slowBindings, type Instance } from '../helpers/cluster.js';
 import { request } from '../helpers/http.js';
-import { until } from '../helpers/nats-cluster.js';
+
 import { readLog } from '../helpers/wal-reader.js';
+import { until } from '../helpers/until.js';
 
 /** Bindings written (one lookup each); the log compacts every SNAPSHOT_ENTRIES entries. */
 const BINDINGS = Number(process.env.SNAPSHOT_TEST_BINDINGS ?? 20_000);
@@ -25,7 +26,7 @@ const CONCURRENCY = 48;
 
 /** A group on this test's loopback range, whose PENDING bindings stay, with room for every one. */
 function group() {
-  const g = slowBindings(localGroup('g', 0));
+  const g = slowBindings(clusterGroup('g', 0));
   return {
     ...g,
     platform: { type: 'local', local: { firstAddress: '127.2.1.2', port: 0 } },

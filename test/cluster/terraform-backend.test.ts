@@ -24,8 +24,9 @@ import { findProgram } from '../../src/os/programs.js';
 import { backendEnv, httpBackend, USERNAME } from '../../src/platforms/terraform/backend.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
-import { NatsCluster, until } from '../helpers/nats-cluster.js';
+import { NatsCluster } from '../helpers/nats-cluster.js';
 import { nodesInTfState, readTfLock, readTfState } from '../helpers/tfstate-reader.js';
+import { until } from '../helpers/until.js';
 
 const binary = process.env.SWITCHYARD_TERRAFORM_BIN ?? findProgram('terraform') ?? findProgram('tofu');
 const real = binary ? test : test.skip;

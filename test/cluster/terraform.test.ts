@@ -12,9 +12,10 @@ import { Cluster, clusterConfig } from '../helpers/cluster.js';
 import { inService, waitForEvents } from '../helpers/events.js';
 import { staticGroup, tempDir } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
-import { until } from '../helpers/nats-cluster.js';
+
 import { killAgentsOf } from '../helpers/service.js';
 import { nodesInTfState, putTfLock, readTfLock, readTfState } from '../helpers/tfstate-reader.js';
+import { until } from '../helpers/until.js';
 
 const binary = process.env.SWITCHYARD_TERRAFORM_BIN ?? findProgram('terraform') ?? findProgram('tofu');
 const real = binary ? test : test.skip;

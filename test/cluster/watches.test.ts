@@ -7,7 +7,7 @@
 import test from 'ava';
 import { request } from '../helpers/http.js';
 import { Cluster, CLUSTER_PASSWORD, clusterConfig, metricOf } from '../helpers/cluster.js';
-import { until } from '../helpers/nats-cluster.js';
+import { until } from '../helpers/until.js';
 
 test("every instance's watches keep up when the NATS server it is connected to is killed", async (t) => {
   const c = await Cluster.start(t, clusterConfig([]));

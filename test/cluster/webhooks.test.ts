@@ -8,7 +8,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import test from 'ava';
 import { openEvents } from '../../src/events/stream-client.js';
@@ -16,7 +15,8 @@ import { projectPath } from '../../src/paths.js';
 import { staticGroup } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
 import { Cluster, clusterConfig, metricOf, type Instance } from '../helpers/cluster.js';
-import { until } from '../helpers/nats-cluster.js';
+import { until } from '../helpers/until.js';
+import { freePort } from '../helpers/ports.js';
 
 // The loopback address of this test's receiver (this test's range: 127.3.x.x).
 const HOST = '127.3.0.1';
@@ -25,14 +25,6 @@ const ladder = (streamName: string) => ({
   region: 'r1',
   streams: [{ name: `${streamName}_lo`, level: 1, videoBR: 500_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }],
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, HOST, () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 type Received = { id?: string; seq?: number; stream?: string; bad?: boolean };
 const receivedIn = (file: string): Received[] =>

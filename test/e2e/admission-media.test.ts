@@ -4,14 +4,15 @@
 // stream it names, while it is valid; the same for players on edges. When the binding moves, or
 // the stream is ended through the API, the publisher is cut off where it no longer belongs.
 // Each assertion is made by what nginx and the stream's state show. Every wait is bounded.
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { eventually, inService, waitForEvents } from '../helpers/events.js';
-import { body, request } from '../helpers/http.js';
-import { mediaTools, playFrames, Processes, publish, report } from '../helpers/media.js';
-import { spawnService, type ServiceProcess } from '../helpers/process.js';
-import { killAgentsOf, tempDir } from '../helpers/service.js';
+import { inService, waitForEvents } from '../helpers/events.js';
+import { request } from '../helpers/http.js';
+import { playFrames, publish } from '../helpers/media.js';
+import { mediaService } from '../helpers/process.js';
+import { until } from '../helpers/until.js';
+import { localGroup, type RoleBounds } from '../helpers/fixtures.js';
 
 const PASSWORD = 'admission-e2e-password';
 const RTMP_PORT = 19935;
@@ -19,15 +20,15 @@ const STAT_PORT = 19980;
 
 function writeConfig(dir: string): string {
   const file = join(dir, 'config.json');
-  const group = (name: string, firstAddress: string, rules: unknown[], extra: object = {}) => ({
-    name,
-    platform: { type: 'local', local: { backend: 'nginx-rtmp', firstAddress, port: RTMP_PORT, statPort: STAT_PORT } },
-    regions: [{ name: 'here', lat: 50, lon: 8 }],
-    roles: { origin: {}, edge: { parentRole: 'origin' } },
-    rules,
-    timing: { heartbeatMs: 300, nodeTimeout: '5s', streamTimeout: '3s', publishTimeout: '60s' },
-    ...extra,
-  });
+  const group = (name: string, firstAddress: string, origins: RoleBounds, edges: RoleBounds | null) =>
+    localGroup({
+      name,
+      firstAddress,
+      local: { backend: 'nginx-rtmp', port: RTMP_PORT, statPort: STAT_PORT },
+      origins,
+      edges,
+      timing: { heartbeatMs: 300, nodeTimeout: '5s', streamTimeout: '3s', publishTimeout: '60s' },
+    });
   writeFileSync(
     file,
     JSON.stringify({
@@ -35,12 +36,9 @@ function writeConfig(dir: string): string {
       supervisorTick: '200ms',
       geoip: { enabled: false },
       nodeGroups: [
-        group('default', '127.1.70.2', [
-          { region: 'here', role: 'origin', min: 2, max: 2, limit: 20 },
-          { region: 'here', role: 'edge', min: 1, max: 1, limit: 50 },
-        ]),
+        group('default', '127.1.70.2', { min: 2, max: 2, limit: 20 }, { min: 1, max: 1, limit: 50 }),
         // Tokens that expire within seconds, and no clock slack: what an expired token meets.
-        group('short', '127.1.71.2', [{ region: 'here', role: 'origin', min: 1, max: 1, limit: 20 }], { roles: { origin: {} }, admission: { tokenTtl: '1s', clockLeeway: '2s' } }),
+        { ...group('short', '127.1.71.2', { min: 1, max: 1, limit: 20 }, null), admission: { tokenTtl: '1s', clockLeeway: '2s' } },
       ],
     }),
   );
@@ -64,28 +62,9 @@ interface StreamView {
 const withoutToken = (url: string) => url.replace(/\?token=.*$/, '');
 
 test('only the url of a lookup publishes or plays, where it says and while it is valid; a moved or ended stream is cut off where it was', async (t) => {
-  const tools = mediaTools();
-  const dir = tempDir('switchyard-admission-e2e-');
-  const dataDir = join(dir, 'data');
-  const env = { SWITCHYARD_CONFIG: writeConfig(dir), SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_ADMIN_PASSWORD: PASSWORD };
-  const ffmpegs = new Processes(t);
-  let svc: ServiceProcess | null = null;
-  t.teardown(async () => {
-    await ffmpegs.stopAll();
-    if (svc && svc.proc.exitCode === null) {
-      svc.proc.kill('SIGTERM');
-      await Promise.race([svc.exited, new Promise((r) => setTimeout(r, 10_000))]);
-      if (svc.proc.exitCode === null) svc.proc.kill('SIGKILL');
-    }
-    killAgentsOf(dataDir);
-    if (!t.passed) report(t, dataDir, svc?.output ?? []);
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  svc = await spawnService(env);
-  const token = body<{ accessToken: string }>(await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: PASSWORD })).accessToken;
+  const { svc, token, tools, ffmpegs } = await mediaService(t, 'switchyard-admission-e2e-', writeConfig, PASSWORD);
   const call = async <T>(method: string, path: string, status: number): Promise<T> => {
-    const r = await request(svc!.url, method, path, undefined, { authorization: `Bearer ${token}` });
+    const r = await request(svc.url, method, path, undefined, { authorization: `Bearer ${token}` });
     if (r.status !== status) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
     return r.json as T;
   };
@@ -119,7 +98,7 @@ test('only the url of a lookup publishes or plays, where it says and while it is
 
   // The answer's url, unmodified, publishes.
   const publisher = publish(ffmpegs, tools.ffmpeg, first.url);
-  await eventually(async () => (await stream('cam1'))?.state === 'LIVE', 20_000, 'cam1 to turn LIVE');
+  await until(async () => (await stream('cam1'))?.state === 'LIVE', 20_000, 'cam1 to turn LIVE');
 
   // Players: only the url of a subscribe lookup, on its edge.
   const edge = await lookup('/as/v1/streams/live/cam1/subscribe');
@@ -132,11 +111,11 @@ test('only the url of a lookup publishes or plays, where it says and while it is
   // An expired token (group 'short': 1 s, and 2 s of clock slack) is refused; a fresh one is not.
   const short = await lookup('/as/v1/streams/live/late/publish?nodeGroup=short');
   const expired = Date.parse(short.expiresAt) + 2000;
-  await eventually(async () => Date.now() > expired + 1000, 10_000, 'the token to expire');
+  await until(async () => Date.now() > expired + 1000, 10_000, 'the token to expire');
   t.true(await refusedPublish(short.url), 'an expired token');
   const fresh = await lookup('/as/v1/streams/live/late/publish?nodeGroup=short');
   publish(ffmpegs, tools.ffmpeg, fresh.url);
-  await eventually(async () => (await stream('late', 'short'))?.state === 'LIVE', 20_000, 'late to turn LIVE with a fresh token');
+  await until(async () => (await stream('late', 'short'))?.state === 'LIVE', 20_000, 'late to turn LIVE with a fresh token');
 
   // The binding moves: cam1's origin drains, the next publish lookup binds cam1 to the other
   // origin, and the old origin drops the publisher it still has.
@@ -145,10 +124,10 @@ test('only the url of a lookup publishes or plays, where it says and while it is
   t.is(moved.nodeId, second.nodeId);
   const exited = await Promise.race([publisher.exited, new Promise<null>((r) => setTimeout(() => r(null), 20_000))]);
   t.not(exited, null, 'the publisher at the old origin was disconnected');
-  await eventually(async () => !(await onStatPage(origin, 'cam1')), 10_000, 'cam1 to leave the old origin');
+  await until(async () => !(await onStatPage(origin, 'cam1')), 10_000, 'cam1 to leave the old origin');
   t.true(await refusedPublish(first.url), 'its old token no longer publishes there');
   const republished = publish(ffmpegs, tools.ffmpeg, moved.url);
-  await eventually(
+  await until(
     async () => {
       const s = await stream('cam1');
       return s?.state === 'LIVE' && s.origin.nodeId === second.nodeId;

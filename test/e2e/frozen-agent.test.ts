@@ -5,6 +5,7 @@ import type { EventRecord } from '../../src/domain/events.js';
 import { inService, waitForEvents } from '../helpers/events.js';
 import { body } from '../helpers/http.js';
 import { startTestService } from '../helpers/service.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 const stateOf = (events: readonly EventRecord[], id: string) => {
   let state: string | null | undefined;
@@ -15,14 +16,13 @@ const stateOf = (events: readonly EventRecord[], id: string) => {
 test('a frozen agent goes FAULT and is replaced; thawed, it is reinstated', async (t) => {
   const svc = await startTestService({
     groups: [
-      {
+      localGroup({
         name: 'local',
-        platform: { type: 'local', local: { firstAddress: '127.0.40.2', port: 0 } },
-        regions: [{ name: 'here', lat: 50, lon: 8 }],
-        roles: { origin: {} },
-        rules: [{ region: 'here', role: 'origin', min: 1, max: 3, limit: 10 }],
+        firstAddress: '127.0.40.2',
+        origins: { min: 1, max: 3 },
+        edges: null,
         timing: { heartbeatMs: 100, nodeTimeout: '1s', faultTimeout: '1m', autoReinstate: true },
-      },
+      }),
     ],
   });
   let frozen = 0;

@@ -4,9 +4,10 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { DEFAULT_CONFIG_FILE } from '../../src/config/load.js';
-import { eventually, inService, waitForEvents } from '../helpers/events.js';
+import { inService, waitForEvents } from '../helpers/events.js';
 import { body, request } from '../helpers/http.js';
 import { OwnService } from '../helpers/process.js';
+import { until } from '../helpers/until.js';
 
 const EUROPE = '81.2.69.142';
 const AMERICA = '8.8.8.8';
@@ -62,7 +63,7 @@ test('geo routing on the default config, and an ABR stream from provision to its
   // With the answer's admission token (docs/security.md, "Who may publish and play"): without it, refused.
   t.is((await request(`http://${transcoder.serverAddress}:${port}`, 'POST', '/live/show/publish')).status, 403);
   t.is((await request(`http://${transcoder.serverAddress}:${port}`, 'POST', '/live/show/publish', undefined, { authorization: `Bearer ${transcoder.token}` })).status, 201);
-  await eventually(async () => (await streams()).find((s) => s.name === 'show')?.state === 'LIVE', 15_000, 'the renditions to reach the origin');
+  await until(async () => (await streams()).find((s) => s.name === 'show')?.state === 'LIVE', 15_000, 'the renditions to reach the origin');
   for (const rendition of ['show_720', 'show_360']) {
     const edge = body<{ nodeId: string; role: string; name: string }>(await get(`/as/v1/streams/live/${rendition}/subscribe?clientIp=${AMERICA}`));
     t.is(edge.role, 'edge');

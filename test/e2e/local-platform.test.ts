@@ -4,27 +4,26 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import type { EventRecord } from '../../src/domain/events.js';
-import { eventually, inService, waitForEvents } from '../helpers/events.js';
+import { inService, waitForEvents } from '../helpers/events.js';
 import { body, request } from '../helpers/http.js';
 import { OwnService } from '../helpers/process.js';
+import { until } from '../helpers/until.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 const CONFIG = {
   server: { host: '127.0.0.1', port: 0 },
   supervisorTick: '200ms',
   nodeGroups: [
     {
-      name: 'default',
-      platform: { type: 'local', local: { firstAddress: '127.0.10.2', port: 0 } },
-      regions: [
-        { name: 'here', lat: 50, lon: 8 },
-        { name: 'there', lat: 39, lon: -77 },
-      ],
-      roles: { origin: {}, edge: { parentRole: 'origin' } },
-      rules: [
-        { region: 'here', role: 'origin', min: 2, max: 3, limit: 10 },
-        { region: 'here', role: 'edge', min: 1, max: 2, limit: 10 },
-      ],
-      timing: { heartbeatMs: 200, nodeTimeout: '3s' },
+      ...localGroup({
+        firstAddress: '127.0.10.2',
+        regions: [
+          { name: 'here', lat: 50, lon: 8 },
+          { name: 'there', lat: 39, lon: -77 },
+        ],
+        origins: { min: 2, max: 3 },
+        timing: { nodeTimeout: '3s' },
+      }),
       // This test loads an origin with sessions opened on the node itself, beside any lookup:
       // only a group that admits anyone takes them (admission is tested in admission.test.ts).
       admission: { enabled: false },
@@ -65,18 +64,18 @@ test('local nodes carry real load, choices follow it, and a kill -9 loses nothin
   t.is(first.protocol, 'http');
   const node = `http://${first.serverAddress}:${first.port}`;
   for (const stream of ['cam1', 'extra1', 'extra2']) t.is((await request(node, 'POST', `/live/${stream}/publish`)).status, 201);
-  await eventually(async () => (await nodes()).find((n) => n.id === first.nodeId)?.connections.publisher === 3, 10_000, 'the origin to report its three publishers');
+  await until(async () => (await nodes()).find((n) => n.id === first.nodeId)?.connections.publisher === 3, 10_000, 'the origin to report its three publishers');
   // The next new stream goes to the other, less loaded origin.
   const second = body<{ nodeId: string }>(await get('/as/v1/streams/live/cam2/publish'));
   t.not(second.nodeId, first.nodeId);
   t.true(ids.has(second.nodeId));
 
   // The published stream turns LIVE; a viewer gets the edge under its origin and is counted.
-  await eventually(async () => body<Array<{ name: string; state: string }>>(await get('/as/v1/streams')).find((s) => s.name === 'cam1')?.state === 'LIVE', 10_000, 'cam1 to turn LIVE');
+  await until(async () => body<Array<{ name: string; state: string }>>(await get('/as/v1/streams')).find((s) => s.name === 'cam1')?.state === 'LIVE', 10_000, 'cam1 to turn LIVE');
   const edge = body<{ nodeId: string; serverAddress: string; port: number; role: string }>(await get('/as/v1/streams/live/cam1/subscribe'));
   t.is(edge.role, 'edge');
   t.is((await request(`http://${edge.serverAddress}:${edge.port}`, 'POST', '/live/cam1/subscribe')).status, 201);
-  await eventually(async () => body<Array<{ name: string; subscribers: number }>>(await get('/as/v1/streams')).find((s) => s.name === 'cam1')?.subscribers === 1, 10_000, 'the viewer to be counted');
+  await until(async () => body<Array<{ name: string; subscribers: number }>>(await get('/as/v1/streams')).find((s) => s.name === 'cam1')?.subscribers === 1, 10_000, 'the viewer to be counted');
 
   const ladder = { streamName: 'show', region: 'here', streams: [{ name: 'show_1', level: 1, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }] };
   t.is((await request(svc.url, 'POST', '/as/v1/provision/default', ladder, { authorization: `Bearer ${token}` })).status, 201);
@@ -96,7 +95,7 @@ test('local nodes carry real load, choices follow it, and a kill -9 loses nothin
   t.is(streams.find((s) => s.name === 'cam1')?.origin.nodeId, first.nodeId);
   t.is(streams.find((s) => s.name === 'cam2')?.origin.nodeId, second.nodeId);
   // The agents kept running and are recognised by their heartbeats: the same nodes, in service.
-  await eventually(
+  await until(
     async () => {
       const after = await nodes();
       return after.length === 3 && after.every((n) => ids.has(n.id) && n.state === 'INSERVICE' && n.connections !== undefined);

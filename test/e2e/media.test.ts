@@ -3,14 +3,15 @@
 // publisher through the origin endpoint 4 chose to a player on the edge endpoint 5 chose; an ABR
 // ladder goes through the transcoder to two renditions played from edges; a stream that stops
 // publishing is unbound. Every wait is bounded; every process is stopped, pass or fail.
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { eventually, inService, waitForEvents } from '../helpers/events.js';
-import { body, request } from '../helpers/http.js';
-import { leftovers, mediaTools, play, playFrames, Processes, publish, report } from '../helpers/media.js';
-import { spawnService, type ServiceProcess } from '../helpers/process.js';
-import { killAgentsOf, tempDir } from '../helpers/service.js';
+import { inService, waitForEvents } from '../helpers/events.js';
+import { request } from '../helpers/http.js';
+import { leftovers, play, playFrames, publish } from '../helpers/media.js';
+import { mediaService } from '../helpers/process.js';
+import { until } from '../helpers/until.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 const PASSWORD = 'media-e2e-password';
 const RTMP_PORT = 19935;
@@ -25,18 +26,14 @@ function writeConfig(dir: string): string {
       supervisorTick: '200ms',
       geoip: { enabled: false },
       nodeGroups: [
-        {
-          name: 'default',
-          platform: { type: 'local', local: { backend: 'nginx-rtmp', firstAddress: '127.0.70.2', port: RTMP_PORT, statPort: STAT_PORT } },
-          regions: [{ name: 'here', lat: 50, lon: 8 }],
-          roles: { origin: {}, edge: { parentRole: 'origin' }, transcoder: {} },
-          rules: [
-            { region: 'here', role: 'origin', min: 1, max: 1, limit: 20 },
-            { region: 'here', role: 'edge', min: 1, max: 1, limit: 50 },
-            { region: 'here', role: 'transcoder', min: 1, max: 1, limit: 4 },
-          ],
+        localGroup({
+          firstAddress: '127.0.70.2',
+          local: { backend: 'nginx-rtmp', port: RTMP_PORT, statPort: STAT_PORT },
+          origins: { min: 1, max: 1, limit: 20 },
+          edges: { min: 1, max: 1, limit: 50 },
+          transcoders: { min: 1, max: 1, limit: 4 },
           timing: { heartbeatMs: 300, nodeTimeout: '5s', streamTimeout: '2s', publishTimeout: '30s' },
-        },
+        }),
       ],
     }),
   );
@@ -62,28 +59,9 @@ interface StreamView {
 }
 
 test('a stream travels from a publisher through the chosen origin to a player on the chosen edge; ABR renditions through the transcoder; a stopped stream is unbound', async (t) => {
-  const tools = mediaTools();
-  const dir = tempDir('switchyard-media-e2e-');
-  const dataDir = join(dir, 'data');
-  const env = { SWITCHYARD_CONFIG: writeConfig(dir), SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_ADMIN_PASSWORD: PASSWORD };
-  const ffmpegs = new Processes(t);
-  let svc: ServiceProcess | null = null;
-  t.teardown(async () => {
-    await ffmpegs.stopAll();
-    if (svc && svc.proc.exitCode === null) {
-      svc.proc.kill('SIGTERM');
-      await Promise.race([svc.exited, new Promise((r) => setTimeout(r, 10_000))]);
-      if (svc.proc.exitCode === null) svc.proc.kill('SIGKILL');
-    }
-    killAgentsOf(dataDir);
-    if (!t.passed) report(t, dataDir, svc?.output ?? []);
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  svc = await spawnService(env);
-  const token = body<{ accessToken: string }>(await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'admin', password: PASSWORD })).accessToken;
+  const { svc, token, tools, ffmpegs, dataDir } = await mediaService(t, 'switchyard-media-e2e-', writeConfig, PASSWORD);
   const get = async <T>(path: string, status = 200): Promise<T> => {
-    const r = await request(svc!.url, 'GET', path, undefined, { authorization: `Bearer ${token}` });
+    const r = await request(svc.url, 'GET', path, undefined, { authorization: `Bearer ${token}` });
     if (r.status !== status) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
     return r.json as T;
   };
@@ -100,7 +78,7 @@ test('a stream travels from a publisher through the chosen origin to a player on
   // The answer's url: the node admits the token in it (docs/security.md), and nothing else.
   t.is(origin.url, `rtmp://${origin.serverAddress}:${origin.port}/${origin.scope}/${origin.name}?token=${origin.token}`);
   const publisher = publish(ffmpegs, tools.ffmpeg, origin.url);
-  await eventually(async () => (await streams()).find((s) => s.name === 'cam1')?.state === 'LIVE', 15_000, 'cam1 to turn LIVE');
+  await until(async () => (await streams()).find((s) => s.name === 'cam1')?.state === 'LIVE', 15_000, 'cam1 to turn LIVE');
   t.log(`cam1 LIVE ${Date.now() - publishedAt} ms after the publisher started`);
 
   // Endpoint 5: an edge under that origin; a player there decodes video, and is counted.
@@ -108,7 +86,7 @@ test('a stream travels from a publisher through the chosen origin to a player on
   t.like(edge, { role: 'edge', protocol: 'rtmp', port: RTMP_PORT });
   t.not(edge.serverAddress, origin.serverAddress);
   const watching = play(ffmpegs, tools, edge.url, 6, 25_000);
-  await eventually(async () => ((await streams()).find((s) => s.name === 'cam1')?.subscribers ?? 0) >= 1, 20_000, 'the viewer to be counted on cam1');
+  await until(async () => ((await streams()).find((s) => s.name === 'cam1')?.subscribers ?? 0) >= 1, 20_000, 'the viewer to be counted on cam1');
   // Per-stream statistics, from what the nodes' nginx stat pages say (docs/api.md): the publisher's
   // rate, codecs and resolution, its uptime, and the viewer on its edge.
   interface Stats {
@@ -117,7 +95,7 @@ test('a stream travels from a publisher through the chosen origin to a player on
     publisher: { nodeId: string; bitrate: number | null; video: { codec?: string; width?: number; height?: number } | null; audio: { codec?: string } | null } | null;
     nodes: Array<{ nodeId: string; viewers: number; bitrateOut: number | null }>;
   }
-  const stats = await eventually(
+  const stats = await until(
     async () => {
       const s = await get<Stats>('/as/v1/streams/default/cam1/stats');
       return s.viewers >= 1 && (s.publisher?.bitrate ?? 0) > 0 ? s : false;
@@ -153,7 +131,7 @@ test('a stream travels from a publisher through the chosen origin to a player on
   const abrAt = Date.now();
   t.is(new URL(transcoder.url).port, String(RTMP_PORT));
   const abrPublisher = publish(ffmpegs, tools.ffmpeg, transcoder.url, '640x360');
-  const live = await eventually(
+  const live = await until(
     async () => {
       const s = (await streams()).find((x) => x.name === 'show');
       return s?.state === 'LIVE' ? s : false;
@@ -185,5 +163,5 @@ test('a stream travels from a publisher through the chosen origin to a player on
   // A clean stop of the service stops its agents, their nginx and whatever nginx ran.
   svc.proc.kill('SIGTERM');
   t.is(await Promise.race([svc.exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 15_000))]), 0);
-  await eventually(async () => leftovers(dataDir).length === 0, 5000, 'no process of the nodes left');
+  await until(async () => leftovers(dataDir).length === 0, 5000, 'no process of the nodes left');
 });

@@ -8,8 +8,10 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
 import { join } from 'node:path';
 import test from 'ava';
 import { projectPath } from '../../src/paths.js';
-import { eventually } from '../helpers/events.js';
+
 import { tempDir } from '../helpers/service.js';
+import { until } from '../helpers/until.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 const npm = (args: string[], cwd: string) => spawnSync('npm', args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' }, timeout: 180_000 });
 
@@ -19,19 +21,7 @@ const config = (dataDir: string) => ({
   dataDir,
   supervisorTick: '100ms',
   geoip: { enabled: false },
-  nodeGroups: [
-    {
-      name: 'default',
-      platform: { type: 'local', local: { firstAddress: '127.0.40.2', port: 0 } },
-      regions: [{ name: 'here', lat: 50, lon: 8 }],
-      roles: { origin: {}, edge: { parentRole: 'origin' } },
-      rules: [
-        { region: 'here', role: 'origin', min: 1, max: 1, limit: 10 },
-        { region: 'here', role: 'edge', min: 1, max: 1, limit: 10 },
-      ],
-      timing: { heartbeatMs: 200 },
-    },
-  ],
+  nodeGroups: [localGroup({ firstAddress: '127.0.40.2', origins: { min: 1, max: 1 }, edges: { min: 1, max: 1 } })],
 });
 
 /** Runs a program until its JSON log says it listens; gives its URL and a way to stop it. */
@@ -112,7 +102,7 @@ test('npm pack → npm install into an empty prefix: switchyard --version, switc
     await fetch(`${url}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'packaged-admin-password' }) })
   ).json()) as { accessToken: string };
   // The installed agent runs the nodes: both come INSERVICE.
-  await eventually(
+  await until(
     async () => {
       const g = (await (await fetch(`${url}/as/v1/nodegroups/default`, { headers: { authorization: `Bearer ${login.accessToken}` } })).json()) as { nodeList: Array<{ state: string }> };
       return g.nodeList.filter((n) => n.state === 'INSERVICE').length === 2;

@@ -6,22 +6,17 @@ import type { EventRecord } from '../../src/domain/events.js';
 import { waitForEvents } from '../helpers/events.js';
 import { body, openSession, request } from '../helpers/http.js';
 import { OwnService } from '../helpers/process.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 const CONFIG = {
   server: { host: '127.0.0.1', port: 0 },
   supervisorTick: '100ms',
   nodeGroups: [
-    {
-      name: 'default',
-      platform: { type: 'local', local: { firstAddress: '127.0.20.2', port: 0 } },
-      regions: [{ name: 'here', lat: 50, lon: 8 }],
-      roles: { origin: {}, edge: { parentRole: 'origin' } },
-      rules: [
-        { region: 'here', role: 'origin', min: 1, max: 2, limit: 10 },
-        { region: 'here', role: 'edge', min: 1, max: 2, limit: 4, scaleOut: 'avg(connections.subscriber) > 0.5 * limit', scaleIn: 'avg(connections.subscriber) < 1', cooldown: '1s' },
-      ],
-      timing: { heartbeatMs: 200, nodeTimeout: '2s', evaluationInterval: '300ms', faultTimeout: '3s' },
-    },
+    localGroup({
+      firstAddress: '127.0.20.2',
+      edges: { min: 1, max: 2, limit: 4, scaleOut: 'avg(connections.subscriber) > 0.5 * limit', scaleIn: 'avg(connections.subscriber) < 1', cooldown: '1s' },
+      timing: { nodeTimeout: '2s', evaluationInterval: '300ms', faultTimeout: '3s' },
+    }),
   ],
 };
 

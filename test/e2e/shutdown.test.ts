@@ -2,27 +2,17 @@
 // flight, stops its local nodes, flushes LMDB and exits 0; what it acknowledged is there after.
 import { connect, type Socket } from 'node:net';
 import test from 'ava';
-import { eventually, inService, waitForEvents } from '../helpers/events.js';
+import { inService, waitForEvents } from '../helpers/events.js';
 import { request } from '../helpers/http.js';
 import { OwnService } from '../helpers/process.js';
 import { killAgentsOf } from '../helpers/service.js';
+import { until } from '../helpers/until.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 const CONFIG = {
   server: { host: '127.0.0.1', port: 0, shutdownTimeout: '10s' },
   supervisorTick: '100ms',
-  nodeGroups: [
-    {
-      name: 'default',
-      platform: { type: 'local', local: { firstAddress: '127.0.30.2', port: 0 } },
-      regions: [{ name: 'here', lat: 50, lon: 8 }],
-      roles: { origin: {}, edge: { parentRole: 'origin' } },
-      rules: [
-        { region: 'here', role: 'origin', min: 1, max: 2, limit: 10 },
-        { region: 'here', role: 'edge', min: 1, max: 2, limit: 10 },
-      ],
-      timing: { heartbeatMs: 100, nodeTimeout: '3s' },
-    },
-  ],
+  nodeGroups: [localGroup({ firstAddress: '127.0.30.2', timing: { heartbeatMs: 100, nodeTimeout: '3s' } })],
 };
 
 /** A connection that can be refused: resolves true once the port accepts nothing. */
@@ -83,7 +73,7 @@ test('SIGTERM: no new connections, the request in flight completes, local nodes 
 
   const stoppedAt = Date.now();
   svc.proc.kill('SIGTERM');
-  await eventually(() => refused(port), 10_000, 'the port to refuse new connections');
+  await until(() => refused(port), 10_000, 'the port to refuse new connections');
   socket.write(payload);
   await closed;
   t.regex(answer, /^HTTP\/1\.1 201 /, 'the request in flight was answered');

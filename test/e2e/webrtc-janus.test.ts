@@ -11,12 +11,13 @@ import test from 'ava';
 import { projectPath } from '../../src/paths.js';
 import { removeRecordedNetns } from '../../src/os/netns.js';
 import { netnsPlan } from '../../src/policy/network/netns-plan.js';
-import { eventually, inService, waitForEvents } from '../helpers/events.js';
+import { inService, waitForEvents } from '../helpers/events.js';
 import { body, request } from '../helpers/http.js';
 import { CLIENT_ADDRESS, janusTools, leftovers, within } from '../helpers/janus.js';
 import { VideoSource, WhepViewer, WhipPublisher } from '../helpers/webrtc.js';
 import { spawnService, type ServiceProcess } from '../helpers/process.js';
 import { killAgentsOf, tempDir } from '../helpers/service.js';
+import { until } from '../helpers/until.js';
 
 const PASSWORD = 'janus-e2e-password';
 const FIRST = '127.5.1.2';
@@ -103,7 +104,7 @@ test('WHIP and WHEP through the proxy on Janus nodes: origin → edge by RTP for
   t.regex(whip.location ?? '', /\/as\/v1\/proxy\/sessions\//);
   t.regex(whip.text, /^a=candidate:.* 10\.213\.1\.\d+ \d+ typ host/m, 'the answer is Janus’s, in its namespace');
   t.log(`WHIP through the proxy answered in ${Math.round(whip.ms)} ms`);
-  await eventually(async () => (await get<Array<{ name: string; state: string }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.state === 'LIVE', 20_000, 'cam1 to turn LIVE');
+  await until(async () => (await get<Array<{ name: string; state: string }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.state === 'LIVE', 20_000, 'cam1 to turn LIVE');
 
   // Through the proxy, as endpoint 5 chooses: an edge, whose agent has the origin's Janus forward the stream.
   const whep = await view.connect(proxy('whep'), { address: CLIENT_ADDRESS, headers: app });
@@ -112,7 +113,7 @@ test('WHIP and WHEP through the proxy on Janus nodes: origin → edge by RTP for
   await view.media(100, 1, 20_000);
   t.deepEqual(view.size, { width: 320, height: 240 });
   t.log(`WHEP through the proxy answered in ${Math.round(whep.ms)} ms; first keyframe ${Math.round(view.firstFrameMs ?? -1)} ms after the offer`);
-  await eventually(async () => ((await get<Array<{ name: string; subscribers: number }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.subscribers ?? 0) >= 1, 10_000, 'the viewer to be counted');
+  await until(async () => ((await get<Array<{ name: string; subscribers: number }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.subscribers ?? 0) >= 1, 10_000, 'the viewer to be counted');
 
   // At the node itself, without the token a lookup gives: refused before Janus hears of it.
   const edge = await get<Assignment>('/as/v1/streams/live/cam1/subscribe');
@@ -124,7 +125,7 @@ test('WHIP and WHEP through the proxy on Janus nodes: origin → edge by RTP for
   // The sessions end through their proxy Locations (their DELETE), the viewer first.
   await view.close();
   await pub.close();
-  await eventually(async () => ((await get<Array<{ name: string; subscribers: number }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.subscribers ?? 0) === 0, 10_000, 'the viewer to be gone');
+  await until(async () => ((await get<Array<{ name: string; subscribers: number }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.subscribers ?? 0) === 0, 10_000, 'the viewer to be gone');
   // The service stops its nodes: every Janus and namespace goes with them.
   svc.proc.kill('SIGTERM');
   await within(30_000, 'the service stops', svc.exited);

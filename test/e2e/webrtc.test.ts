@@ -10,29 +10,28 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import type { EventRecord } from '../../src/domain/events.js';
-import { eventually, inService, waitForEvents } from '../helpers/events.js';
+import { inService, waitForEvents } from '../helpers/events.js';
+import { until } from '../helpers/until.js';
 import { body } from '../helpers/http.js';
 import { startTestService } from '../helpers/service.js';
 import { type Answered, SDP, VideoSource, WhepViewer, WhipPublisher } from '../helpers/webrtc.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 const GROUP = 'rtc';
 
 function groupConfig() {
-  return {
+  return localGroup({
     name: GROUP,
-    platform: { type: 'local', local: { backend: 'werift', firstAddress: '127.4.1.2', port: 0 } },
-    regions: [{ name: 'here', lat: 50, lon: 8 }],
-    roles: { origin: {}, edge: { parentRole: 'origin' } },
-    rules: [
-      { region: 'here', role: 'origin', min: 1, max: 2, limit: 20 },
-      { region: 'here', role: 'edge', min: 2, max: 3, limit: 50 },
-    ],
-    timing: { heartbeatMs: 200, nodeTimeout: '2s', streamTimeout: '20s', publishTimeout: '30s', faultTimeout: '5m' },
-  };
+    firstAddress: '127.4.1.2',
+    local: { backend: 'werift' },
+    origins: { min: 1, max: 2, limit: 20 },
+    edges: { min: 2, max: 3, limit: 50 },
+    timing: { nodeTimeout: '2s', streamTimeout: '20s', publishTimeout: '30s', faultTimeout: '5m' },
+  });
 }
 
 /** Connects as a client retrying a 503 would (Retry-After, at most a second) until `ok`, within `ms`. */
-async function until(connect: () => Promise<Answered>, ok: (a: Answered) => boolean, ms = 20_000): Promise<Answered> {
+async function connectUntil(connect: () => Promise<Answered>, ok: (a: Answered) => boolean, ms = 20_000): Promise<Answered> {
   const deadline = Date.now() + ms;
   for (;;) {
     const a = await connect().catch((err: Error) => ({ status: 0, text: err.message, location: null, node: null, ms: 0 }) as Answered);
@@ -86,7 +85,7 @@ test('WHIP and WHEP through the proxy on werift nodes: media flows origin → ed
   t.regex(preflight.headers.get('access-control-allow-headers') ?? '', /Authorization/);
 
   // The publisher, through the proxy, on the origin endpoint 4 would choose.
-  const published = await until(
+  const published = await connectUntil(
     () => publisher.connect(whip, { headers: auth }),
     (a) => a.status === 201,
   );
@@ -96,7 +95,7 @@ test('WHIP and WHEP through the proxy on werift nodes: media flows origin → ed
   seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'stream.live' && e.stream === 'cam1'), { since: seen.at(-1)!.seq });
 
   // A viewer through the proxy on an edge: real packets and VP8 keyframes, 320x240.
-  const watched = await until(
+  const watched = await connectUntil(
     () => viewer.connect(whep, { headers: auth, silenceMs: 2000 }),
     (a) => a.status === 201,
   );
@@ -113,7 +112,7 @@ test('WHIP and WHEP through the proxy on werift nodes: media flows origin → ed
     publisher: { nodeId: string; bitrate: number | null; video: { width?: number } | null } | null;
     nodes: Array<{ nodeId: string; bitrateIn: number | null; bitrateOut: number | null }>;
   };
-  const stats = await eventually(async () => {
+  const stats = await until(async () => {
     const s = body<Stats>(await svc.get(`/as/v1/streams/${GROUP}/cam1/stats`));
     const atEdge = s.nodes.find((n) => n.nodeId === edge1);
     return (s.publisher?.bitrate ?? 0) > 0 && s.publisher?.video?.width && (atEdge?.bitrateIn ?? 0) > 0 && (atEdge?.bitrateOut ?? 0) > 0 ? s : undefined;
@@ -126,23 +125,19 @@ test('WHIP and WHEP through the proxy on werift nodes: media flows origin → ed
   t.like(answer, { protocol: 'whep', nodeId: edge1 });
   t.regex(answer.url, /^http:\/\/127\.4\.1\.\d+:\d+\/whep\/live\/cam1\?token=/);
   t.is((await direct.connect(answer.url.split('?')[0]!)).status, 401, 'at the node without a token');
-  await until(
+  await connectUntil(
     () => direct.connect(answer.url),
     (a) => a.status === 201,
   );
   await direct.media(50, 1);
   await direct.close();
-  await eventually(
-    async () => ((await svc.get('/as/v1/streams')).json as Array<{ name: string; subscribers: number }>).find((s) => s.name === 'cam1')?.subscribers === 1,
-    10_000,
-    'one viewer counted',
-  );
+  await until(async () => ((await svc.get('/as/v1/streams')).json as Array<{ name: string; subscribers: number }>).find((s) => s.name === 'cam1')?.subscribers === 1, 10_000, 'one viewer counted');
 
   // The viewer's edge is killed: the viewer notices, looks up again, plays from the other edge.
   const lostEdge = viewer.lost();
   process.kill(await pidOf(edge1), 'SIGKILL');
   await lostEdge;
-  const replayed = await until(
+  const replayed = await connectUntil(
     () => viewer.connect(whep, { headers: auth, silenceMs: 2000 }),
     (a) => a.status === 201,
   );
@@ -156,7 +151,7 @@ test('WHIP and WHEP through the proxy on werift nodes: media flows origin → ed
   const viewerLost = viewer.lost();
   process.kill(await pidOf(origin), 'SIGKILL');
   await lostOrigin;
-  const republished = await until(
+  const republished = await connectUntil(
     () => publisher.connect(whip, { headers: auth }),
     (a) => a.status === 201,
     30_000,
@@ -171,7 +166,7 @@ test('WHIP and WHEP through the proxy on werift nodes: media flows origin → ed
   t.pass('the binding moved to the origin the publisher reconnected to');
   // The edges follow the new origin: a viewer plays again.
   await viewerLost;
-  await until(
+  await connectUntil(
     () => viewer.connect(whep, { headers: auth, silenceMs: 2000 }),
     (a) => a.status === 201,
     30_000,

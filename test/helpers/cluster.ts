@@ -7,27 +7,25 @@ import type { ExecutionContext } from 'ava';
 import { launchService, type LaunchedService } from './process.js';
 import { request } from './http.js';
 import { killAgentsOf, tempDir } from './service.js';
-import { NatsCluster, until } from './nats-cluster.js';
+import { NatsCluster } from './nats-cluster.js';
+import { localGroup } from './fixtures.js';
+import { until } from './until.js';
 import { rank } from '../../src/policy/cluster/hrw.js';
 
 export const CLUSTER_PASSWORD = 'cluster-admin-password';
 
-/** A node group on the local platform: simulated node agents on their own loopback addresses (127.0.<net>.x). */
-export function localGroup(name: string, net: number, origins = 2, edges = 1) {
-  return {
+/** A local group of a cluster test, its agents on 127.0.`net`.x, with room to spare on each node. */
+export function clusterGroup(name: string, net: number, origins = 2, edges = 1) {
+  return localGroup({
     name,
-    platform: { type: 'local', local: { firstAddress: `127.0.${net}.2`, port: 0 } },
-    regions: [{ name: 'here', lat: 50, lon: 8 }],
-    roles: { origin: {}, edge: { parentRole: 'origin' } },
-    rules: [
-      { region: 'here', role: 'origin', min: origins, max: origins + 1, limit: 1000 },
-      { region: 'here', role: 'edge', min: edges, max: edges + 1, limit: 1000 },
-    ],
+    firstAddress: `127.0.${net}.2`,
+    origins: { min: origins, max: origins + 1, limit: 1000 },
+    edges: { min: edges, max: edges + 1, limit: 1000 },
     timing: { heartbeatMs: 300, nodeTimeout: '5s' },
-  };
+  });
 }
 
-export function clusterConfig(groups: unknown[] = [localGroup('g', 30), localGroup('h', 31)], leaseTtl = '3s') {
+export function clusterConfig(groups: unknown[] = [clusterGroup('g', 30), clusterGroup('h', 31)], leaseTtl = '3s') {
   return {
     server: { host: '127.0.0.1', port: 0 },
     supervisorTick: '200ms',
@@ -40,7 +38,7 @@ export function clusterConfig(groups: unknown[] = [localGroup('g', 30), localGro
 }
 
 /** A group whose PENDING bindings (nobody publishes to simulated nodes) stay for the whole test. */
-export function slowBindings(group: ReturnType<typeof localGroup>) {
+export function slowBindings(group: ReturnType<typeof clusterGroup>) {
   return { ...group, timing: { ...group.timing, publishTimeout: '10m', streamTimeout: '10m' } };
 }
 

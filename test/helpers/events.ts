@@ -28,17 +28,6 @@ export async function waitForEvents(url: string, token: string, done: (seen: rea
   }
 }
 
-/** Polls a condition until it holds (for facts no event announces, such as a reported load). */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 15_000, what = 'a condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** Node ids that are INSERVICE according to the events seen (latest state wins). */
 export function inService(events: readonly EventRecord[]): Set<string> {
   const state = new Map<string, string | null>();

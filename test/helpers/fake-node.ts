@@ -3,7 +3,8 @@
 import type { HeartbeatReply, StreamMedia } from '../../src/schemas/heartbeat.js';
 import type { TestService } from './service.js';
 
-export interface Beat {
+/** What a fake node reports in one heartbeat; anything left out takes a plain default. */
+export interface FakeHeartbeat {
   ready?: boolean;
   publishers?: number;
   subscribers?: number;
@@ -22,7 +23,7 @@ export class FakeNode {
     this.token = svc.signer.nodeToken(group, id, 3_600_000);
   }
 
-  async beat(b: Beat = {}) {
+  async beat(b: FakeHeartbeat = {}) {
     const r = await this.svc.send(
       'POST',
       `/as/v1/nodes/${this.id}/events`,

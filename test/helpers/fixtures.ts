@@ -43,3 +43,53 @@ export function staticGroup(
     ...(options.admission ? { admission: options.admission } : {}),
   };
 }
+
+/** A rule's bounds for one role; the limit is 10 unless given (`limit: undefined`: the config's default). */
+export type RoleBounds = { min: number; max: number; limit?: number } & Record<string, unknown>;
+
+/**
+ * A local node group: the service starts simulated (or nginx-rtmp) node agents on loopback
+ * addresses from `firstAddress` on, each test on its own range. Roles follow the rules given:
+ * origins always, edges unless `edges: null`, transcoders only when given; every rule is in the
+ * first region (`here` unless `regions` says otherwise).
+ */
+export function localGroup(options: {
+  firstAddress: string;
+  name?: string;
+  /** More local settings (backend, port, statPort); the port is 0 (any) unless given. */
+  local?: object;
+  regions?: Array<{ name: string; lat: number; lon: number }>;
+  origins?: RoleBounds;
+  edges?: RoleBounds | null;
+  transcoders?: RoleBounds;
+  /** The roles, when they are not those the rules name (a role the group has but never scales). */
+  roles?: object;
+  timing?: object;
+}) {
+  const regions = options.regions ?? [{ name: 'here', lat: 50, lon: 8 }];
+  const region = regions[0]!.name;
+  const bounds: Array<[string, RoleBounds | null | undefined]> = [
+    ['origin', options.origins ?? { min: 1, max: 2 }],
+    ['edge', options.edges === undefined ? { min: 1, max: 2 } : options.edges],
+    ['transcoder', options.transcoders],
+  ];
+  const present = bounds.filter((b): b is [string, RoleBounds] => b[1] !== null && b[1] !== undefined);
+  const rule = (role: string, b: RoleBounds) => Object.fromEntries(Object.entries({ region, role, limit: 10, ...b }).filter(([, v]) => v !== undefined));
+  return {
+    name: options.name ?? 'default',
+    platform: { type: 'local', local: { firstAddress: options.firstAddress, port: 0, ...options.local } },
+    regions,
+    roles: options.roles ?? Object.fromEntries(present.map(([role]) => [role, role === 'edge' ? { parentRole: 'origin' } : {}])),
+    rules: present.map(([role, b]) => rule(role, b)),
+    timing: { heartbeatMs: 200, ...options.timing },
+  };
+}
+
+/** A provision of one rendition (`<stream>_360` unless named), in r1 unless told. */
+export function ladder(streamName: string, options: { rendition?: string; region?: string } = {}) {
+  return {
+    streamName,
+    region: options.region ?? 'r1',
+    streams: [{ name: options.rendition ?? `${streamName}_360`, level: 1, videoBR: 800_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }],
+  };
+}

@@ -4,25 +4,14 @@
 // process is stopped by its pid.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { findProgram } from '../../src/os/programs.js';
 import { tempDir } from './fixtures.js';
+import { freePort } from './ports.js';
+import { until } from './until.js';
 
 export function natsServerBinary(): string | null {
   return findProgram('nats-server');
-}
-
-/** A port nobody listens on now (the kernel's choice). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export interface NatsServer {
@@ -34,20 +23,6 @@ export interface NatsServer {
   configFile: string;
   proc: ChildProcess | null;
   output: string[];
-}
-
-/** Polls `check` every 50 ms until it answers true, at most `ms`; throws `what` when it does not. */
-export async function until(check: () => Promise<boolean> | boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch {
-      /* not yet */
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 class ClusterDidNotForm extends Error {}

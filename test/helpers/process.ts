@@ -1,10 +1,11 @@
 // The service as a real child process (`node dist/src/main.js`), for tests that kill it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { projectPath } from '../../src/paths.js';
 import { request } from './http.js';
+import { mediaTools, Processes, report } from './media.js';
 import { killAgentsOf, tempDir } from './service.js';
 
 export interface ServiceProcess {
@@ -127,18 +128,31 @@ export class OwnService {
   }
 }
 
-function report(t: { log(...v: unknown[]): void }, dataDir: string, output: readonly string[]): void {
-  t.log(`service output (last 30 lines):\n${output.slice(-30).join('\n')}`);
-  try {
-    for (const id of readdirSync(join(dataDir, 'nodes'))) {
-      t.log(
-        `agent ${id}:\n${readFileSync(join(dataDir, 'nodes', id, 'agent.log'), 'utf8')
-          .split('\n')
-          .slice(-10)
-          .join('\n')}`,
-      );
+/**
+ * The service as a process on a config of real media nodes (`writeConfig` writes it into the
+ * test's directory), logged in as admin. At teardown the test's ffmpegs stop first, then the
+ * service gently (SIGTERM: its agents stop their nginx; SIGKILL after 10 s), then whatever agent
+ * is left; on failure, what the service and each node said.
+ */
+export async function mediaService(t: ExecutionContext, prefix: string, writeConfig: (dir: string) => string, password: string) {
+  const tools = mediaTools();
+  const dir = tempDir(prefix);
+  const dataDir = join(dir, 'data');
+  const env = { SWITCHYARD_CONFIG: writeConfig(dir), SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_ADMIN_PASSWORD: password };
+  const ffmpegs = new Processes(t);
+  let svc: ServiceProcess | null = null;
+  t.teardown(async () => {
+    await ffmpegs.stopAll();
+    if (svc && svc.proc.exitCode === null) {
+      svc.proc.kill('SIGTERM');
+      await Promise.race([svc.exited, new Promise((r) => setTimeout(r, 10_000))]);
+      if (svc.proc.exitCode === null) svc.proc.kill('SIGKILL');
     }
-  } catch {
-    /* no agents */
-  }
+    killAgentsOf(dataDir);
+    if (!t.passed) report(t, dataDir, svc?.output ?? []);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  svc = await spawnService(env);
+  const token = (await request(svc.url, 'POST', '/as/v1/auth/login', { username: 'admin', password })).json as { accessToken: string };
+  return { svc, token: token.accessToken, tools, ffmpegs, dataDir };
 }

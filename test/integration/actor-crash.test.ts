@@ -6,7 +6,7 @@ import type { Worker } from 'node:worker_threads';
 import test from 'ava';
 import { isProblem } from '../helpers/assert.js';
 import { openChannel } from '../helpers/channel.js';
-import { localGroup } from '../helpers/cluster.js';
+import { clusterGroup } from '../helpers/cluster.js';
 import { inService, waitForEvents } from '../helpers/events.js';
 import { allInService } from '../helpers/fake-node.js';
 import { body } from '../helpers/http.js';
@@ -99,7 +99,7 @@ test('a supervisor thread that dies is started again: calls to the dead one fail
 
 test('after a supervisor restart, local agents still running are adopted, not replaced', async (t) => {
   const { logged, log } = captureLog();
-  const group = (edges: number) => localGroup('g', 33, 1, edges);
+  const group = (edges: number) => clusterGroup('g', 33, 1, edges);
   const svc = await startTestService({ groups: [group(1)], log });
   t.teardown(() => svc.close());
   const seen = await waitForEvents(svc.url, svc.adminToken, (s) => inService(s).size === 2);

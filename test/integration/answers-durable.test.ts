@@ -8,6 +8,7 @@ import { TokenSigner } from '../../src/auth/tokens.js';
 import { holdWrites } from '../helpers/hold-writes.js';
 import { request, type Reply } from '../helpers/http.js';
 import { OwnService } from '../helpers/process.js';
+import { ladder } from '../helpers/fixtures.js';
 
 const SECRET = 'answers-durable-secret-at-least-32-bytes';
 
@@ -39,8 +40,6 @@ function config(durability: 'commit' | 'flush') {
     ],
   };
 }
-
-const ladder = (name: string) => ({ streamName: name, region: 'r1', streams: [{ name: `${name}_360`, level: 1, videoBR: 800_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }] });
 
 /** A metric's value as the service reports it now (undefined if it does not report it). */
 function metric(text: string, name: string, labels = ''): number | undefined {

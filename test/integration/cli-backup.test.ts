@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { projectPath } from '../../src/paths.js';
 import { staticGroup, startTestService, tempDir } from '../helpers/service.js';
+import { ladder } from '../helpers/fixtures.js';
 
 const CLI = projectPath('dist', 'src', 'cli', 'switchyard.js');
 
@@ -20,12 +21,6 @@ function cliAsync(args: string[], env: Record<string, string> = {}): Promise<{ s
   proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   return new Promise((resolve) => proc.once('close', (status) => resolve({ status, stdout, stderr })));
 }
-
-const ladder = (streamName: string) => ({
-  streamName,
-  region: 'r1',
-  streams: [{ name: `${streamName}_360`, level: 1, videoBR: 800000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64000 }],
-});
 
 test('a running service backs itself up under writes and writes on; a service started on the copy has all it acknowledged before; a stopped one is copied from its directory', async (t) => {
   // Its own data directory, which the test removes: the helper's would go with the close.

@@ -3,15 +3,17 @@
 // long operations that wait with their live events.
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import test from 'ava';
 import { COMMANDS } from '../../src/cli/commands/all.js';
 import { projectPath } from '../../src/paths.js';
 import { allInService } from '../helpers/fake-node.js';
-import { eventually } from '../helpers/events.js';
+
 import { ADMIN_PASSWORD, staticGroup, startTestService, tempDir } from '../helpers/service.js';
 import { CLI, cli, loggedIn } from '../helpers/cli.js';
+import { until } from '../helpers/until.js';
+import { freePort } from '../helpers/ports.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 test('login keeps the token with its URL in a 0600 file in a 0700 directory; a wrong password is exit 4 and saves nothing', async (t) => {
   const svc = await startTestService();
@@ -152,17 +154,7 @@ test('nodegroups create waits for its nodes INSERVICE with their events; nodes d
   const home = await loggedIn(t, svc);
   const dir = tempDir('switchyard-cli-files-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const group = {
-    name: 'live',
-    platform: { type: 'local', local: { firstAddress: '127.0.50.2', port: 0 } },
-    regions: [{ name: 'here', lat: 50, lon: 8 }],
-    roles: { origin: {}, edge: { parentRole: 'origin' } },
-    rules: [
-      { region: 'here', role: 'origin', min: 1, max: 2, limit: 10 },
-      { region: 'here', role: 'edge', min: 2, max: 3, limit: 10 },
-    ],
-    timing: { heartbeatMs: 200 },
-  };
+  const group = localGroup({ name: 'live', firstAddress: '127.0.50.2', edges: { min: 2, max: 3 } });
   writeFileSync(join(dir, 'live.json'), JSON.stringify(group));
   const created = await cli(home, ['nodegroups', 'create', '-f', join(dir, 'live.json')]);
   t.is(created.code, 0, created.stderr);
@@ -232,7 +224,7 @@ test('events tail: --since N --no-follow replays the log as the API sends it; wi
   // Live: o1 says it is not ready, then ready again, until the running tail shows it (it may not
   // have connected for the first ones).
   const o1 = nodes.get('o1')!;
-  await eventually(
+  await until(
     async () => {
       await o1.beat({ ready: false });
       await o1.beat({ ready: true });
@@ -283,14 +275,3 @@ test('password changes the password from standard input, retires the saved token
   t.is((await cli(home, ['login', '--url', svc.url, '--password-stdin'], { input: 'an-entirely-new-password\n' })).code, 0);
   t.is((await cli(home, ['status'])).code, 0);
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}

@@ -5,15 +5,22 @@ import test from 'ava';
 import { MAX_EVENT_STREAMS } from '../../src/http/routes/system.js';
 import { isProblem } from '../helpers/assert.js';
 import { staticGroup, startTestService, type TestService } from '../helpers/service.js';
+import { until } from '../helpers/until.js';
 
 const openStreams = async (svc: TestService) => Number(/^switchyard_event_streams (\d+)$/m.exec((await svc.get('/as/v1/metrics')).text)?.[1]);
 
-/** Asks the service until `ok` holds of what it says, a bounded number of times (each a request, no sleep). */
-async function until(svc: TestService, ok: (n: number) => boolean, tries = 500): Promise<number> {
-  let n = await openStreams(svc);
-  for (let i = 0; i < tries && !ok(n); i++) n = await openStreams(svc);
-  return n;
-}
+/** The number of open streams once `ok` holds of it (asked again until it does). */
+const openStreamsOnce = async (svc: TestService, ok: (n: number) => boolean) =>
+  (
+    await until(
+      async () => {
+        const n = await openStreams(svc);
+        return ok(n) && { n };
+      },
+      15_000,
+      'the open streams to settle',
+    )
+  ).n;
 
 test('a stream asked for with an Upgrade header is let go when its client goes, as any other', async (t) => {
   const svc = await startTestService({ groups: [staticGroup()] });
@@ -31,7 +38,7 @@ test('a stream asked for with an Upgrade header is let go when its client goes, 
   t.regex(text, /^HTTP\/1\.1 200 /);
   t.is(await openStreams(svc), 1);
   socket.destroy();
-  t.is(await until(svc, (n) => n === 0), 0, 'its subscription and timer went with it');
+  t.is(await openStreamsOnce(svc, (n) => n === 0), 0, 'its subscription and timer went with it');
 });
 
 test(`at most ${MAX_EVENT_STREAMS} streams are open at once; the next is told to retry`, async (t) => {
@@ -47,7 +54,7 @@ test(`at most ${MAX_EVENT_STREAMS} streams are open at once; the next is told to
   isProblem(t, refused, 429, 'RATE_LIMITED');
   t.is(refused.headers.get('retry-after'), '5');
   aborts[0]!.abort();
-  t.is(await until(svc, (n) => n < MAX_EVENT_STREAMS), MAX_EVENT_STREAMS - 1);
+  t.is(await openStreamsOnce(svc, (n) => n < MAX_EVENT_STREAMS), MAX_EVENT_STREAMS - 1);
   const again = new AbortController();
   t.teardown(() => again.abort());
   t.is((await fetch(`${svc.url}/as/v1/events`, { headers: { authorization: `Bearer ${svc.adminToken}` }, signal: again.signal })).status, 200, 'a place freed is taken again');

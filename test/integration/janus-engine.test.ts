@@ -11,7 +11,7 @@ import { serveRelay } from '../../src/agent/webrtc/janus/relay.js';
 import { parseSubnet } from '../../src/policy/network/netns-plan.js';
 import { CLIENT_ADDRESS, JANUS_SUBNET, janusNode, janusTools, leftovers, type TestNode, within } from '../helpers/janus.js';
 import { VideoSource, WhepViewer, WhipPublisher } from '../helpers/webrtc.js';
-import { eventually } from '../helpers/events.js';
+import { until } from '../helpers/until.js';
 
 const tools = janusTools();
 const run = `${process.pid}`;
@@ -125,8 +125,8 @@ test.serial('an edge whose parent changes feeds the same mountpoint from the new
   t.deepEqual(a.engine.streams()[0]?.relays, ['10.213.0.8']);
 
   edge.engine.setParent(b.link);
-  await eventually(async () => edge.logs.some((l) => l.startsWith('mountpoint fed') && l.includes(b.nodeId)), 10_000, 'the edge to be fed from the new parent');
-  await eventually(async () => a.engine.streams()[0]?.relays === undefined, 10_000, 'the first parent to let go of its forward');
+  await until(async () => edge.logs.some((l) => l.startsWith('mountpoint fed') && l.includes(b.nodeId)), 10_000, 'the edge to be fed from the new parent');
+  await until(async () => a.engine.streams()[0]?.relays === undefined, 10_000, 'the first parent to let go of its forward');
   t.deepEqual(b.engine.streams()[0]?.relays, ['10.213.0.8']);
   // The same viewer, no new session: packets and a keyframe keep coming, now from the new parent.
   await v.media(v.packets + 50, v.keyframes + 1, 20_000);
@@ -203,5 +203,5 @@ test.serial('nothing of the nodes is left on the machine once they stopped', asy
   ].map(([n, loopback]) => ({ nodeId: `${n}-${run}`, loopback: loopback! }));
   const { netnsPlan } = await import('../../src/policy/network/netns-plan.js');
   const all = plans.map((p) => netnsPlan(p.nodeId, p.loopback, JANUS_SUBNET));
-  t.deepEqual(await eventually(async () => (leftovers(all).length === 0 ? [] : false), 5000, 'no leftovers').catch(() => leftovers(all)), []);
+  t.deepEqual(await until(async () => (leftovers(all).length === 0 ? [] : false), 5000, 'no leftovers').catch(() => leftovers(all)), []);
 });

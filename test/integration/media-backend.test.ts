@@ -15,8 +15,9 @@ import { tail } from '../../src/agent/media/nginx-process.js';
 import { alive } from '../../src/os/process-group.js';
 import { allFree } from '../../src/agent/media/ports.js';
 import { ROLES, type Role } from '../../src/domain/vocabulary.js';
-import { eventually } from '../helpers/events.js';
+
 import { mediaTools, play, playFrames, Processes, publish, RTMP_MODULE } from '../helpers/media.js';
+import { until } from '../helpers/until.js';
 
 const tools = mediaTools();
 
@@ -92,7 +93,7 @@ test('an origin reports its listeners; a crash of nginx is reported, repaired, a
   const master = Number(readFileSync(nodePaths(join(dir, 'o1')).pid, 'utf8'));
   process.kill(master, 'SIGKILL');
   // The next report says what happened, even if nginx is already back by then.
-  const down = await eventually(
+  const down = await until(
     async () => {
       const r = await o.report();
       return r.ready ? false : r;
@@ -101,7 +102,7 @@ test('an origin reports its listeners; a crash of nginx is reported, repaired, a
     'the crash to be reported',
   );
   t.regex(down.problem ?? '', /nginx killed by SIGKILL/);
-  await eventually(async () => (await o.report()).ready, 10_000, 'nginx to be restarted');
+  await until(async () => (await o.report()).ready, 10_000, 'nginx to be restarted');
   const again = Number(readFileSync(nodePaths(join(dir, 'o1')).pid, 'utf8'));
   t.not(again, master);
   t.true(logs.some((l) => l.startsWith('nginx down')));
@@ -120,14 +121,14 @@ test('a parent change reloads the edge: new viewers pull from the new parent, vi
   await Promise.all([o1.start(), o2.start(), edge.start()]);
   publish(p, tools.ffmpeg, 'rtmp://127.0.60.3:19350/live/cam1');
   publish(p, tools.ffmpeg, 'rtmp://127.0.60.4:19350/live/cam2');
-  await eventually(async () => stream(await o1.report(), 'cam1')?.publishing && stream(await o2.report(), 'cam2')?.publishing, 10_000, 'both publishers');
+  await until(async () => stream(await o1.report(), 'cam1')?.publishing && stream(await o2.report(), 'cam2')?.publishing, 10_000, 'both publishers');
   await edge.apply({ parent: { nodeId: 'o1', address: '127.0.60.3', port: 19350, protocol: 'rtmp' }, drain: false });
 
   // A viewer who stays, on the edge under o1.
   const viewer = p.start(tools.ffmpeg, ['-nostdin', '-loglevel', 'error', '-rw_timeout', '3000000', '-i', 'rtmp://127.0.60.5:19350/live/cam1', '-f', 'null', '-']);
-  await eventually(async () => stream(await edge.report(), 'cam1')?.subscribers === 1, 15_000, 'the viewer on the edge');
+  await until(async () => stream(await edge.report(), 'cam1')?.subscribers === 1, 15_000, 'the viewer on the edge');
   // The edge's pull is a subscriber of the origin, and a cluster child.
-  const origin = await eventually(
+  const origin = await until(
     async () => {
       const r = await o1.report();
       return stream(r, 'cam1')?.subscribers === 1 ? r : false;
@@ -152,7 +153,7 @@ test('a parent change reloads the edge: new viewers pull from the new parent, vi
   t.false(viewer.done, 'the old viewer kept watching');
 
   await viewer.stop();
-  await eventually(async () => stream(await edge.report(), 'cam1') === undefined, 10_000, 'the old worker to leave with its viewer');
+  await until(async () => stream(await edge.report(), 'cam1') === undefined, 10_000, 'the old worker to leave with its viewer');
 });
 
 test('taken ports are seen before nginx starts, and other ports are used and reported', async (t) => {
@@ -179,7 +180,7 @@ test('a relay pulls from its origin and serves an edge: origin → relay → edg
   await relay.apply({ parent: { nodeId: 'o1', address: '127.0.60.7', port: 19350 }, drain: false });
   await edge.apply({ parent: { nodeId: 'r1', address: '127.0.60.8', port: 19350 }, drain: false });
   publish(p, tools.ffmpeg, 'rtmp://127.0.60.7:19350/live/cam1');
-  await eventually(async () => stream(await origin.report(), 'cam1')?.publishing, 10_000, 'the publisher on the origin');
+  await until(async () => stream(await origin.report(), 'cam1')?.publishing, 10_000, 'the publisher on the origin');
   const played = await playFrames(p, tools, 'rtmp://127.0.60.9:19350/live/cam1', 25, (l) => t.log(`${l}\n${nginxLogs(dir, ['o1', 'r1', 'e1'])}`));
   t.true(played.frames >= 25, `${played.frames} frames\n${played.output}`);
   const r = await relay.report();
@@ -199,22 +200,22 @@ test('a transcoder runs a job that arrives after its publisher, and moves the re
   });
   // The publisher first, as after a lookup: the job only comes with the next heartbeat reply.
   publish(p, tools.ffmpeg, 'rtmp://127.0.60.12:19350/live/show');
-  await eventually(async () => stream(await tc.report(), 'show')?.publishing, 10_000, 'the publisher on the transcoder');
+  await until(async () => stream(await tc.report(), 'show')?.publishing, 10_000, 'the publisher on the transcoder');
   const report = await tc.report();
   t.is(report.metrics['connections.publisher'], 1);
   await tc.apply({ parent: null, drain: false, transcode: [job('o1', '127.0.60.10')] });
-  await eventually(async () => stream(await o1.report(), 'show_small')?.publishing, 20_000, 'the rendition on o1');
+  await until(async () => stream(await o1.report(), 'show_small')?.publishing, 20_000, 'the rendition on o1');
   t.is((await tc.report()).metrics['connections.subscriber'], 0, "the ladder's own reading is not a viewer");
 
   await tc.apply({ parent: null, drain: false, transcode: [job('o2', '127.0.60.11')] });
-  await eventually(async () => stream(await o2.report(), 'show_small')?.publishing, 20_000, 'the rendition on o2');
-  await eventually(async () => stream(await o1.report(), 'show_small') === undefined, 10_000, 'the rendition to leave o1');
+  await until(async () => stream(await o2.report(), 'show_small')?.publishing, 20_000, 'the rendition on o2');
+  await until(async () => stream(await o1.report(), 'show_small') === undefined, 10_000, 'the rendition to leave o1');
   const played = await play(p, tools, 'rtmp://127.0.60.11:19350/live/show_small', 2);
   t.deepEqual([played.width, played.height], [160, 96]);
 
   // The job ends while the publisher stays: the ladder stops.
   await tc.apply({ parent: null, drain: false, transcode: [] });
-  await eventually(async () => stream(await o2.report(), 'show_small') === undefined, 10_000, 'the rendition to stop');
+  await until(async () => stream(await o2.report(), 'show_small') === undefined, 10_000, 'the rendition to stop');
 });
 
 test('without nginx the node says what to install, and retries less and less often', async (t) => {
@@ -225,7 +226,7 @@ test('without nginx the node says what to install, and retries less and less oft
   const r = await o.report();
   t.false(r.ready);
   t.regex(r.problem ?? '', /no-such-nginx not found: install nginx, libnginx-mod-rtmp and ffmpeg/);
-  const downs = await eventually(
+  const downs = await until(
     async () => {
       const at = logTimes.filter((x) => x.msg === 'nginx down').map((x) => x.at);
       return at.length >= 4 ? at : false;

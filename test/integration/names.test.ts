@@ -4,6 +4,7 @@ import anyTest, { type TestFn } from 'ava';
 import { isProblem } from '../helpers/assert.js';
 import { rawRequest, replyOf, type Reply } from '../helpers/http.js';
 import { staticGroup, startTestService, type TestService } from '../helpers/service.js';
+import { ladder } from '../helpers/fixtures.js';
 
 const test = anyTest as TestFn<{ svc: TestService }>;
 
@@ -27,12 +28,6 @@ async function raw(svc: TestService, method: string, path: string, body?: unknow
   const r = await rawRequest(svc.url, { method, path, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
   return replyOf(r.status, new Headers(Object.entries(r.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]]))), r.text);
 }
-
-const ladder = (streamName: string, rendition = `${streamName}_360`) => ({
-  streamName,
-  region: 'r1',
-  streams: [{ name: rendition, level: 1, videoBR: 800_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }],
-});
 
 test('node group, region and static node names that start with a dot are refused', async (t) => {
   const { svc } = t.context;
@@ -72,12 +67,12 @@ test('stream, provision and rendition names that start with a dot are refused', 
     isProblem(t, await raw(svc, 'GET', `/as/v1/streams/live/${name}/subscribe`), 400, 'VALIDATION_FAILED');
     isProblem(t, await raw(svc, 'GET', `/as/v1/streams/stream/g/${name}?transcode=false`), 400, 'VALIDATION_FAILED');
     isProblem(t, await raw(svc, 'GET', `/as/v1/provision/g/${name}`), 400, 'VALIDATION_FAILED');
-    const created = isProblem(t, await svc.send('POST', '/as/v1/provision/g', ladder(name, 'fine_360')), 400, 'VALIDATION_FAILED');
+    const created = isProblem(t, await svc.send('POST', '/as/v1/provision/g', ladder(name, { rendition: 'fine_360' })), 400, 'VALIDATION_FAILED');
     t.true(
       created.errors!.some((e) => e.path === 'body.streamName'),
       JSON.stringify(created.errors),
     );
-    const rendition = isProblem(t, await svc.send('POST', '/as/v1/provision/g', ladder('fine', name)), 400, 'VALIDATION_FAILED');
+    const rendition = isProblem(t, await svc.send('POST', '/as/v1/provision/g', ladder('fine', { rendition: name })), 400, 'VALIDATION_FAILED');
     t.true(
       rendition.errors!.some((e) => e.path === 'body.streams[0].name'),
       JSON.stringify(rendition.errors),

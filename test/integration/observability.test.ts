@@ -5,14 +5,15 @@
 // come from Debian's prometheus package (the setup script installs it).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import test from 'ava';
 import { parseConfig } from '../../src/config/load.js';
 import { projectPath } from '../../src/paths.js';
 import { FakeNode } from '../helpers/fake-node.js';
-import { eventually, waitForEvents } from '../helpers/events.js';
+import { waitForEvents } from '../helpers/events.js';
 import { staticGroup, startTestService, tempDir } from '../helpers/service.js';
+import { until } from '../helpers/until.js';
+import { freePort } from '../helpers/ports.js';
 
 const RULES = projectPath('config', 'prometheus', 'switchyard-alerts.yml');
 const RULE_TESTS = projectPath('config', 'prometheus', 'switchyard-alerts.test.yml');
@@ -149,8 +150,8 @@ test('a real Prometheus scraping a real service: every dashboard query evaluates
       error?: string;
       data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> };
     };
-  await eventually(async () => (await fetch(`${api}/targets`).catch(() => null))?.ok, 20_000, `Prometheus to answer (${log.join('').slice(-500)})`);
-  await eventually(async () => (await query('up{job="switchyard"} == 1')).data.result.length === 1, 20_000, 'the service scraped');
+  await until(async () => (await fetch(`${api}/targets`).catch(() => null))?.ok, 20_000, `Prometheus to answer (${log.join('').slice(-500)})`);
+  await until(async () => (await query('up{job="switchyard"} == 1')).data.result.length === 1, 20_000, 'the service scraped');
 
   // Prometheus's rule manager loaded the file and evaluates every rule without error.
   const rules = (await (await fetch(`${api}/rules`)).json()) as { data: { groups: Array<{ rules: Array<{ name: string; health: string; lastError?: string }> }> } };
@@ -159,7 +160,7 @@ test('a real Prometheus scraping a real service: every dashboard query evaluates
   for (const r of loaded) t.not(r.health, 'err', `${r.name}: ${r.lastError ?? ''}`);
 
   // The FAULT node's alert becomes pending (its `for` is a minute) with the node's group, region and role.
-  const alert = await eventually(
+  const alert = await until(
     async () => {
       const alerts = (await (await fetch(`${api}/alerts`)).json()) as { data: { alerts: Array<{ labels: Record<string, string>; state: string }> } };
       return alerts.data.alerts.find((a) => a.labels.alertname === 'SwitchyardNodesFault');
@@ -201,17 +202,6 @@ test('per-node series are bounded by metrics.nodeSeries: the busiest nodes keep 
   t.regex(text, /^switchyard_group_connections\{group="g",role="edge"\} 6$/m, 'group totals count every node');
   t.regex(text, /^switchyard_group_capacity\{group="g",role="edge"\} 40$/m);
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 test('SWITCHYARD_METRICS_TOKEN must be a long secret, and Terraform may never be handed it', (t) => {
   t.throws(() => parseConfig({ geoip: { enabled: false } }, 'test', { SWITCHYARD_METRICS_TOKEN: 'short' }), {

@@ -8,18 +8,15 @@ import { isProblem } from '../helpers/assert.js';
 import { waitForEvents } from '../helpers/events.js';
 import { body, openSession } from '../helpers/http.js';
 import { startTestService } from '../helpers/service.js';
+import { localGroup } from '../helpers/fixtures.js';
 
-const GROUP = {
+const GROUP = localGroup({
   name: 'g',
-  platform: { type: 'local', local: { firstAddress: '127.0.31.2', port: 0 } },
-  regions: [{ name: 'here', lat: 50, lon: 8 }],
-  roles: { origin: {}, edge: { parentRole: 'origin' } },
-  rules: [
-    { region: 'here', role: 'origin', min: 2, max: 3, limit: 10 },
-    { region: 'here', role: 'edge', min: 1, max: 1, limit: 10 },
-  ],
-  timing: { heartbeatMs: 200, nodeTimeout: '1s', faultTimeout: '1s', streamTimeout: '1h', publishTimeout: '1h' },
-};
+  firstAddress: '127.0.31.2',
+  origins: { min: 2, max: 3 },
+  edges: { min: 1, max: 1 },
+  timing: { nodeTimeout: '1s', faultTimeout: '1s', streamTimeout: '1h', publishTimeout: '1h' },
+});
 
 const stateOf = (events: readonly EventRecord[], id: string) => {
   let state: string | null | undefined;

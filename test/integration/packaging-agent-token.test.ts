@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import test from 'ava';
 import jwt from 'jsonwebtoken';
 import { projectPath } from '../../src/paths.js';
-import { eventually } from '../helpers/events.js';
+
 import { JWT_SECRET, staticGroup, startTestService, tempDir, type TestService } from '../helpers/service.js';
+import { until } from '../helpers/until.js';
 
 /** Runs the agent for node o1 until its log says how its first heartbeat went. */
 async function firstOutcome(svc: TestService, dir: string, token: string): Promise<string> {
@@ -52,7 +53,7 @@ test('the agent keeps its renewed token and uses it after a restart with an expi
   // A bootstrap token past half its life (1 h of the default 24 h): the first reply renews it.
   const bootstrap = svc.signer.nodeToken('g', 'o1', 3_600_000);
   t.is(await firstOutcome(svc, dir, bootstrap), 'heartbeats accepted');
-  const kept = await eventually(
+  const kept = await until(
     async () => {
       try {
         const text = readFileSync(join(dir, 'token'), 'utf8');

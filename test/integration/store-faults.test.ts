@@ -4,8 +4,7 @@
 // it fails the same way, EROFS instead of ENOSPC, through the same path: the guard's probe is
 // checked here on a file system mounted read-only.)
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { MIN_FREE_FLOOR } from '../../src/config/schema.js';
@@ -15,20 +14,11 @@ import { isProblem } from '../helpers/assert.js';
 import { waitForEvents } from '../helpers/events.js';
 import { follow } from '../helpers/follow.js';
 import { staticGroup, startTestService } from '../helpers/service.js';
-
-const ladder = (name: string) => ({ streamName: name, region: 'r1', streams: [{ name: `${name}_1`, level: 1, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }] });
+import { tmpfs } from '../helpers/tmpfs.js';
+import { ladder } from '../helpers/fixtures.js';
 
 test('a full disk refuses writes with 503 STORE_UNAVAILABLE, reads go on, and writes come back by themselves', async (t) => {
-  const mount = mkdtempSync(join(tmpdir(), 'switchyard-tmpfs-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=40m', 'tmpfs', mount]);
-  t.teardown(() => {
-    try {
-      execFileSync('umount', ['-l', mount]);
-    } catch {
-      /* already gone */
-    }
-    rmSync(mount, { recursive: true, force: true });
-  });
+  const mount = tmpfs(t, 'size=40m');
   const svc = await startTestService({
     dataDir: join(mount, 'data'),
     config: { minFreeBytes: MIN_FREE_FLOOR },
@@ -83,12 +73,7 @@ test('a full disk refuses writes with 503 STORE_UNAVAILABLE, reads go on, and wr
 });
 
 test('on a read-only file system the guard refuses writes, naming the cause', (t) => {
-  const mount = mkdtempSync(join(tmpdir(), 'switchyard-rofs-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m,ro', 'tmpfs', mount]);
-  t.teardown(() => {
-    execFileSync('umount', ['-l', mount]);
-    rmSync(mount, { recursive: true, force: true });
-  });
+  const mount = tmpfs(t, 'size=8m,ro', 'switchyard-rofs-');
   const guard = new DiskGuard(mount, 0);
   const err = t.throws(() => guard.check(), { name: 'StoreUnavailable' });
   t.regex(err!.message, /read-only/);

@@ -5,8 +5,7 @@
 // A real tmpfs (needs root, as store-faults.test.ts), filled below the reserve while a commit
 // waits for LMDB's write lock, which another process holds.
 import { execFileSync, fork } from 'node:child_process';
-import { mkdtempSync, rmSync, statfsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { MIN_FREE_FLOOR } from '../../src/config/schema.js';
@@ -14,20 +13,11 @@ import { projectPath } from '../../src/paths.js';
 import { isProblem } from '../helpers/assert.js';
 import { allInService } from '../helpers/fake-node.js';
 import { staticGroup, startTestService } from '../helpers/service.js';
-
-const ladder = (name: string) => ({ streamName: name, region: 'r1', streams: [{ name: `${name}_1`, level: 1, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }] });
+import { tmpfs } from '../helpers/tmpfs.js';
+import { ladder } from '../helpers/fixtures.js';
 
 test('a write refused while another commit is in flight does not make the actor forget that commit once it lands', async (t) => {
-  const mount = mkdtempSync(join(tmpdir(), 'switchyard-tmpfs-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=48m', 'tmpfs', mount]);
-  t.teardown(() => {
-    try {
-      execFileSync('umount', ['-l', mount]);
-    } catch {
-      /* already gone */
-    }
-    rmSync(mount, { recursive: true, force: true });
-  });
+  const mount = tmpfs(t, 'size=48m');
   const dataDir = join(mount, 'data');
   const svc = await startTestService({ dataDir, config: { minFreeBytes: MIN_FREE_FLOOR }, groups: [staticGroup({ nodes: [{ id: 'o1', role: 'origin', region: 'r1' }] })] });
   t.teardown(() => svc.close());

@@ -5,27 +5,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import test from 'ava';
 import { projectPath } from '../../src/paths.js';
-import { eventually } from '../helpers/events.js';
+
 import { staticGroup, startTestService, type TestService, tempDir } from '../helpers/service.js';
+import { until } from '../helpers/until.js';
+import { freePort } from '../helpers/ports.js';
+import { ladder } from '../helpers/fixtures.js';
 
 const secret = () => `whsec_${randomBytes(24).toString('base64')}`;
-const ladder = (name: string) => ({
-  streamName: name,
-  region: 'r1',
-  streams: [{ name: `${name}_lo`, level: 1, videoBR: 500_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }],
-});
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** The receiver process; resolves once it listens. */
 async function receiver(port: number, key: string, file: string, dieOnRequest?: number): Promise<ChildProcess> {
@@ -67,7 +56,7 @@ test('every matching event arrives signed and in order, across a receiver that d
   for (let i = 0; i < 10; i++) t.is((await svc.send('POST', '/as/v1/provision/g', ladder(`a${i}`))).status, 201);
   await new Promise((r) => (rx.exitCode !== null ? r(null) : rx.once('exit', r)));
   t.is(received(file).length, 5, 'five taken before it died');
-  await eventually(async () => ((await svc.get('/as/v1/webhooks/ours')).json as { delivery: { consecutiveFailures: number } }).delivery.consecutiveFailures >= 1, 10_000, 'the failure to show');
+  await until(async () => ((await svc.get('/as/v1/webhooks/ours')).json as { delivery: { consecutiveFailures: number } }).delivery.consecutiveFailures >= 1, 10_000, 'the failure to show');
   const failing = (await svc.get('/as/v1/webhooks/ours')).json as { delivery: { lastError: string; cursor: number; backlog: number } };
   t.truthy(failing.delivery.lastError);
   t.true(failing.delivery.backlog >= 5);
@@ -80,7 +69,7 @@ test('every matching event arrives signed and in order, across a receiver that d
   rx = await receiver(port, key, file);
 
   // Every provision.changed event of the log arrives: none lost, in id order (a resend is allowed).
-  await eventually(async () => new Set(received(file).map((r) => r.seq)).size >= 20, 60_000, 'all twenty events at the receiver');
+  await until(async () => new Set(received(file).map((r) => r.seq)).size >= 20, 60_000, 'all twenty events at the receiver');
   const got = received(file);
   t.false(
     got.some((r) => r.bad),
@@ -114,8 +103,8 @@ test('an endpoint added through the API gets events from then on; one the receiv
   t.is(created.status, 201, created.text);
   t.is((await svc.send('POST', '/as/v1/webhooks', { id: 'forged', url: `http://127.0.0.1:${port}/y`, secret: secret() })).status, 201);
   t.is((await svc.send('POST', '/as/v1/provision/g', ladder('after'))).status, 201);
-  await eventually(async () => received(file).some((r) => !r.bad && r.type === 'provision.changed'), 10_000, 'the event after the endpoint was made');
-  await eventually(async () => ((await svc.get('/as/v1/webhooks/forged')).json as { delivery: { lastError: string | null } }).delivery.lastError === 'HTTP 401', 10_000, 'the refusal');
+  await until(async () => received(file).some((r) => !r.bad && r.type === 'provision.changed'), 10_000, 'the event after the endpoint was made');
+  await until(async () => ((await svc.get('/as/v1/webhooks/forged')).json as { delivery: { lastError: string | null } }).delivery.lastError === 'HTTP 401', 10_000, 'the refusal');
   t.is(received(file).filter((r) => !r.bad).length, 1, 'only the event made after it, not the one before');
   t.true(
     received(file).some((r) => r.bad),

@@ -12,6 +12,7 @@ import { inService, waitForEvents } from '../helpers/events.js';
 import { body } from '../helpers/http.js';
 import { startTestService } from '../helpers/service.js';
 import { mediaClients, SDP } from '../helpers/webrtc.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 interface Asked {
   action: string;
@@ -45,12 +46,15 @@ async function app(t: { teardown(f: () => Promise<void>): void }) {
 }
 
 const group = (firstAddress: string, webhook: object, min: number) => ({
-  name: 'rtc',
-  platform: { type: 'local', local: { backend: 'werift', firstAddress, port: 0 } },
-  regions: [{ name: 'here', lat: 50, lon: 8 }],
-  roles: { origin: {}, transcoder: {} },
-  rules: [{ region: 'here', role: 'origin', min, max: 1, limit: 20 }],
-  timing: { heartbeatMs: 200, nodeTimeout: '5s' },
+  ...localGroup({
+    name: 'rtc',
+    firstAddress,
+    local: { backend: 'werift' },
+    roles: { origin: {}, transcoder: {} },
+    origins: { min, max: 1, limit: 20 },
+    edges: null,
+    timing: { nodeTimeout: '5s' },
+  }),
   admission: { webhook },
 });
 

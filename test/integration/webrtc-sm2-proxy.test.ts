@@ -9,18 +9,20 @@ import { inService, waitForEvents } from '../helpers/events.js';
 import { body } from '../helpers/http.js';
 import { staticGroup, startTestService } from '../helpers/service.js';
 import { mediaClients, SDP } from '../helpers/webrtc.js';
+import { localGroup } from '../helpers/fixtures.js';
 
 test("the Red5 SDK's WHIP and WHEP requests through SM2's proxy shapes carry real media; what a group cannot serve is refused unbound", async (t) => {
   const svc = await startTestService({
     groups: [
-      {
+      localGroup({
         name: 'rtc',
-        platform: { type: 'local', local: { backend: 'werift', firstAddress: '127.4.2.2', port: 0 } },
-        regions: [{ name: 'here', lat: 50, lon: 8 }],
+        firstAddress: '127.4.2.2',
+        local: { backend: 'werift' },
         roles: { origin: {}, transcoder: {} },
-        rules: [{ region: 'here', role: 'origin', min: 1, max: 1, limit: 20 }],
-        timing: { heartbeatMs: 200, nodeTimeout: '5s' },
-      },
+        origins: { min: 1, max: 1, limit: 20 },
+        edges: null,
+        timing: { nodeTimeout: '5s' },
+      }),
       staticGroup({ name: 'rtmp', regions: ['r1'], nodes: [{ id: 'o1', role: 'origin', region: 'r1' }] }),
     ],
     config: { defaultNodeGroup: 'rtc', compat: { red5sm2: { enabled: true, anonymousLookups: true } } },

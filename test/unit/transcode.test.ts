@@ -6,7 +6,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import type { TranscodeJob } from '../../src/agent/backend.js';
 import { jobFiles, jobProblem, ladderArgs, renderExecScript, renderJobScript, shellQuote, TRANSCODER_FLASHVER } from '../../src/agent/media/transcode.js';
-import { eventually } from '../helpers/events.js';
+import { until } from '../helpers/until.js';
 
 const rendition = fc.record({
   name: fc.stringMatching(/^[A-Za-z0-9._~-]{1,20}$/),
@@ -132,7 +132,7 @@ test('the exec script waits for its stream’s job, records its pid and becomes 
 
   const odd = run('a b;touch x');
   const oddExit = new Promise<number | null>((resolve) => odd.once('exit', resolve));
-  await eventually(async () => readFileSync(`/proc/${odd.pid}/cmdline`, 'utf8').startsWith('sleep'), 5000, 'the odd name to be parked');
+  await until(async () => readFileSync(`/proc/${odd.pid}/cmdline`, 'utf8').startsWith('sleep'), 5000, 'the odd name to be parked');
   t.false(existsSync(join(dir, 'x')));
   odd.kill('SIGTERM');
   t.not(await oddExit, 0);

@@ -16,6 +16,7 @@ import { STREAM_NAME_RE, type Role } from '../../domain/vocabulary.js';
 import type { AdmissionGate } from '../admission/gate.js';
 import { listenWithFallback } from '../listen.js';
 import { EngineRefusal, type WebRtcEngine } from './engine.js';
+import { PROBLEM_CONTENT_TYPE, problemJson, statusProblem } from '../../schemas/problem.js';
 
 export interface EndpointOptions {
   engine: WebRtcEngine;
@@ -208,7 +209,7 @@ export class WebRtcEndpoints {
   }
 
   private problem(res: ServerResponse, status: number, detail: string, headers: Record<string, string> = {}): void {
-    this.send(res, status, JSON.stringify({ type: 'about:blank', status, detail }), 'application/problem+json', headers);
+    this.send(res, status, problemJson(statusProblem(status, detail)), PROBLEM_CONTENT_TYPE, headers);
   }
 
   private logRefusal(action: string, stream: string, reason: string): void {

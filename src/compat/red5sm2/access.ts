@@ -43,11 +43,11 @@ export function addressSubject(address: string): string {
  * The asker of a lookup; throws the guard's 401/403 when a token is required and missing or bad.
  * `app` is the guard of `app` access: already passed on a route that requires a token.
  */
-export async function askerOf(ctx: Ctx, s: Services, app: Check): Promise<Asker> {
+export async function askerOf(ctx: Ctx, services: Services, app: Check): Promise<Asker> {
   const passed = ctx.state.user;
   if (passed) return { subject: passed.sub, rate: passed.role };
-  const anonymous = s.config.compat.red5sm2.anonymousLookups;
-  if (anonymous && ctx.get('authorization') === '') return anonymousAsker(ctx, s);
+  const anonymous = services.config.compat.red5sm2.anonymousLookups;
+  if (anonymous && ctx.get('authorization') === '') return anonymousAsker(ctx, services);
   try {
     await app(ctx, async () => {});
     const claims = ctx.state.user!;
@@ -57,7 +57,7 @@ export async function askerOf(ctx: Ctx, s: Services, app: Check): Promise<Asker>
     ctx.state.user = undefined;
     ctx.log.debug({ code: err.code }, 'an SM2 lookup with a token that does not serve: answered as anonymous');
   }
-  return anonymousAsker(ctx, s);
+  return anonymousAsker(ctx, services);
 }
 
 /** User name and password of `Authorization: Basic base64(user:password)` (SM2's login), or null. */
@@ -70,17 +70,17 @@ export function basicCredentials(header: string): { username: string; password: 
   return { username: text.slice(0, colon), password: text.slice(colon + 1) };
 }
 
-function anonymousAsker(ctx: Ctx, s: Services): Asker {
-  return { subject: addressSubject(clientAddress(ctx, s.config.server.trustProxy)), rate: 'anonymous' };
+function anonymousAsker(ctx: Ctx, services: Services): Asker {
+  return { subject: addressSubject(clientAddress(ctx, services.config.server.trustProxy)), rate: 'anonymous' };
 }
 
 /**
  * Takes `cost` lookups from the asker's bucket, or throws 429 with the wait. A whole listing
  * costs one per thousand streams it walks: an unpaged answer must not come at a lookup's price.
  */
-export function rateLimit(s: Services, asker: Asker, cost = 1): void {
+export function rateLimit(services: Services, asker: Asker, cost = 1): void {
   let wait = 0;
-  for (let i = 0; i < cost && wait <= 0; i++) wait = s.lookupRate.take(asker.subject, asker.rate);
+  for (let i = 0; i < cost && wait <= 0; i++) wait = services.lookupRate.take(asker.subject, asker.rate);
   if (wait <= 0) return;
   const what = asker.rate === 'anonymous' ? 'this address has used its lookups per second (limits.lookups.anonymous)' : `this token has used its lookups per second (limits.lookups.${asker.rate})`;
   throw new Problem(429, 'RATE_LIMITED', `${what}; slow down`, { retryAfter: Math.max(1, Math.ceil(wait / 1000)) });

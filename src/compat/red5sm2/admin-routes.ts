@@ -70,9 +70,9 @@ const NodeStatus = Type.Object({
   scalingEvent: Type.Object({ nodeId: Type.String(), nodeGroupName: Type.String(), subGroupName: Type.String(), nodeRoleName: Type.String(), state: Type.String() }),
 });
 
-export function adminRoutes(s: Services): RouteDef[] {
+export function adminRoutes(services: Services): RouteDef[] {
   const admit = async (username: string, address: string) => {
-    const verdict = s.throttle.before(username, address);
+    const verdict = services.throttle.before(username, address);
     if ('refuse' in verdict)
       throw new Problem(429, 'RATE_LIMITED', 'too many failed logins from this address; wait before trying again', { retryAfter: Math.max(1, Math.ceil(verdict.refuse / 1000)) });
     if (verdict.delay > 0) await sleep(verdict.delay);
@@ -96,7 +96,7 @@ export function adminRoutes(s: Services): RouteDef[] {
         503: problemResponse("NOT_READY (with Retry-After): the group's actor is restarting"),
       },
       async handle(ctx, { params, query }) {
-        const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
+        const handle = groupOr404(services, params.nodeGroupName, { includeDeleting: true });
         ctx.body = (await allNodes(handle)).map((n) => {
           const common = { nodeId: n.id, nodeGroupName: handle.name, subGroupName: n.region, nodeRoleName: n.role };
           const privateIp = n.platform.type === 'terraform' ? (n.platform.privateAddress ?? n.address) : n.address;
@@ -125,17 +125,17 @@ export function adminRoutes(s: Services): RouteDef[] {
         const credentials = basicCredentials(ctx.get('authorization'));
         if (!credentials) throw problems.badCredentials('send Authorization: Basic base64(user:password)');
         const { username, password } = credentials;
-        const address = clientAddress(ctx, s.config.server.trustProxy);
+        const address = clientAddress(ctx, services.config.server.trustProxy);
         await admit(username, address);
-        const user = await s.users.check(username, password);
+        const user = await services.users.check(username, password);
         if (!user) {
-          s.throttle.failed(username, address);
+          services.throttle.failed(username, address);
           // A user name is logged only when it is one: a password typed there would land in the log.
-          ctx.log.warn(s.users.get(username) ? { user: username, address } : { address }, 'login failed');
+          ctx.log.warn(services.users.get(username) ? { user: username, address } : { address }, 'login failed');
           throw problems.badCredentials('wrong user name or password');
         }
-        s.throttle.succeeded(username, address);
-        ctx.body = { token: s.signer.sign({ sub: user.username, role: user.role, ver: user.ver }, s.config.auth.tokenTtl) };
+        services.throttle.succeeded(username, address);
+        ctx.body = { token: services.signer.sign({ sub: user.username, role: user.role, ver: user.ver }, services.config.auth.tokenTtl) };
       },
     }),
     route({
@@ -161,7 +161,7 @@ export function adminRoutes(s: Services): RouteDef[] {
       access: 'admin',
       responses: { 200: { description: 'names', schema: Type.Array(Type.String()) } },
       handle(ctx) {
-        ctx.body = [...s.actors.groups.values()]
+        ctx.body = [...services.actors.groups.values()]
           .filter((h) => !h.deleting)
           .map((h) => h.name)
           .sort();
@@ -185,9 +185,9 @@ export function adminRoutes(s: Services): RouteDef[] {
         503: problemResponse('STORE_UNAVAILABLE (with Retry-After): nothing was changed'),
       },
       async handle(ctx, { body }) {
-        const translated = toOurs(body, s.config.compat.red5sm2.platform);
+        const translated = toOurs(body, services.config.compat.red5sm2.platform);
         if (!translated.ok) throw problems.validation(translated.errors);
-        const change = await s.registry.create(translated.translation.spec);
+        const change = await services.registry.create(translated.translation.spec);
         if (!change.ok) {
           const fields = change.errors?.map((e) => ({ path: `body.${translated.translation.pathOf(e.path.replace(/^body\./, ''))}`, message: e.message }));
           if (fields) throw problems.validation(fields);
@@ -207,7 +207,7 @@ export function adminRoutes(s: Services): RouteDef[] {
       params: GroupParams,
       responses: { 200: { description: 'the group', schema: GroupView }, 404: problemResponse('NODE_GROUP_NOT_FOUND') },
       handle(ctx, { params }) {
-        ctx.body = toSm2(groupOr404(s, params.nodeGroupName).group);
+        ctx.body = toSm2(groupOr404(services, params.nodeGroupName).group);
       },
     }),
     route({
@@ -225,7 +225,7 @@ export function adminRoutes(s: Services): RouteDef[] {
         503: problemResponse('STORE_UNAVAILABLE (with Retry-After): nothing was changed'),
       },
       async handle(ctx, { params }) {
-        const change = await s.registry.remove(params.nodeGroupName);
+        const change = await services.registry.remove(params.nodeGroupName);
         if (!change.ok) throw new Problem(change.status, change.code, change.detail, change.retryAfter !== undefined ? { retryAfter: change.retryAfter } : {});
         ctx.body = { name: params.nodeGroupName, status: 'deleting' };
       },

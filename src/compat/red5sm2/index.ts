@@ -14,9 +14,9 @@ import { QUIET_STREAM_ROUTES, streamRoutes } from './stream-routes.js';
 export type { Guard } from './access.js';
 
 /** SM2's routes, or none when the layer is off. `guard` is the app's own access guard. */
-export function red5sm2Routes(s: Services, guard: Guard): RouteDef[] {
-  if (!s.config.compat.red5sm2.enabled) return [];
-  return [...adminRoutes(s), ...streamRoutes(s, guard), ...provisionRoutes(s), ...proxyRoutes(s, guard)];
+export function red5sm2Routes(services: Services, guard: Guard): RouteDef[] {
+  if (!services.config.compat.red5sm2.enabled) return [];
+  return [...adminRoutes(services), ...streamRoutes(services, guard), ...provisionRoutes(services), ...proxyRoutes(services, guard)];
 }
 
 export const RED5SM2_QUIET_ROUTES: readonly string[] = [...QUIET_STREAM_ROUTES, '/as/v1/admin/healthz'];

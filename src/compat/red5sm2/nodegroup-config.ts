@@ -187,28 +187,28 @@ export function toOurs(config: NodeGroupConfig, platform: unknown): { ok: true; 
 }
 
 /** Our node group as SM2's clients read a NodeGroupConfig. */
-export function toSm2(g: NodeGroup) {
+export function toSm2(group: NodeGroup) {
   const roles = Object.fromEntries(
-    (Object.entries(g.roles) as Array<[Role, { parentRole?: Role } | undefined]>).map(([role, o]) => [
+    (Object.entries(group.roles) as Array<[Role, { parentRole?: Role } | undefined]>).map(([role, settings]) => [
       role,
-      { name: role, capabilities: [...CAPABILITIES[role]], ...(o?.parentRole ? { parentRoleName: o.parentRole } : {}) },
+      { name: role, capabilities: [...CAPABILITIES[role]], ...(settings?.parentRole ? { parentRoleName: settings.parentRole } : {}) },
     ]),
   );
   const groups = Object.fromEntries(
-    g.regions.map((r) => [
-      r.name,
+    group.regions.map((region) => [
+      region.name,
       {
-        nodeGroupName: g.name,
-        subGroupName: r.name,
+        nodeGroupName: group.name,
+        subGroupName: region.name,
         groupType: 'main',
         rulesByRole: Object.fromEntries(
-          g.rules
-            .filter((rule) => rule.region === r.name)
+          group.rules
+            .filter((rule) => rule.region === region.name)
             .map((rule) => [
               rule.role,
               {
-                nodeGroupName: g.name,
-                subGroupName: r.name,
+                nodeGroupName: group.name,
+                subGroupName: region.name,
                 nodeRoleName: rule.role,
                 min: rule.min,
                 max: rule.max,
@@ -223,5 +223,5 @@ export function toSm2(g: NodeGroup) {
       },
     ]),
   );
-  return { name: g.name, cloudPlatform: g.platform.type, isScalingPaused: false, roles, groups };
+  return { name: group.name, cloudPlatform: group.platform.type, isScalingPaused: false, roles, groups };
 }

@@ -5,7 +5,8 @@
 import Type from 'typebox';
 import type { GroupHandle } from '../../../actors/group-handle.js';
 import { GroupName } from '../../schemas/api.js';
-import { Problem, problems, type FieldProblem } from '../../http/problem.js';
+import { Problem, problems } from '../../http/problem.js';
+import type { FieldProblem } from '../../schemas/problem.js';
 import { uniqueRenditions } from '../../http/routes/provisions.js';
 import { problemResponse, route, type RouteDef } from '../../http/route.js';
 import { groupOr404, type Services } from '../../http/services.js';
@@ -42,7 +43,7 @@ const example = [
   },
 ];
 
-export function provisionRoutes(s: Services): RouteDef[] {
+export function provisionRoutes(services: Services): RouteDef[] {
   const GuidParams = { nodeGroup: GroupName, scope: Segment };
   const one = (h: GroupHandle, p: { scope: string; room?: string; name: string }) => {
     const parsed = streamOf({ scope: p.scope, ...(p.room !== undefined ? { room: p.room } : {}), name: p.name }, h.group.scope);
@@ -70,7 +71,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
         409: problemResponse('PROVISION_EXISTS: "Provision already exists" for one of the guids'),
       },
       async handle(ctx, { params, body }) {
-        const handle = groupOr404(s, params.nodeGroup);
+        const handle = groupOr404(services, params.nodeGroup);
         const translated = toOurs(body, handle.group.scope, handle.group.regions[0]!.name);
         if (!translated.ok) throw problems.validation(translated.errors);
         const problemsOf = (p: OurProvision, i: number): FieldProblem[] => uniqueRenditions(p).map((e) => ({ path: sm2Path(e.path, i), message: e.message }));
@@ -114,7 +115,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       params: Type.Object({ nodeGroup: GroupName }),
       responses: { 200: { description: 'every provision', schema: Type.Array(ProvisionView) }, ...errors },
       async handle(ctx, { params }) {
-        const handle = groupOr404(s, params.nodeGroup);
+        const handle = groupOr404(services, params.nodeGroup);
         ctx.body = (await allProvisions(handle)).map((p) => toSm2(p, handle.group.scope));
       },
     }),
@@ -137,7 +138,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
         params,
         responses: { 200: { description: 'the provision', schema: ProvisionView }, ...errors },
         async handle(ctx, { params: p }) {
-          const handle = groupOr404(s, p.nodeGroup);
+          const handle = groupOr404(services, p.nodeGroup);
           const stream = one(handle, p as { scope: string; room?: string; name: string });
           const found = await handle.call('getProvision', stream);
           if (!found) throw missing(handle, stream);
@@ -155,7 +156,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
         params,
         responses: { 200: { description: 'deleted', schema: Type.Object({ result: Type.Literal('DELETED') }) }, ...errors },
         async handle(ctx, { params: p }) {
-          const handle = groupOr404(s, p.nodeGroup);
+          const handle = groupOr404(services, p.nodeGroup);
           const stream = one(handle, p as { scope: string; room?: string; name: string });
           const result = await handle.call('deleteProvision', stream);
           if (!result.ok)

@@ -41,8 +41,8 @@ const ProxyQuery = Type.Object(
 );
 type ProxyQuery = Static<typeof ProxyQuery>;
 
-export function proxyRoutes(s: Services, guard: Guard): RouteDef[] {
-  const access = s.config.compat.red5sm2.anonymousLookups ? 'public' : 'app';
+export function proxyRoutes(services: Services, guard: Guard): RouteDef[] {
+  const access = services.config.compat.red5sm2.anonymousLookups ? 'public' : 'app';
   let appGuard: Check | undefined;
   const app: Check = (ctx, next) => (appGuard ??= guard('app'))(ctx, next);
   const routes: RouteDef[] = [];
@@ -69,13 +69,20 @@ export function proxyRoutes(s: Services, guard: Guard): RouteDef[] {
           async handle(ctx, { params: p, query }) {
             const q = query as ProxyQuery;
             const guid = p as { scope: string; room?: string; name: string };
-            const group = q.nodeGroup ?? s.config.defaultNodeGroup;
+            const group = q.nodeGroup ?? services.config.defaultNodeGroup;
             const offer = await readOffer(ctx);
             const kind = protocol === 'whip' ? 'publish' : 'subscribe';
-            const { handle, name, node, admission } = await sm2Choose(ctx, s, app, kind, { nodeGroup: group, ...guid }, { ...q, credential: q.credential ?? q.token }, `sm2:proxy:${protocol}`, (h) =>
-              requireServed(h, protocol, q.transcode === true),
+            const { handle, name, node, admission } = await sm2Choose(
+              ctx,
+              services,
+              app,
+              kind,
+              { nodeGroup: group, ...guid },
+              { ...q, credential: q.credential ?? q.token },
+              `sm2:proxy:${protocol}`,
+              (h) => requireServed(h, protocol, q.transcode === true),
             );
-            await forwardOffer(ctx, s, handle, protocol, name, offer, { ...node, ...admission });
+            await forwardOffer(ctx, services, handle, protocol, name, offer, { ...node, ...admission });
           },
         }),
       );

@@ -102,7 +102,7 @@ export function streamIn(handle: GroupHandle, guid: Guid): string {
  */
 export async function sm2Choose(
   ctx: Ctx,
-  s: Services,
+  services: Services,
   app: Check,
   kind: 'publish' | 'subscribe',
   params: { nodeGroup: string } & Guid,
@@ -115,32 +115,32 @@ export async function sm2Choose(
   let result = 'OK';
   const transcode = kind === 'publish' && query.transcode === true;
   try {
-    const asker = await askerOf(ctx, s, app);
-    rateLimit(s, asker);
-    const handle = groupOr404(s, params.nodeGroup);
+    const asker = await askerOf(ctx, services, app);
+    rateLimit(services, asker);
+    const handle = groupOr404(services, params.nodeGroup);
     const stream = streamIn(handle, params);
     if (transcode && (query.endpoints ?? 1) > 1) throw problems.validation([{ path: 'query.endpoints', message: 'must be 1 with transcode=true' }]);
     before(handle);
     const requested = query.subgroup ?? query.region;
-    const regions = lookupRegions(s, ctx, handle, { requested, strict: query.strict }, query.subgroup ? 'subgroup' : 'region');
+    const regions = lookupRegions(services, ctx, handle, { requested, strict: query.strict }, query.subgroup ? 'subgroup' : 'region');
     // A transcoder is asked for by the provision's guid, or (iOS testbed, SM2's docs) by a
     // variant's: either way the publisher sends the provision's stream, which the answer names.
     const name = transcode ? ((await provisionOwning(handle, stream))?.streamName ?? stream) : stream;
     const action = kind === 'publish' ? 'publish' : 'play';
-    await askTheApp(s, ctx, handle, action, name, query.credential, asker.subject);
+    await askTheApp(services, ctx, handle, action, name, query.credential, asker.subject);
     const outcome = await handle.lookup(transcode ? 'transcode' : kind, name, regions, asker.subject);
     if (!outcome.ok) fail(outcome);
-    return { handle, stream, name, node: outcome.node, admission: admitted(s, handle, outcome.node, action, transcode ? name : stream) };
+    return { handle, stream, name, node: outcome.node, admission: admitted(services, handle, outcome.node, action, transcode ? name : stream) };
   } catch (err) {
     result = toProblem(err).code;
     throw err;
   } finally {
-    s.metrics.lookup({ endpoint, result }).observe((performance.now() - started) / 1000);
+    services.metrics.lookup({ endpoint, result }).observe((performance.now() - started) / 1000);
   }
 }
 
-export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
-  const access = s.config.compat.red5sm2.anonymousLookups ? 'public' : 'app';
+export function streamRoutes(services: Services, guard: Guard): RouteDef[] {
+  const access = services.config.compat.red5sm2.anonymousLookups ? 'public' : 'app';
   // Made on first use: the app's guard exists once the app does.
   let appGuard: Check | undefined;
   const app: Check = (ctx, next) => (appGuard ??= guard('app'))(ctx, next);
@@ -156,7 +156,7 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
 
   async function lookup(ctx: Ctx, kind: 'publish' | 'subscribe', params: { nodeGroup: string } & Guid, query: Static<typeof PublishQuery>): Promise<Location[]> {
     const transcode = kind === 'publish' && query.transcode === true;
-    const chosen = await sm2Choose(ctx, s, app, kind, params, query, `sm2:${transcode ? 'transcode' : kind}`);
+    const chosen = await sm2Choose(ctx, services, app, kind, params, query, `sm2:${transcode ? 'transcode' : kind}`);
     const { handle, stream, name, node, admission } = chosen;
     const guid = guidOf(handle.group.scope, name);
     if (!transcode) return [located(node, guidOf(handle.group.scope, stream), admission)];
@@ -196,8 +196,8 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
       access,
       responses: { 200: { description: 'names', schema: Type.Array(Type.String()) }, 401: lookupErrors[401], 403: lookupErrors[403], 429: lookupErrors[429] },
       async handle(ctx) {
-        rateLimit(s, await askerOf(ctx, s, app));
-        ctx.body = [...s.actors.groups.values()]
+        rateLimit(services, await askerOf(ctx, services, app));
+        ctx.body = [...services.actors.groups.values()]
           .filter((h) => !h.deleting)
           .map((h) => h.name)
           .sort();
@@ -222,11 +222,11 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
         503: problemResponse("NOT_READY (with Retry-After): the group's actor is restarting"),
       },
       async handle(ctx, { params, query }) {
-        const asker = await askerOf(ctx, s, app);
-        rateLimit(s, asker);
-        const handle = groupOr404(s, params.nodeGroup);
+        const asker = await askerOf(ctx, services, app);
+        rateLimit(services, asker);
+        const handle = groupOr404(services, params.nodeGroup);
         const { bindings } = await handle.call('counts');
-        rateLimit(s, asker, Math.floor((bindings.LIVE + bindings.PENDING) / 1000));
+        rateLimit(services, asker, Math.floor((bindings.LIVE + bindings.PENDING) / 1000));
         const [streams, addresses] = await Promise.all([allStreams(handle), addressesOf(handle, query)]);
         const now = Date.now();
         ctx.body = streams.filter((v) => v.state === 'LIVE').flatMap((v) => locations(v, guidOf(handle.group.scope, v.name), query, addresses, now));
@@ -272,8 +272,8 @@ export function streamRoutes(s: Services, guard: Guard): RouteDef[] {
           404: problemResponse('NODE_GROUP_NOT_FOUND or STREAM_NOT_FOUND (not live)'),
         },
         async handle(ctx, { params: p, query }) {
-          rateLimit(s, await askerOf(ctx, s, app));
-          const handle = groupOr404(s, p.nodeGroup);
+          rateLimit(services, await askerOf(ctx, services, app));
+          const handle = groupOr404(services, p.nodeGroup);
           const guid = guidOfParams(p as { scope: string; room?: string; name: string });
           const stream = streamIn(handle, guid);
           // A rendition is carried with its stream: its servers are the stream's.

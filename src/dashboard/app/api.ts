@@ -4,7 +4,7 @@
 import type { Static, TSchema } from 'typebox';
 import type { EventRecord } from '../../domain/events.js';
 import type { NodeState, Role } from '../../domain/vocabulary.js';
-import type { NodeGroupDetail, NodeGroupSummary, NodeView, StoredProvision, StreamStatsSchema, StreamView, WebhookViewSchema } from '../../schemas/api.js';
+import type { NodeGroupDetail, NodeGroupSummary, NodeView, ProblemSchema, StoredProvision, StreamStatsSchema, StreamView, WebhookViewSchema } from '../../schemas/api.js';
 
 // The schemas build their role and state unions from arrays, which Static reads as never: those
 // fields are typed here with the vocabulary's own unions.
@@ -26,10 +26,9 @@ export type StreamStats = Raw<typeof StreamStatsSchema>;
 export type Webhook = Raw<typeof WebhookViewSchema>;
 export type { EventRecord };
 
-export interface FieldError {
-  path: string;
-  message: string;
-}
+// The problem body as its schema declares it (src/schemas/problem.ts builds it; this build has no Node types).
+type ProblemBody = Raw<typeof ProblemSchema>;
+export type FieldError = NonNullable<ProblemBody['errors']>[number];
 
 /** A problem+json answer (README: errors), or a network failure as status 0. */
 export class ApiError extends Error {
@@ -83,7 +82,7 @@ export function roleOf(token: string): string | null {
 
 async function problemOf(res: Response): Promise<ApiError> {
   const retry = Number(res.headers.get('retry-after'));
-  let body: { code?: string; detail?: string; errors?: FieldError[] } = {};
+  let body: Partial<Pick<ProblemBody, 'code' | 'detail' | 'errors'>> = {};
   try {
     body = (await res.json()) as typeof body;
   } catch {

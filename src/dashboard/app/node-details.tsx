@@ -9,7 +9,7 @@ import { ago, duration, num } from './format.js';
 import { StateBadge } from './badges.js';
 import { toast } from './store.js';
 
-function Tokens({ group, n }: { group: string; n: Node }) {
+function Tokens({ group, node }: { group: string; node: Node }) {
   const [token, setToken] = useState<{ value: string; expiresIn: number } | null>(null);
   const [armed, setArmed] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -17,7 +17,7 @@ function Tokens({ group, n }: { group: string; n: Node }) {
   const issue = async () => {
     setError(null);
     try {
-      const r = await issueNodeToken(group, n.id);
+      const r = await issueNodeToken(group, node.id);
       setToken({ value: r.accessToken, expiresIn: r.expiresIn });
     } catch (err) {
       fail(err);
@@ -26,10 +26,10 @@ function Tokens({ group, n }: { group: string; n: Node }) {
   const revoke = async () => {
     setError(null);
     try {
-      const r = await revokeNodeTokens(group, n.id);
+      const r = await revokeNodeTokens(group, node.id);
       setToken(null);
       setArmed(false);
-      toast('ok', `Every token issued to ${n.id} so far is revoked (generation ${r.generation})`);
+      toast('ok', `Every token issued to ${node.id} so far is revoked (generation ${r.generation})`);
     } catch (err) {
       fail(err);
     }
@@ -44,7 +44,7 @@ function Tokens({ group, n }: { group: string; n: Node }) {
         </button>
         {armed ? (
           <button type="button" class="danger" onClick={() => void revoke()}>
-            Revoke every token of {n.id}
+            Revoke every token of {node.id}
           </button>
         ) : (
           <button type="button" class="danger-outline" onClick={() => setArmed(true)}>
@@ -68,32 +68,32 @@ function Tokens({ group, n }: { group: string; n: Node }) {
   );
 }
 
-export function openNode(group: string, n: Node, now: number) {
+export function openNode(group: string, node: Node, now: number) {
   const listener = (l?: { protocol: string; port: number }) => (l ? `${l.protocol} ${l.port}` : '—');
-  const p = n.platform as { type: string; address?: string; privateAddress?: string; pid?: number };
+  const p = node.platform as { type: string; address?: string; privateAddress?: string; pid?: number };
   const rows: Array<[string, ComponentChildren]> = [
     [
       'State',
       <>
-        <StateBadge state={n.state} /> for {ago(n.stateSince, now).replace(' ago', '')}
+        <StateBadge state={node.state} /> for {ago(node.stateSince, now).replace(' ago', '')}
       </>,
     ],
-    ['Role, region', `${n.role}, ${n.region}`],
-    ['Address', n.address ?? '—'],
-    ['Publish listener', listener(n.listeners.publish)],
-    ['Playback listener', listener(n.listeners.subscribe)],
-    ['Parent', n.parent ?? '—'],
-    ['Load / limit', `${num(n.load)} / ${n.limit === null ? '—' : num(n.limit)}`],
-    ['Publishers · viewers', `${num(n.connections.publisher)} · ${num(n.connections.subscriber)}`],
-    ['Streams', num(n.streams)],
-    ['Last heartbeat', ago(n.lastHeartbeat, now)],
+    ['Role, region', `${node.role}, ${node.region}`],
+    ['Address', node.address ?? '—'],
+    ['Publish listener', listener(node.listeners.publish)],
+    ['Playback listener', listener(node.listeners.subscribe)],
+    ['Parent', node.parent ?? '—'],
+    ['Load / limit', `${num(node.load)} / ${node.limit === null ? '—' : num(node.limit)}`],
+    ['Publishers · viewers', `${num(node.connections.publisher)} · ${num(node.connections.subscriber)}`],
+    ['Streams', num(node.streams)],
+    ['Last heartbeat', ago(node.lastHeartbeat, now)],
     ['Platform', [p.type, p.address, p.privateAddress && `private ${p.privateAddress}`, p.pid !== undefined && `pid ${p.pid}`].filter(Boolean).join(' · ')],
-    ...(n.problem ? [['Problem', n.problem] as [string, string]] : []),
-    ...(n.faultReason ? [['Fault reason', n.faultReason] as [string, string]] : []),
+    ...(node.problem ? [['Problem', node.problem] as [string, string]] : []),
+    ...(node.faultReason ? [['Fault reason', node.faultReason] as [string, string]] : []),
   ];
   openModal({
     kind: 'view',
-    title: n.id,
+    title: node.id,
     body: (
       <>
         <dl class="facts">
@@ -104,7 +104,7 @@ export function openNode(group: string, n: Node, now: number) {
             </div>
           ))}
         </dl>
-        <Tokens group={group} n={n} />
+        <Tokens group={group} node={node} />
       </>
     ),
   });

@@ -18,65 +18,72 @@ const allows = (n: Node, action: 'drain' | 'doom') => {
   return t.ok && t.state !== n.state;
 };
 
-function act(group: string, n: Node, action: 'drain' | 'doom') {
+function act(group: string, node: Node, action: 'drain' | 'doom') {
   const drain = action === 'drain';
   openModal({
     kind: 'confirm',
-    title: drain ? `Drain ${n.id}?` : `Destroy ${n.id} now?`,
+    title: drain ? `Drain ${node.id}?` : `Destroy ${node.id} now?`,
     danger: !drain,
     confirm: drain ? 'Drain' : 'Destroy now',
     body: drain ? (
       <p>
-        No new clients are sent to this {n.role}. It is retired when its last connection ends, or after the group's <code>drainTimeout</code>. It has {num(n.connections.publisher)} publishers and{' '}
-        {num(n.connections.subscriber)} viewers now. This cannot be undone.
+        No new clients are sent to this {node.role}. It is retired when its last connection ends, or after the group's <code>drainTimeout</code>. It has {num(node.connections.publisher)} publishers
+        and {num(node.connections.subscriber)} viewers now. This cannot be undone.
       </p>
     ) : (
       <p>
-        This {n.role} is <strong>destroyed at once</strong>: its {num(n.connections.publisher)} publishers and {num(n.connections.subscriber)} viewers are cut. Draining is the gentle way.
+        This {node.role} is <strong>destroyed at once</strong>: its {num(node.connections.publisher)} publishers and {num(node.connections.subscriber)} viewers are cut. Draining is the gentle way.
       </p>
     ),
     run: async () => {
-      const r = await nodeAction(group, n.id, action);
-      toast('ok', `${n.id}: ${r.state}`);
+      const r = await nodeAction(group, node.id, action);
+      toast('ok', `${node.id}: ${r.state}`);
       void refresh();
     },
   });
 }
 
-function NodeRow({ group, n, now, changed }: { group: string; n: Node; now: number; changed: boolean }) {
-  const why = n.problem ?? n.faultReason;
+function NodeRow({ group, node, now, changed }: { group: string; node: Node; now: number; changed: boolean }) {
+  const why = node.problem ?? node.faultReason;
   return (
-    <tr id={`node-${n.id}`} class={changed ? 'changed' : undefined} data-node={n.id} data-state={n.state}>
+    <tr id={`node-${node.id}`} class={changed ? 'changed' : undefined} data-node={node.id} data-state={node.state}>
       <th scope="row" data-label="Node">
-        <button type="button" class="link mono" onClick={() => openNode(group, n, now)} aria-label={`Details of ${n.id}`}>
-          {n.id}
+        <button type="button" class="link mono" onClick={() => openNode(group, node, now)} aria-label={`Details of ${node.id}`}>
+          {node.id}
         </button>
-        <span class="sub mono">{n.address ?? 'no address yet'}</span>
+        <span class="sub mono">{node.address ?? 'no address yet'}</span>
       </th>
       <td data-label="State">
-        <StateBadge state={n.state} />
-        <span class="sub">for {ago(n.stateSince, now).replace(' ago', '')}</span>
+        <StateBadge state={node.state} />
+        <span class="sub">for {ago(node.stateSince, now).replace(' ago', '')}</span>
         {why && <span class="sub warn-text">{why}</span>}
       </td>
       <td data-label="Load / limit">
-        <LoadBar load={n.load} limit={n.limit} />
+        <LoadBar load={node.load} limit={node.limit} />
       </td>
       <td data-label="Publishers · viewers" class="num">
-        {num(n.connections.publisher)} · {num(n.connections.subscriber)}
+        {num(node.connections.publisher)} · {num(node.connections.subscriber)}
       </td>
       <td data-label="Streams" class="num">
-        {num(n.streams)}
+        {num(node.streams)}
       </td>
       <td data-label="Parent" class="mono">
-        {n.parent ?? '—'}
+        {node.parent ?? '—'}
       </td>
-      <td data-label="Heartbeat">{ago(n.lastHeartbeat, now)}</td>
+      <td data-label="Heartbeat">{ago(node.lastHeartbeat, now)}</td>
       <td data-label="Actions" class="actions">
-        <button type="button" disabled={!allows(n, 'drain')} onClick={() => act(group, n, 'drain')} aria-label={`Drain ${n.id}`}>
+        <button type="button" disabled={!allows(node, 'drain')} onClick={() => act(group, node, 'drain')} aria-label={`Drain ${node.id}`}>
           Drain
         </button>
         {/* "Destroy", not "Destroy now", in the row: the table fits 1280 px; the dialog says "now". */}
-        <button type="button" class="danger-outline" disabled={!allows(n, 'doom')} onClick={() => act(group, n, 'doom')} aria-label={`Destroy ${n.id} now`} title="Destroy now, without draining">
+        <button
+          type="button"
+          class="danger-outline"
+          disabled={!allows(node, 'doom')}
+          onClick={() => act(group, node, 'doom')}
+          aria-label={`Destroy ${node.id} now`}
+          title="Destroy now, without draining"
+        >
           Destroy
         </button>
       </td>
@@ -113,7 +120,7 @@ function NodeTable({ group, nodes, now, changed, caption }: { group: string; nod
         </thead>
         <tbody>
           {nodes.map((n) => (
-            <NodeRow key={n.id} group={group} n={n} now={now} changed={now - (changed[n.id] ?? 0) < 4000} />
+            <NodeRow key={n.id} group={group} node={n} now={now} changed={now - (changed[n.id] ?? 0) < 4000} />
           ))}
         </tbody>
       </table>

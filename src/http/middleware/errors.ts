@@ -2,7 +2,8 @@
 // keep their status and code; errors from Koa and its middleware keep their 4xx status; anything
 // else is a bug: logged with the request id, answered 500 with the id and nothing internal.
 import type { Ctx } from '../context.js';
-import { Problem, problemBody } from '../problem.js';
+import { Problem } from '../problem.js';
+import { PROBLEM_CONTENT_TYPE, problemBody } from '../../schemas/problem.js';
 import { ActorUnavailable } from '../../../actors/group-handle.js';
 import { StoreUnavailable } from '../../store/failures.js';
 import { PoolBusy } from '../../auth/passwords.js';
@@ -48,6 +49,6 @@ export function answerProblem(ctx: Ctx, err: unknown): void {
   ctx.status = problem.status;
   if (problem.extra.headers) ctx.set(problem.extra.headers);
   if (problem.extra.retryAfter !== undefined) ctx.set('Retry-After', String(problem.extra.retryAfter));
-  ctx.type = 'application/problem+json';
+  ctx.type = PROBLEM_CONTENT_TYPE;
   ctx.body = problemBody(problem, problem.status >= 500 ? ctx.requestId : undefined);
 }

@@ -101,7 +101,7 @@ function refusal(answer: NodeAnswer, nodeId: string, protocol: WebRtcProtocol): 
 }
 
 /** Forwards the offer to the node chosen and answers the client with the node's answer. */
-export async function forwardOffer(ctx: Ctx, s: Services, handle: GroupHandle, protocol: WebRtcProtocol, stream: string, offer: string, a: Assignment & Admitted): Promise<void> {
+export async function forwardOffer(ctx: Ctx, services: Services, handle: GroupHandle, protocol: WebRtcProtocol, stream: string, offer: string, a: Assignment & Admitted): Promise<void> {
   ctx.set(NODE_HEADER, a.nodeId);
   if (a.listener.protocol !== protocol) {
     throw new Problem(409, 'PROTOCOL_NOT_SERVED', `node ${a.nodeId} serves ${a.listener.protocol}, not ${protocol.toUpperCase()}: its agent runs no WebRTC engine`);
@@ -118,7 +118,7 @@ export async function forwardOffer(ctx: Ctx, s: Services, handle: GroupHandle, p
     throw new Problem(503, 'NODE_UNAVAILABLE', `node ${a.nodeId} answered without an SDP answer or a session; retry`, { retryAfter: 1 });
   }
   const id = sealSession({ g: handle.name, n: a.nodeId, a: a.serverAddress, p: a.listener.port, r: answer.resource, k: protocol, s: stream }, (g, n, text) =>
-    s.admission.issuer.sessionMac(g, n, text),
+    services.admission.issuer.sessionMac(g, n, text),
   );
   ctx.status = 201;
   ctx.set('Location', `${SESSIONS_PATH}/${id}`);
@@ -128,18 +128,18 @@ export async function forwardOffer(ctx: Ctx, s: Services, handle: GroupHandle, p
   ctx.body = answer.body;
 }
 
-function opened(s: Services, id: string) {
-  const session = openSession(id, (g, n, text) => s.admission.issuer.sessionMac(g, n, text));
+function opened(services: Services, id: string) {
+  const session = openSession(id, (g, n, text) => services.admission.issuer.sessionMac(g, n, text));
   if (!session) throw new Problem(404, 'SESSION_NOT_FOUND', 'no session of this proxy has this id');
   return session;
 }
 
 /** PATCH on a session's Location: the trickle-ice-sdpfrag to its node. */
-export async function patchSession(ctx: Ctx, s: Services, id: string): Promise<void> {
+export async function patchSession(ctx: Ctx, services: Services, id: string): Promise<void> {
   const fragment = await readTyped(ctx, FRAGMENT_TYPE, MAX_FRAGMENT_BYTES);
   const shape = parseFragment(fragment);
   if (!shape.ok) throw new Problem(400, 'BAD_SDP', shape.reason);
-  const session = opened(s, id);
+  const session = opened(services, id);
   ctx.set(NODE_HEADER, session.n);
   let answer: NodeAnswer;
   try {
@@ -164,8 +164,8 @@ export async function patchSession(ctx: Ctx, s: Services, id: string): Promise<v
 }
 
 /** DELETE on a session's Location: the session ends on its node. */
-export async function endSession(ctx: Ctx, s: Services, id: string): Promise<void> {
-  const session = opened(s, id);
+export async function endSession(ctx: Ctx, services: Services, id: string): Promise<void> {
+  const session = opened(services, id);
   ctx.set(NODE_HEADER, session.n);
   let answer: NodeAnswer;
   try {

@@ -93,7 +93,7 @@ export function preflight(path: string, operationId: string, summary: string, ac
 }
 
 /** The session routes (PATCH, DELETE, OPTIONS on a Location): the same whichever shape made the session. */
-function sessionRoutes(s: Services): RouteDef[] {
+function sessionRoutes(services: Services): RouteDef[] {
   const path = `${SESSIONS_PATH}/{sessionId}`;
   const params = Type.Object({ sessionId: SessionId });
   const notFound = problemResponse('SESSION_NOT_FOUND: an id this proxy did not make, or a session already ended');
@@ -127,7 +127,7 @@ function sessionRoutes(s: Services): RouteDef[] {
         503: away,
       },
       async handle(ctx, { params: p }) {
-        await patchSession(ctx, s, p.sessionId);
+        await patchSession(ctx, services, p.sessionId);
       },
     }),
     route({
@@ -148,7 +148,7 @@ function sessionRoutes(s: Services): RouteDef[] {
         503: away,
       },
       async handle(ctx, { params: p }) {
-        await endSession(ctx, s, p.sessionId);
+        await endSession(ctx, services, p.sessionId);
       },
     }),
     preflight(path, 'proxySessionOptions', 'WebRTC proxy: CORS preflight of a session', { 'Accept-Patch': FRAGMENT_TYPE }, { sessionId: EXAMPLE_SESSION_ID }, TAG, params),
@@ -156,7 +156,7 @@ function sessionRoutes(s: Services): RouteDef[] {
 }
 
 /** Our offer routes: endpoints 4 and 5's choice, with our query (nodeGroup, region, strict, clientIp, credential). */
-function offerRoutes(s: Services): RouteDef[] {
+function offerRoutes(services: Services): RouteDef[] {
   return (['whip', 'whep'] as const).flatMap((protocol: WebRtcProtocol) => {
     const path = `/as/v1/proxy/${protocol}/{scope}/{streamName}`;
     const params = Type.Object({ scope: Scope, streamName: StreamName });
@@ -184,12 +184,12 @@ function offerRoutes(s: Services): RouteDef[] {
         example: { params: { scope: 'live', streamName: 'cam1' }, query: { nodeGroup: EXAMPLE_GROUP } },
         responses: offerResponses('UNAUTHORIZED or TOKEN_EXPIRED: an app token is required (with WWW-Authenticate: Bearer)'),
         async handle(ctx, { params: p, query }) {
-          const handle = groupOr404(s, query.nodeGroup ?? s.config.defaultNodeGroup);
+          const handle = groupOr404(services, query.nodeGroup ?? services.config.defaultNodeGroup);
           if (p.scope !== handle.group.scope) throw problems.validation([{ path: 'path.scope', message: `must be node group '${handle.name}'s scope '${handle.group.scope}'` }]);
           const offer = await readOffer(ctx);
           requireServed(handle, protocol);
-          const a = await chooseNode(ctx, s, handle.name, publishing ? 'publish' : 'subscribe', p.streamName, query, `proxy:${protocol}`);
-          await forwardOffer(ctx, s, handle, protocol, p.streamName, offer, a);
+          const a = await chooseNode(ctx, services, handle.name, publishing ? 'publish' : 'subscribe', p.streamName, query, `proxy:${protocol}`);
+          await forwardOffer(ctx, services, handle, protocol, p.streamName, offer, a);
         },
       }),
       preflight(
@@ -206,6 +206,6 @@ function offerRoutes(s: Services): RouteDef[] {
 }
 
 /** The proxy's routes: our offer routes unless SM2's take their paths (`offers` false), and the session routes. */
-export function proxyRoutes(s: Services, options: { offers: boolean }): RouteDef[] {
-  return [...(options.offers ? offerRoutes(s) : []), ...sessionRoutes(s)];
+export function proxyRoutes(services: Services, options: { offers: boolean }): RouteDef[] {
+  return [...(options.offers ? offerRoutes(services) : []), ...sessionRoutes(services)];
 }

@@ -20,12 +20,12 @@ function userTagger(): (name: string) => string {
   return (name) => createHmac('sha256', key).update(name).digest('base64url').slice(0, 12);
 }
 
-export function authRoutes(s: Services): RouteDef[] {
+export function authRoutes(services: Services): RouteDef[] {
   const throttled = (waitMs: number) => new Problem(429, 'RATE_LIMITED', 'too many failed logins from this address; wait before trying again', { retryAfter: Math.max(1, Math.ceil(waitMs / 1000)) });
   const tag = userTagger();
   /** Refused (429) for an address or (user, address) that failed too often; held a little for a user failing everywhere. */
   const admit = async (username: string, address: string) => {
-    const verdict = s.throttle.before(username, address);
+    const verdict = services.throttle.before(username, address);
     if ('refuse' in verdict) throw throttled(verdict.refuse);
     if (verdict.delay > 0) await sleep(verdict.delay);
   };
@@ -49,18 +49,18 @@ export function authRoutes(s: Services): RouteDef[] {
         429: problem('RATE_LIMITED'),
       },
       async handle(ctx, { body }) {
-        const address = clientAddress(ctx, s.config.server.trustProxy);
+        const address = clientAddress(ctx, services.config.server.trustProxy);
         await admit(body.username, address);
-        const user = await s.users.check(body.username, body.password);
+        const user = await services.users.check(body.username, body.password);
         if (!user) {
-          s.throttle.failed(body.username, address);
-          const known = s.users.get(body.username) !== undefined;
+          services.throttle.failed(body.username, address);
+          const known = services.users.get(body.username) !== undefined;
           ctx.log.warn(known ? { user: body.username, address } : { unknownUser: tag(body.username), address }, 'login failed');
           throw problems.badCredentials('wrong user name or password');
         }
-        s.throttle.succeeded(body.username, address);
-        const ttl = s.config.auth.tokenTtl;
-        ctx.body = { accessToken: s.signer.sign({ sub: user.username, role: user.role, ver: user.ver }, ttl), tokenType: 'Bearer', expiresIn: Math.floor(ttl / 1000) };
+        services.throttle.succeeded(body.username, address);
+        const ttl = services.config.auth.tokenTtl;
+        ctx.body = { accessToken: services.signer.sign({ sub: user.username, role: user.role, ver: user.ver }, ttl), tokenType: 'Bearer', expiresIn: Math.floor(ttl / 1000) };
       },
     }),
     route({
@@ -83,11 +83,11 @@ export function authRoutes(s: Services): RouteDef[] {
       },
       async handle(ctx, { body }) {
         const username = ctx.state.user!.sub;
-        const address = clientAddress(ctx, s.config.server.trustProxy);
+        const address = clientAddress(ctx, services.config.server.trustProxy);
         await admit(username, address);
-        const user = await s.users.check(username, body.currentPassword);
+        const user = await services.users.check(username, body.currentPassword);
         if (!user) {
-          s.throttle.failed(username, address);
+          services.throttle.failed(username, address);
           throw problems.badCredentials('the current password is wrong');
         }
         if (body.newPassword === body.currentPassword) {
@@ -95,7 +95,7 @@ export function authRoutes(s: Services): RouteDef[] {
             errors: [{ path: 'body.newPassword', message: 'must differ from the current password' }],
           });
         }
-        await s.users.changePassword(user, body.newPassword);
+        await services.users.changePassword(user, body.newPassword);
         ctx.log.info({ user: username }, 'password changed');
         ctx.status = 204;
       },
@@ -112,7 +112,7 @@ export function authRoutes(s: Services): RouteDef[] {
       responses: { 200: { description: 'a JSON Web Key Set', schema: Jwks, contentType: 'application/jwk-set+json' } },
       handle(ctx) {
         ctx.type = 'application/jwk-set+json';
-        ctx.body = { keys: s.signer.jwk ? [s.signer.jwk] : [] };
+        ctx.body = { keys: services.signer.jwk ? [services.signer.jwk] : [] };
       },
     }),
   ];

@@ -7,7 +7,7 @@ import { Problem } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import type { Services } from '../services.js';
 
-export function backupRoutes(s: Services): RouteDef[] {
+export function backupRoutes(services: Services): RouteDef[] {
   return [
     route({
       method: 'GET',
@@ -35,17 +35,17 @@ export function backupRoutes(s: Services): RouteDef[] {
       async handle(ctx) {
         let taken: Awaited<ReturnType<NonNullable<Services['backups']>['take']>>;
         try {
-          if (!s.backups) throw new Problem(409, 'CONFLICT', 'backups are not offered by this service');
-          taken = await s.backups.take();
+          if (!services.backups) throw new Problem(409, 'CONFLICT', 'backups are not offered by this service');
+          taken = await services.backups.take();
         } catch (err) {
           if (err instanceof BackupRefused) throw err.reason === 'busy' ? new Problem(409, 'CONFLICT', err.message, { retryAfter: 10 }) : new Problem(507, 'INSUFFICIENT_STORAGE', err.message);
           throw err;
         }
-        s.log.info({ bytes: taken.bytes }, 'a backup of the database was taken');
+        services.log.info({ bytes: taken.bytes }, 'a backup of the database was taken');
         ctx.status = 200;
         ctx.type = 'application/octet-stream';
         ctx.length = taken.bytes;
-        ctx.set('Content-Disposition', `attachment; filename="switchyard-${new Date(s.now()).toISOString().replace(/[:.]/g, '-')}.mdb"`);
+        ctx.set('Content-Disposition', `attachment; filename="switchyard-${new Date(services.now()).toISOString().replace(/[:.]/g, '-')}.mdb"`);
         ctx.set('Cache-Control', 'no-store');
         ctx.body = taken.stream;
       },

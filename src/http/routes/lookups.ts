@@ -37,10 +37,10 @@ export interface Admitted {
  * group admits only the clients it sends, and the whole URL the client uses. Our lookups, SM2's
  * and the WebRTC proxy all answer through here.
  */
-export function admitted(s: Services, handle: GroupHandle, a: Assignment, action: AdmissionAction, stream: string): Admitted {
+export function admitted(services: Services, handle: GroupHandle, a: Assignment, action: AdmissionAction, stream: string): Admitted {
   const { admission, scope, name } = handle.group;
   if (!admission.enabled) return { url: clientUrl({ serverAddress: a.serverAddress, listener: a.listener, scope, stream, action }) };
-  const issued = s.admission.issuer.client(name, a.nodeId, action, stream, admission.tokenTtl);
+  const issued = services.admission.issuer.client(name, a.nodeId, action, stream, admission.tokenTtl);
   return {
     url: clientUrl({ serverAddress: a.serverAddress, listener: a.listener, scope, stream, action, token: issued.token }),
     token: issued.token,
@@ -53,7 +53,7 @@ export function admitted(s: Services, handle: GroupHandle, a: Assignment, action
  * publish or play this stream before a node is handed out (docs/security.md).
  */
 export async function askTheApp(
-  s: Services,
+  services: Services,
   ctx: Ctx,
   handle: GroupHandle,
   action: AdmissionAction,
@@ -64,13 +64,13 @@ export async function askTheApp(
 ): Promise<void> {
   const hook = handle.group.admission.webhook;
   if (!hook) return;
-  const refusal = await s.admission.webhooks.ask(hook, {
+  const refusal = await services.admission.webhooks.ask(hook, {
     group: handle.name,
     scope: handle.group.scope,
     action,
     stream,
     credential,
-    clientAddress: clientIp ?? clientAddress(ctx, s.config.server.trustProxy),
+    clientAddress: clientIp ?? clientAddress(ctx, services.config.server.trustProxy),
     subject,
   });
   if (refusal) fail(refusal);
@@ -94,7 +94,7 @@ const errors = {
  * lookups and SM2's (src/compat/red5sm2) both go through here.
  */
 export function lookupRegions(
-  s: Services,
+  services: Services,
   ctx: Ctx,
   handle: GroupHandle,
   q: { requested?: string | undefined; clientIp?: string | undefined; strict?: boolean | undefined },
@@ -103,9 +103,9 @@ export function lookupRegions(
   let location = null;
   if (q.clientIp !== undefined) {
     if (isIP(q.clientIp) === 0) throw problems.validation([{ path: 'query.clientIp', message: 'must be an IPv4 or IPv6 address' }]);
-    location = s.locator.locate(q.clientIp);
+    location = services.locator.locate(q.clientIp);
   } else {
-    location = s.locator.locate(clientAddress(ctx, s.config.server.trustProxy));
+    location = services.locator.locate(clientAddress(ctx, services.config.server.trustProxy));
   }
   const order = regionOrder(handle.group, { ...(q.requested ? { requested: q.requested.split(',') } : {}), location, strict: q.strict === true });
   if (!order.ok) {
@@ -125,34 +125,34 @@ export function lookupRegions(
  * region order, the group's admission webhook, the group actor's choice, and the admission token
  * and URL for the node chosen. `endpoint` labels the lookup metric.
  */
-export async function chooseNode(ctx: Ctx, s: Services, group: string, kind: LookupKind, stream: string, q: RoutingQuery, endpoint: string): Promise<Assignment & Admitted> {
+export async function chooseNode(ctx: Ctx, services: Services, group: string, kind: LookupKind, stream: string, query: RoutingQuery, endpoint: string): Promise<Assignment & Admitted> {
   const started = performance.now();
   let result = 'OK';
   try {
     const claims = ctx.state.user!;
-    const wait = s.lookupRate.take(claims.sub, claims.role);
+    const wait = services.lookupRate.take(claims.sub, claims.role);
     if (wait > 0) {
       throw new Problem(429, 'RATE_LIMITED', `this token has used its lookups per second (limits.lookups.${claims.role}); slow down`, { retryAfter: Math.max(1, Math.ceil(wait / 1000)) });
     }
-    const handle = groupOr404(s, group);
-    const regions = lookupRegions(s, ctx, handle, { requested: q.region, clientIp: q.clientIp, strict: q.strict });
+    const handle = groupOr404(services, group);
+    const regions = lookupRegions(services, ctx, handle, { requested: query.region, clientIp: query.clientIp, strict: query.strict });
     const action = kind === 'subscribe' ? 'play' : 'publish';
-    await askTheApp(s, ctx, handle, action, stream, q.credential, claims.sub, q.clientIp);
+    await askTheApp(services, ctx, handle, action, stream, query.credential, claims.sub, query.clientIp);
     const outcome = await handle.lookup(kind, stream, regions, claims.sub);
     if (!outcome.ok) fail(outcome);
-    return { ...outcome.node, ...admitted(s, handle, outcome.node, action, stream) };
+    return { ...outcome.node, ...admitted(services, handle, outcome.node, action, stream) };
   } catch (err) {
     result = toProblem(err).code;
     throw err;
   } finally {
-    s.metrics.lookup({ endpoint, result }).observe((performance.now() - started) / 1000);
+    services.metrics.lookup({ endpoint, result }).observe((performance.now() - started) / 1000);
   }
 }
 
-export function lookupRoutes(s: Services): RouteDef[] {
-  const lookup = (ctx: Ctx, group: string, kind: LookupKind, stream: string, q: RoutingQuery, endpoint: string) => chooseNode(ctx, s, group, kind, stream, q, endpoint);
+export function lookupRoutes(services: Services): RouteDef[] {
+  const lookup = (ctx: Ctx, group: string, kind: LookupKind, stream: string, query: RoutingQuery, endpoint: string) => chooseNode(ctx, services, group, kind, stream, query, endpoint);
 
-  const scope = (group: string) => s.actors.group(group)?.group.scope ?? 'live';
+  const scope = (group: string) => services.actors.group(group)?.group.scope ?? 'live';
   const basic = (a: Assignment & Admitted, group: string, name: string) => ({
     serverAddress: a.serverAddress,
     scope: scope(group),
@@ -208,7 +208,7 @@ export function lookupRoutes(s: Services): RouteDef[] {
         query: LiveLookupQuery,
         responses: { 200: { description: 'the node to connect to', schema: ServerAssignmentWithListener }, ...errors },
         async handle(ctx, { params, query }) {
-          const group = query.nodeGroup ?? s.config.defaultNodeGroup;
+          const group = query.nodeGroup ?? services.config.defaultNodeGroup;
           const a = await lookup(ctx, group, kind, params.streamName, query, `live:${kind}`);
           ctx.body = { ...basic(a, group, params.streamName), port: a.listener.port, protocol: a.listener.protocol };
         },

@@ -45,7 +45,7 @@ function settled(change: Change) {
   return withoutSecrets(change.group);
 }
 
-export function nodeGroupRoutes(s: Services): RouteDef[] {
+export function nodeGroupRoutes(services: Services): RouteDef[] {
   const countsOf = async (h: GroupHandle) => (h.ready ? await h.call('counts').catch(() => null) : null);
   return [
     route({
@@ -61,7 +61,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
       responses: { 200: { description: 'a page of node groups, by name', schema: Type.Array(NodeGroupSummary) }, 401: problemResponse('UNAUTHORIZED'), 403: problemResponse('FORBIDDEN') },
       async handle(ctx, { query }) {
         const limit = query.limit ?? 100;
-        const sorted = [...s.actors.groups.values()].filter((h) => query.after === undefined || h.name > query.after).sort((a, b) => (a.name < b.name ? -1 : 1));
+        const sorted = [...services.actors.groups.values()].filter((h) => query.after === undefined || h.name > query.after).sort((a, b) => (a.name < b.name ? -1 : 1));
         const handles = page(ctx, sorted.slice(0, limit + 1), limit, (h) => h.name);
         ctx.body = await Promise.all(handles.map(async (h) => summary(h, await countsOf(h))));
       },
@@ -86,10 +86,10 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         503: problemResponse("NOT_READY (with Retry-After): the group's actor is restarting"),
       },
       async handle(ctx, { params, query }) {
-        const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
+        const handle = groupOr404(services, params.nodeGroupName, { includeDeleting: true });
         const limit = query.limit ?? 100;
         const [counts, detail] = await Promise.all([handle.call('counts'), handle.call('detail', query.after, limit + 1)]);
-        const now = s.now();
+        const now = services.now();
         const scaling = rulesAt(handle.group.rules, handle.group.schedules, now).map((rule) => {
           const here = counts.nodes.filter((n) => n.region === rule.region && n.role === rule.role);
           const count = (pred: (state: string) => boolean) => here.filter((n) => pred(n.state)).reduce((a, n) => a + n.count, 0);
@@ -133,7 +133,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         503: problemResponse('STORE_UNAVAILABLE (with Retry-After): the disk refused the write; nothing was changed'),
       },
       async handle(ctx, { body }) {
-        const group = settled(await s.registry.create(body));
+        const group = settled(await services.registry.create(body));
         ctx.status = 201;
         ctx.set('Location', `/as/v1/nodegroups/${group.name}`);
         ctx.body = group;
@@ -159,7 +159,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         503: problemResponse("NOT_READY (the group's actor is restarting) or STORE_UNAVAILABLE, with Retry-After; nothing was changed"),
       },
       async handle(ctx, { params, body }) {
-        ctx.body = settled(await s.registry.replace(params.nodeGroupName, body));
+        ctx.body = settled(await services.registry.replace(params.nodeGroupName, body));
       },
     }),
     route({
@@ -178,7 +178,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         503: problemResponse('STORE_UNAVAILABLE (with Retry-After): the disk refused the write; nothing was changed'),
       },
       async handle(ctx, { params }) {
-        settled(await s.registry.remove(params.nodeGroupName));
+        settled(await services.registry.remove(params.nodeGroupName));
         ctx.status = 202;
         ctx.body = { name: params.nodeGroupName, status: 'deleting' };
       },
@@ -207,7 +207,7 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
           503: problemResponse("NOT_READY (the group's actor is restarting) or STORE_UNAVAILABLE, with Retry-After"),
         },
         async handle(ctx, { params }) {
-          const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
+          const handle = groupOr404(services, params.nodeGroupName, { includeDeleting: true });
           if (!(await handle.call('hasNode', params.nodeId))) throw problems.notFound('NODE_NOT_FOUND', `node '${params.nodeId}' is not in node group '${params.nodeGroupName}'`);
           const result = await handle.call('nodeEvent', params.nodeId, { type: action }, Date.now());
           if (!result.ok) throw new Problem(409, 'NODE_STATE_CONFLICT', result.reason);
@@ -235,11 +235,11 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         503: problemResponse("NOT_READY (with Retry-After): the group's actor is restarting"),
       },
       async handle(ctx, { params }) {
-        const handle = groupOr404(s, params.nodeGroupName);
+        const handle = groupOr404(services, params.nodeGroupName);
         if (!(await handle.call('hasNode', params.nodeId))) throw problems.notFound('NODE_NOT_FOUND', `node '${params.nodeId}' is not in node group '${params.nodeGroupName}'`);
-        const ttl = s.config.auth.nodeTokenTtl;
-        const gen = s.nodeTokens.generation(params.nodeGroupName, params.nodeId);
-        ctx.body = { accessToken: s.signer.nodeToken(params.nodeGroupName, params.nodeId, ttl, gen), tokenType: 'Bearer', expiresIn: Math.floor(ttl / 1000) };
+        const ttl = services.config.auth.nodeTokenTtl;
+        const gen = services.nodeTokens.generation(params.nodeGroupName, params.nodeId);
+        ctx.body = { accessToken: services.signer.nodeToken(params.nodeGroupName, params.nodeId, ttl, gen), tokenType: 'Bearer', expiresIn: Math.floor(ttl / 1000) };
       },
     }),
     route({
@@ -261,9 +261,9 @@ export function nodeGroupRoutes(s: Services): RouteDef[] {
         503: problemResponse("NOT_READY (the group's actor is restarting) or STORE_UNAVAILABLE, with Retry-After"),
       },
       async handle(ctx, { params }) {
-        const handle = groupOr404(s, params.nodeGroupName, { includeDeleting: true });
+        const handle = groupOr404(services, params.nodeGroupName, { includeDeleting: true });
         if (!(await handle.call('hasNode', params.nodeId))) throw problems.notFound('NODE_NOT_FOUND', `node '${params.nodeId}' is not in node group '${params.nodeGroupName}'`);
-        const generation = await s.nodeTokens.revoke(params.nodeGroupName, params.nodeId);
+        const generation = await services.nodeTokens.revoke(params.nodeGroupName, params.nodeId);
         ctx.log.info({ group: params.nodeGroupName, nodeId: params.nodeId, generation }, 'node tokens revoked');
         ctx.body = { nodeId: params.nodeId, generation };
       },

@@ -7,7 +7,7 @@ import { withAdmission } from '../../admission/orders.js';
 import { NodeIdParam } from '../../schemas/api.js';
 import { HeartbeatReplySchema, HeartbeatSchema, type Heartbeat } from '../../schemas/heartbeat.js';
 import { compile } from '../../schemas/validate.js';
-import { NodeChannels, type Beat } from '../node-channel.js';
+import { NodeChannels, type HeartbeatAnswer } from '../node-channel.js';
 import { problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { upgradeOf } from '../server.js';
@@ -16,48 +16,48 @@ import { EXAMPLE_ORIGIN, exampleHeartbeat } from '../examples.js';
 
 const EVENTS_PATH = '/as/v1/nodes/{nodeId}/events';
 
-export function nodeRoutes(s: Services): RouteDef[] {
+export function nodeRoutes(services: Services): RouteDef[] {
   const ownNode = (claims: Claims, nodeId: string) => {
     if (claims.nodeId !== nodeId) throw problems.forbidden(`this token belongs to node '${claims.nodeId}', not '${nodeId}'`);
   };
   const notFound = (claims: Claims) => problems.notFound('NODE_NOT_FOUND', `node '${claims.nodeId}' is not in node group '${claims.nodeGroup}'`);
 
-  async function beat(claims: Claims, body: Heartbeat): Promise<Beat> {
+  async function beat(claims: Claims, body: Heartbeat): Promise<HeartbeatAnswer> {
     // A channel's claims were checked when it opened: a revocation since must stop it too.
-    if (s.nodeTokens.revoked(claims)) throw problems.badToken("this node's tokens were revoked");
-    const handle = s.actors.group(claims.nodeGroup!);
+    if (services.nodeTokens.revoked(claims)) throw problems.badToken("this node's tokens were revoked");
+    const handle = services.actors.group(claims.nodeGroup!);
     if (!handle) throw notFound(claims);
     const answered = await handle.heartbeat(claims.nodeId!, body);
     if (!answered) throw notFound(claims);
-    let reply = withAdmission(answered, s.admission.issuer, handle.name, handle.group.admission, claims.nodeId!);
-    const ttl = s.config.auth.nodeTokenTtl;
-    const now = s.now();
+    let reply = withAdmission(answered, services.admission.issuer, handle.name, handle.group.admission, claims.nodeId!);
+    const ttl = services.config.auth.nodeTokenTtl;
+    const now = services.now();
     // Cluster mode: where the agent may go when this instance does.
-    if (s.cluster) reply = { ...reply, controlPlanes: s.cluster.urls() };
+    if (services.cluster) reply = { ...reply, controlPlanes: services.cluster.urls() };
     if (claims.exp * 1000 - now >= ttl / 2) return { reply };
     // As jsonwebtoken counts it: whole seconds from now.
     const exp = Math.floor(now / 1000) + Math.max(1, Math.floor(ttl / 1000));
-    return { reply: { ...reply, token: s.signer.nodeToken(claims.nodeGroup!, claims.nodeId!, ttl, s.nodeTokens.generation(claims.nodeGroup!, claims.nodeId!)) }, exp };
+    return { reply: { ...reply, token: services.signer.nodeToken(claims.nodeGroup!, claims.nodeId!, ttl, services.nodeTokens.generation(claims.nodeGroup!, claims.nodeId!)) }, exp };
   }
 
   const channels = new NodeChannels({
     beat,
     event: compile<Heartbeat>(HeartbeatSchema),
-    maxPayload: s.config.server.bodyLimit,
+    maxPayload: services.config.server.bodyLimit,
     // A channel that quiet has a frozen peer, whose node went FAULT long before; a group that
     // heartbeats more slowly than the setting still keeps its channels between heartbeats.
-    idleMs: (claims) => Math.max(s.config.server.channelIdleTimeout, 3 * (s.actors.group(claims.nodeGroup!)?.group.timing.heartbeatMs ?? 0)),
-    stopping: s.stopping,
-    closeGraceMs: Math.min(2000, s.config.server.shutdownTimeout),
-    log: s.log,
-    now: s.now,
-    observe: (result) => s.metrics.channelMessage({ result }).inc(),
+    idleMs: (claims) => Math.max(services.config.server.channelIdleTimeout, 3 * (services.actors.group(claims.nodeGroup!)?.group.timing.heartbeatMs ?? 0)),
+    stopping: services.stopping,
+    closeGraceMs: Math.min(2000, services.config.server.shutdownTimeout),
+    log: services.log,
+    now: services.now,
+    observe: (result) => services.metrics.channelMessage({ result }).inc(),
   });
-  s.metrics.trackChannels(
+  services.metrics.trackChannels(
     () => channels.size,
     () => channels.backlogHighWater,
   );
-  s.nodeTokens.onRevoke((group, nodeId) => channels.close(group, nodeId, 'REVOKED'));
+  services.nodeTokens.onRevoke((group, nodeId) => channels.close(group, nodeId, 'REVOKED'));
 
   const nodeParams = Type.Object({ nodeId: NodeIdParam });
   const refusals = {
@@ -113,7 +113,7 @@ export function nodeRoutes(s: Services): RouteDef[] {
       handle(ctx, { params }) {
         const claims = ctx.state.user!;
         ownNode(claims, params.nodeId);
-        if (!s.actors.group(claims.nodeGroup!)) throw notFound(claims);
+        if (!services.actors.group(claims.nodeGroup!)) throw notFound(claims);
         channels.accept(ctx.req, upgradeOf(ctx.req), claims, ctx.requestId);
         ctx.status = 101;
         ctx.respond = false;

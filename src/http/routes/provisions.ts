@@ -3,7 +3,7 @@ import Type from 'typebox';
 import type { Provision } from '../../domain/records.js';
 import { unknownRegion } from '../../domain/regions.js';
 import { GroupName, PageQuery, ProvisionBody, StoredProvision, StreamName } from '../../schemas/api.js';
-import type { FieldProblem } from '../problem.js';
+import type { FieldProblem } from '../../schemas/problem.js';
 import { problems } from '../problem.js';
 import { problemResponse, route, type RouteDef } from '../route.js';
 import { fail, groupOr404, iso, page, type Services } from '../services.js';
@@ -42,10 +42,10 @@ const errors = {
   503: problemResponse("NOT_READY (the group's actor is restarting) or STORE_UNAVAILABLE (a write the disk refused; nothing was changed), with Retry-After"),
 };
 
-export function provisionRoutes(s: Services): RouteDef[] {
+export function provisionRoutes(services: Services): RouteDef[] {
   /** The region against the group's, named with the schema's findings; the actor checks again. */
   const regionOfGroup = (params: Record<string, string>, body: unknown): FieldProblem[] => {
-    const group = params.nodeGroup ? s.actors.group(params.nodeGroup)?.group : undefined;
+    const group = params.nodeGroup ? services.actors.group(params.nodeGroup)?.group : undefined;
     const region = (body as { region?: unknown } | null)?.region;
     const problem = group && typeof region === 'string' ? unknownRegion(group.regions, region) : null;
     return problem ? [{ path: 'body.region', message: problem }] : [];
@@ -68,7 +68,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       against: regionOfGroup,
       responses: { 201: { description: 'the stored provision', schema: StoredProvision }, ...errors, 409: problemResponse('PROVISION_EXISTS') },
       async handle(ctx, { params, body }) {
-        const result = await groupOr404(s, params.nodeGroup).call('putProvision', body, 'create');
+        const result = await groupOr404(services, params.nodeGroup).call('putProvision', body, 'create');
         if (!result.ok) fail(result);
         ctx.status = 201;
         ctx.set('Location', `/as/v1/provision/${params.nodeGroup}/${body.streamName}`);
@@ -89,7 +89,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       responses: { 200: { description: 'a page of provisions', schema: Type.Array(StoredProvision) }, ...errors },
       async handle(ctx, { params, query }) {
         const limit = query.limit ?? 100;
-        const list = await groupOr404(s, params.nodeGroup).call('listProvisions', query.after, limit + 1);
+        const list = await groupOr404(services, params.nodeGroup).call('listProvisions', query.after, limit + 1);
         ctx.body = page(ctx, list, limit, (p) => p.streamName).map((p) => view(params.nodeGroup, p));
       },
     }),
@@ -105,7 +105,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       params: OneParams,
       responses: { 200: { description: 'the provision', schema: StoredProvision }, ...errors },
       async handle(ctx, { params }) {
-        const p = await groupOr404(s, params.nodeGroup).call('getProvision', params.streamName);
+        const p = await groupOr404(services, params.nodeGroup).call('getProvision', params.streamName);
         if (!p) throw problems.notFound('PROVISION_NOT_FOUND', `stream '${params.streamName}' has no provision in node group '${params.nodeGroup}'`);
         ctx.body = view(params.nodeGroup, p);
       },
@@ -128,7 +128,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
         if (body.streamName !== params.streamName) {
           throw problems.validation([{ path: 'body.streamName', message: `must be the stream name of the path ('${params.streamName}')` }]);
         }
-        const result = await groupOr404(s, params.nodeGroup).call('putProvision', body, 'replace');
+        const result = await groupOr404(services, params.nodeGroup).call('putProvision', body, 'replace');
         if (!result.ok) fail(result);
         ctx.body = view(params.nodeGroup, result.provision);
       },
@@ -145,7 +145,7 @@ export function provisionRoutes(s: Services): RouteDef[] {
       params: OneParams,
       responses: { 204: { description: 'deleted' }, ...errors },
       async handle(ctx, { params }) {
-        const result = await groupOr404(s, params.nodeGroup).call('deleteProvision', params.streamName);
+        const result = await groupOr404(services, params.nodeGroup).call('deleteProvision', params.streamName);
         if (!result.ok) fail(result);
         ctx.status = 204;
       },

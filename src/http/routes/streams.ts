@@ -10,7 +10,7 @@ import { EXAMPLE_GROUP } from '../examples.js';
 
 const view = (v: StreamView) => ({ ...v, boundAt: iso(v.boundAt), since: iso(v.since) });
 
-export function streamRoutes(s: Services): RouteDef[] {
+export function streamRoutes(services: Services): RouteDef[] {
   return [
     route({
       method: 'GET',
@@ -31,7 +31,7 @@ export function streamRoutes(s: Services): RouteDef[] {
       },
       async handle(ctx, { query }) {
         const limit = query.limit ?? 100;
-        const groups = query.nodeGroup ? [groupOr404(s, query.nodeGroup)] : [...s.actors.groups.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+        const groups = query.nodeGroup ? [groupOr404(services, query.nodeGroup)] : [...services.actors.groups.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
         const slash = query.after?.indexOf('/') ?? -1;
         const afterGroup = query.after === undefined ? undefined : slash < 0 ? query.after : query.after.slice(0, slash);
         const afterStream = slash < 0 ? undefined : query.after!.slice(slash + 1);
@@ -63,7 +63,7 @@ export function streamRoutes(s: Services): RouteDef[] {
         503: problemResponse('NOT_READY'),
       },
       async handle(ctx, { params }) {
-        const stats = await groupOr404(s, params.nodeGroup).call('streamStats', params.streamName);
+        const stats = await groupOr404(services, params.nodeGroup).call('streamStats', params.streamName);
         if (!stats) throw problems.notFound('STREAM_NOT_FOUND', `stream '${params.streamName}' is not bound in node group '${params.nodeGroup}'`);
         ctx.body = stats;
       },
@@ -86,7 +86,7 @@ export function streamRoutes(s: Services): RouteDef[] {
         503: problemResponse('NOT_READY or STORE_UNAVAILABLE'),
       },
       async handle(ctx, { params }) {
-        const result = await groupOr404(s, params.nodeGroup).call('endStream', params.streamName);
+        const result = await groupOr404(services, params.nodeGroup).call('endStream', params.streamName);
         if (!result.ok) fail(result);
         ctx.status = 204;
       },

@@ -20,10 +20,10 @@ export const MAX_EVENT_STREAMS = 64;
 /** Events a stream's client has left unread past this: it is not reading, and is let go. */
 const MAX_UNREAD_BYTES = 1 << 20;
 
-export function systemRoutes(s: Services): RouteDef[] {
+export function systemRoutes(services: Services): RouteDef[] {
   let open = 0;
-  s.metrics.trackEventStreams(() => open);
-  s.metrics.trackEventLog(() => s.events.waiting);
+  services.metrics.trackEventStreams(() => open);
+  services.metrics.trackEventLog(() => services.events.waiting);
   return [
     route({
       method: 'GET',
@@ -61,10 +61,10 @@ export function systemRoutes(s: Services): RouteDef[] {
         503: problemResponse('NOT_READY'),
       },
       handle(ctx) {
-        const groups = Object.fromEntries([...s.actors.groups.values()].map((g) => [g.name, g.ready]));
-        const c = s.cluster;
-        const owners = c ? Object.fromEntries([...s.actors.groups.keys()].map((name) => [name, c.owner(name)])) : undefined;
-        if (!s.ready()) {
+        const groups = Object.fromEntries([...services.actors.groups.values()].map((g) => [g.name, g.ready]));
+        const c = services.cluster;
+        const owners = c ? Object.fromEntries([...services.actors.groups.keys()].map((name) => [name, c.owner(name)])) : undefined;
+        if (!services.ready()) {
           const why = c && !c.connected() ? 'NATS is not reachable; ' : '';
           throw problems.notReady(`not ready: ${why}${JSON.stringify(owners ?? groups)}`);
         }
@@ -86,8 +86,8 @@ export function systemRoutes(s: Services): RouteDef[] {
       access: 'metrics',
       responses: { 200: { description: 'text exposition format', schema: Type.String(), contentType: 'text/plain; version=0.0.4' } },
       async handle(ctx) {
-        ctx.type = s.metrics.registry.contentType;
-        ctx.body = await s.metrics.registry.metrics();
+        ctx.type = services.metrics.registry.contentType;
+        ctx.body = await services.metrics.registry.metrics();
       },
     }),
     route({
@@ -101,7 +101,7 @@ export function systemRoutes(s: Services): RouteDef[] {
       access: 'public',
       responses: { 200: { description: 'OpenAPI 3.1', schema: Type.Object({}, { additionalProperties: true }) } },
       handle(ctx) {
-        ctx.body = s.openapi();
+        ctx.body = services.openapi();
       },
     }),
     route({
@@ -139,7 +139,7 @@ export function systemRoutes(s: Services): RouteDef[] {
           open--;
           unsubscribe();
           clearInterval(keepAlive);
-          s.stopping.removeEventListener('abort', end);
+          services.stopping.removeEventListener('abort', end);
           ctx.req.socket.off('end', end).off('close', end);
           stream.end();
           gone();
@@ -158,11 +158,11 @@ export function systemRoutes(s: Services): RouteDef[] {
         ctx.type = 'text/event-stream';
         ctx.set('X-Accel-Buffering', 'no');
         ctx.body = stream;
-        stream.write(`: switchyard events, last id ${s.events.last}\n\n`);
+        stream.write(`: switchyard events, last id ${services.events.last}\n\n`);
         // A replay goes page by page, each once the client has read the last: everything the log
         // holds after `since`, then the live events (src/events/resume.ts).
         const room = () => (ended ? goneAt : stream.writableNeedDrain ? Promise.race([new Promise<true>((r) => stream.once('drain', () => r(true))), goneAt]) : Promise.resolve(true));
-        unsubscribe = follow(s.events, since, { send, room, overflow: end });
+        unsubscribe = follow(services.events, since, { send, room, overflow: end });
         keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
         // The response's close, and the socket's end: a request that came as an upgrade (any
         // Upgrade header) has left Node's HTTP parser, which would otherwise notice the client go,
@@ -171,7 +171,7 @@ export function systemRoutes(s: Services): RouteDef[] {
         ctx.req.socket.once('end', end);
         ctx.req.socket.once('close', end);
         stream.once('close', end);
-        s.stopping.addEventListener('abort', end, { once: true });
+        services.stopping.addEventListener('abort', end, { once: true });
       },
     }),
   ];

@@ -32,8 +32,8 @@ export interface TerraformStateBackend {
 const MAX_STATE_BYTES = 64 << 20;
 const ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function mountTerraformState(router: Router<AppState, AppContextExtras>, s: Services): void {
-  const b = s.terraformState;
+export function mountTerraformState(router: Router<AppState, AppContextExtras>, services: Services): void {
+  const b = services.terraformState;
   if (!b) return;
   const koa = (route: string) => route.replace('{nodeGroup}', ':nodeGroup');
 
@@ -46,7 +46,7 @@ export function mountTerraformState(router: Router<AppState, AppContextExtras>, 
         headers: { 'WWW-Authenticate': 'Basic realm="switchyard-terraform"' },
       });
     }
-    if (!isName(group) || !s.actors.group(group)) throw problems.notFound('NODE_GROUP_NOT_FOUND', `node group '${group.slice(0, 40)}' does not exist`);
+    if (!isName(group) || !services.actors.group(group)) throw problems.notFound('NODE_GROUP_NOT_FOUND', `node group '${group.slice(0, 40)}' does not exist`);
     try {
       await handle(ctx, group);
     } catch (err) {
@@ -69,7 +69,7 @@ export function mountTerraformState(router: Router<AppState, AppContextExtras>, 
   };
 
   const lockInfo = async (ctx: Ctx): Promise<LockInfo> => {
-    const info = (await readJsonBody(ctx, s.config.server.bodyLimit)) as Partial<LockInfo> | null;
+    const info = (await readJsonBody(ctx, services.config.server.bodyLimit)) as Partial<LockInfo> | null;
     if (!info || typeof info !== 'object' || typeof info.ID !== 'string' || !ID_RE.test(info.ID)) {
       throw problems.validation([{ path: 'body.ID', message: "must be Terraform's lock id" }]);
     }

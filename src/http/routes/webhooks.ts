@@ -18,13 +18,13 @@ const errors = {
 };
 const example = { url: 'http://127.0.0.1:9000/switchyard', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', events: ['stream.*', 'node.state'] };
 
-export function webhookRoutes(s: Services): RouteDef[] {
+export function webhookRoutes(services: Services): RouteDef[] {
   const settled = (r: WebhookView | Failure): WebhookView => {
     if ('ok' in r) fail(r);
     return r as WebhookView;
   };
   const checked = <T extends { url: string; allowLinkLocal: boolean }>(body: T) => {
-    const why = s.webhooks.problem(body as never);
+    const why = services.webhooks.problem(body as never);
     if (why) throw problems.validation([{ path: `body.${why.path}`, message: why.message }]);
     return body;
   };
@@ -40,7 +40,7 @@ export function webhookRoutes(s: Services): RouteDef[] {
       access: 'admin',
       responses: { 200: { description: 'the endpoints', schema: Type.Array(WebhookViewSchema) }, ...errors },
       async handle(ctx) {
-        ctx.body = s.webhooks.list();
+        ctx.body = services.webhooks.list();
       },
     }),
     route({
@@ -56,7 +56,7 @@ export function webhookRoutes(s: Services): RouteDef[] {
       body: WebhookSchema,
       responses: { 201: { description: 'the endpoint', schema: WebhookViewSchema }, 409: problemResponse('WEBHOOK_EXISTS or WEBHOOK_LIMIT'), ...errors },
       async handle(ctx, { body }) {
-        const view = settled(await s.webhooks.create(checked(body)));
+        const view = settled(await services.webhooks.create(checked(body)));
         ctx.status = 201;
         ctx.set('Location', `/as/v1/webhooks/${view.id}`);
         ctx.body = view;
@@ -75,7 +75,7 @@ export function webhookRoutes(s: Services): RouteDef[] {
       params: IdParams,
       responses: { 200: { description: 'the endpoint', schema: WebhookViewSchema }, 404: problemResponse('WEBHOOK_NOT_FOUND'), ...errors },
       async handle(ctx, { params }) {
-        const view = s.webhooks.get(params.id);
+        const view = services.webhooks.get(params.id);
         if (!view) throw problems.notFound('WEBHOOK_NOT_FOUND', `no webhook '${params.id}'`);
         ctx.body = view;
       },
@@ -94,7 +94,7 @@ export function webhookRoutes(s: Services): RouteDef[] {
       responses: { 200: { description: 'the endpoint', schema: WebhookViewSchema }, 404: problemResponse('WEBHOOK_NOT_FOUND'), 409: problemResponse('WEBHOOK_FROM_CONFIG'), ...errors },
       async handle(ctx, { params, body }) {
         if (body.id !== undefined && body.id !== params.id) throw problems.validation([{ path: 'body.id', message: `must be the path's id ('${params.id}')` }]);
-        ctx.body = settled(await s.webhooks.replace(params.id, checked(body)));
+        ctx.body = settled(await services.webhooks.replace(params.id, checked(body)));
       },
     }),
     route({
@@ -109,7 +109,7 @@ export function webhookRoutes(s: Services): RouteDef[] {
       params: IdParams,
       responses: { 204: { description: 'removed' }, 404: problemResponse('WEBHOOK_NOT_FOUND'), 409: problemResponse('WEBHOOK_FROM_CONFIG'), ...errors },
       async handle(ctx, { params }) {
-        const r = await s.webhooks.remove(params.id);
+        const r = await services.webhooks.remove(params.id);
         if (!r.ok) fail(r);
         ctx.status = 204;
       },

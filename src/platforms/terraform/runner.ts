@@ -20,6 +20,7 @@ import { backendEnv, httpBackend, type BackendSettings } from './backend.js';
 import { ApplyStream, nodeAddresses, nodesInState, type NodeAddress, type Progress } from './messages.js';
 import { hashDir } from './modules.js';
 import { FIXED_ENV, moduleNamed, SECRET_ENV, terraformProblems, type ModuleInfo, type TerraformModules } from '../../policy/terraform/requests.js';
+import { readablePath } from '../../schemas/validate.js';
 import { readVariables, renderInputs, renderRoot, renderVariables, type NodeVars } from './render.js';
 
 /** Arms a timeout: `fire` after `ms` unless the returned function cancels it. Injected by tests. */
@@ -241,7 +242,7 @@ export class TerraformRunner {
       this.o.modules,
     );
     if (!module || problems.length > 0) {
-      throw new TerraformError(`refused to run: ${problems.map((p) => `${p.pointer.slice(1).replace(/\//g, '.')} ${p.message}`).join('; ')}`);
+      throw new TerraformError(`refused to run: ${problems.map((p) => `${readablePath(p.pointer)} ${p.message}`).join('; ')}`);
     }
     const target = join(this.o.dir, 'modules', module.name);
     const inputs = renderInputs(this.group, this.o.pinned(module));

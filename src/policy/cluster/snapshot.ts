@@ -170,41 +170,41 @@ function linked<E>(from: number, batch: ReadonlyArray<Logged<E>>): number {
  * instead). The snapshot may move on while it is read (another one published, the log purged
  * further): the gap after it shows, and the newer one is taken, up to `attempts` times.
  */
-export async function catchUp<E>(r: ReplicaPort<E>, o: { restore: boolean; attempts?: number }): Promise<CaughtUp> {
-  const attempts = o.attempts ?? 5;
+export async function catchUp<E>(replica: ReplicaPort<E>, options: { restore: boolean; attempts?: number }): Promise<CaughtUp> {
+  const attempts = options.attempts ?? 5;
   let entries = 0;
   let restored = 0;
-  let target = await r.tail();
-  let from = r.applied();
+  let target = await replica.tail();
+  let from = replica.applied();
   // The copy is of a log that is gone (a group deleted, and made again under its name).
   if (from > target) {
-    await r.reset();
-    from = r.applied();
+    await replica.reset();
+    from = replica.applied();
   }
   for (;;) {
     while (from < target) {
-      const batch = await r.read(from, target);
+      const batch = await replica.read(from, target);
       if (batch.length === 0) throw new Error(`the log did not deliver entries after ${from} (up to ${target})`);
-      const n = linked(from, batch);
-      if (n > 0) {
-        await r.apply(batch.slice(0, n));
-        entries += n;
-        from = batch[n - 1]!.seq;
+      const linkedCount = linked(from, batch);
+      if (linkedCount > 0) {
+        await replica.apply(batch.slice(0, linkedCount));
+        entries += linkedCount;
+        from = batch[linkedCount - 1]!.seq;
       }
-      if (n === batch.length) continue;
-      if (!o.restore) throw new Gap(from, batch[n]!.seq);
+      if (linkedCount === batch.length) continue;
+      if (!options.restore) throw new Gap(from, batch[linkedCount]!.seq);
       if (restored >= attempts) throw new Error(`the log's snapshots moved on ${attempts} times while one was read`);
-      const snap = await r.snapshot();
+      const snap = await replica.snapshot();
       // Purges follow publication and the published sequence only grows: a gap no snapshot covers is a log that lost entries.
       if (!snap || snap.seq <= from) throw new Error(`the log has a gap after ${from} that no published snapshot covers`);
       restored += 1;
-      await r.restore(snap);
+      await replica.restore(snap);
       // Gone meanwhile (or restored): go on from what the copy holds now; a gap shows again if need be.
-      from = r.applied();
+      from = replica.applied();
     }
     // A snapshot may have taken the copy past the tail read at the start: read it again.
     if (restored === 0) break;
-    const now = await r.tail();
+    const now = await replica.tail();
     if (now <= from) break;
     target = now;
   }

@@ -91,8 +91,8 @@ export function afterActuation(memory: PlannerMemory, action: Actuated, now: num
   const requested = new Map(memory.requested);
   if (startsCooldown(action)) lastScaled.set(key, now);
   if (action.type === 'create' && action.trigger === 'request') {
-    const kept = (requested.get(key) ?? []).filter((r) => now - r.at < REQUESTS_KEPT_MS).slice(-(REQUESTS_KEPT - 1));
-    requested.set(key, [...kept, { at: now, count: action.count }]);
+    const recent = (requested.get(key) ?? []).filter((r) => now - r.at < REQUESTS_KEPT_MS).slice(-(REQUESTS_KEPT - 1));
+    requested.set(key, [...recent, { at: now, count: action.count }]);
   }
   return { ...memory, lastScaled, requested };
 }

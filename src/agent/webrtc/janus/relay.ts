@@ -14,6 +14,7 @@ import { STREAM_NAME_RE } from '../../../domain/vocabulary.js';
 import { ipToInt, isIPv4 } from '../../../policy/network/ipv4.js';
 import { EngineRefusal, type ParentLink } from '../engine.js';
 import type { MountpointPorts } from './gateway.js';
+import { PROBLEM_CONTENT_TYPE, problemJson, statusProblem } from '../../../schemas/problem.js';
 
 export const RELAY_PATH = '/relay/janus/';
 export const RELAY_LEASE_MS = 30_000;
@@ -74,8 +75,8 @@ export function parseRelayTarget(body: unknown): RelayTarget | string {
 
 /** Answers a problem document; true (the request was answered). */
 function problem(res: ServerResponse, status: number, detail: string): true {
-  res.writeHead(status, { 'content-type': 'application/problem+json' });
-  res.end(JSON.stringify({ type: 'about:blank', title: detail, status, detail }));
+  res.writeHead(status, { 'content-type': PROBLEM_CONTENT_TYPE });
+  res.end(problemJson(statusProblem(status, detail)));
   return true;
 }
 

@@ -1,0 +1,14 @@
+// Ports for programs a test starts itself (a webhook receiver, nats-server, a second service).
+import { createServer } from 'node:net';
+
+/** A port nobody listens on now (the kernel's choice). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
