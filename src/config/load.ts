@@ -2,7 +2,7 @@
 // into the shape the service runs on. Any problem stops the start with every bad field named,
 // with its value and what was expected. Each node group is checked by node-group.ts.
 import { outboundUrlProblem } from '../policy/outbound-url.js';
-import { KEPT_SECRET } from './secrets.js';
+import { SECRET_PLACEHOLDER } from './secrets.js';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigSchema, type ConfigInput } from './schema.js';
@@ -186,7 +186,7 @@ function settingsProblems(input: ConfigInput, secrets: ReturnType<typeof environ
   input.webhooks.forEach((w, i) => {
     const why = outboundUrlProblem(w.url, { allowLinkLocal: w.allowLinkLocal });
     if (why) problems.push(`webhooks[${i}].url = ${show(w.url)}: ${why}`);
-    if (w.secret === KEPT_SECRET) problems.push(`webhooks[${i}].secret: the API's marker, not a secret; give the endpoint's secret`);
+    if (w.secret === SECRET_PLACEHOLDER) problems.push(`webhooks[${i}].secret: the API's marker, not a secret; give the endpoint's secret`);
     const id = w.id ?? w.url;
     if (hookIds.has(id)) problems.push(`webhooks[${i}]: another webhook has this ${w.id ? 'id' : 'URL'} (give each an id)`);
     hookIds.add(id);

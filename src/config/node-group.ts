@@ -11,7 +11,7 @@ import { compileExpression, ExpressionError, type Kind } from '../policy/express
 import { ruleKey } from '../domain/scaling.js';
 import { outboundUrlProblem } from '../policy/outbound-url.js';
 import { NetnsPlanError, netnsPlan } from '../policy/network/netns-plan.js';
-import { KEPT_SECRET } from './secrets.js';
+import { SECRET_PLACEHOLDER } from './secrets.js';
 import { scheduleProblem } from '../policy/scaling/schedules.js';
 import { MODULE_NAME, terraformProblems, type TerraformModules } from '../policy/terraform/requests.js';
 
@@ -217,7 +217,7 @@ function groupProblems(input: NodeGroupConfigInput, modules: TerraformModules | 
   if (admission.webhook) {
     const why = outboundUrlProblem(admission.webhook.url, { allowLinkLocal: admission.webhook.allowLinkLocal });
     if (why) err('/admission/webhook/url', why);
-    if (admission.webhook.secret === KEPT_SECRET) err('/admission/webhook/secret', 'is the marker the API shows in place of a secret: there is no stored one to keep here; send the secret');
+    if (admission.webhook.secret === SECRET_PLACEHOLDER) err('/admission/webhook/secret', 'is the marker the API shows in place of a secret: there is no stored one to keep here; send the secret');
     if (durationMs(admission.webhook.timeout) > 30_000) err('/admission/webhook/timeout', 'must be at most 30s: a lookup waits for it');
   }
 

@@ -151,7 +151,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   if (cluster) await cluster.events.start();
   const nodeTokens = new NodeTokens(store.meta, config.auth.nodeTokenTtl);
   // Admission (docs/security.md, "Who may publish and play"): one secret, each node's key derived from it.
-  const admissionSecret = await keptSecret('admission-secret', () => randomBytes(32), store, cluster);
+  const admissionSecret = await secretMadeOnce('admission-secret', () => randomBytes(32), store, cluster);
   const admissionIssuer = new AdmissionIssuer(new NodeKeys(admissionSecret), (group, nodeId) => nodeTokens.generation(group, nodeId), options.now);
 
   let actors!: ActorHost;
@@ -358,14 +358,14 @@ async function signingKeyOf(config: Config, store: Store, cluster: ClusterRuntim
   if (algorithm === 'ES256' && jwtPrivateKey) return { algorithm, material: pkcs8Der(jwtPrivateKey) };
   const name = algorithm === 'HS256' ? 'jwt-secret' : 'jwt-es256-key';
   const make = () => (algorithm === 'HS256' ? randomBytes(32) : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'der', type: 'pkcs8' }));
-  return { algorithm, material: await keptSecret(name, make, store, cluster) };
+  return { algorithm, material: await secretMadeOnce(name, make, store, cluster) };
 }
 
 /**
  * A secret made once and kept: in LMDB, or in cluster mode shared by every instance (the first to
  * start makes it), so that what one instance signs every other accepts.
  */
-async function keptSecret(name: string, make: () => Buffer, store: Store, cluster: ClusterRuntime | null): Promise<Buffer> {
+async function secretMadeOnce(name: string, make: () => Buffer, store: Store, cluster: ClusterRuntime | null): Promise<Buffer> {
   if (cluster) return await cluster.shared.signingKey(name, make);
   const kept = store.meta.get(name) as Uint8Array | undefined;
   if (kept) return Buffer.from(kept);

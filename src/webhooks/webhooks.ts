@@ -11,7 +11,7 @@ import type { Failure } from '../domain/failure.js';
 import { postJson } from '../outbound/http-post.js';
 import { outboundUrlProblem } from '../policy/outbound-url.js';
 import { type DeliveryState, freshDelivery, withBacklog } from '../policy/webhooks.js';
-import { KEPT_SECRET } from '../config/secrets.js';
+import { SECRET_PLACEHOLDER } from '../config/secrets.js';
 import { MAX_WEBHOOKS, type WebhookInput } from '../config/webhook-schema.js';
 import { EndpointDelivery, type EventSource, type Post, type WebhookEndpoint } from './delivery.js';
 
@@ -40,7 +40,7 @@ export interface WebhooksOptions {
 
 /** The endpoint as the API shows it: everything but the secret. */
 export interface WebhookView extends Omit<WebhookEndpoint, 'secret' | 'filter'> {
-  secret: typeof KEPT_SECRET;
+  secret: typeof SECRET_PLACEHOLDER;
   events: readonly string[];
   groups: readonly string[];
   streams: readonly string[];
@@ -132,7 +132,7 @@ export class Webhooks {
   async create(input: WebhookInput): Promise<WebhookView | Failure> {
     const endpoint = this.endpointOf(input, 'api');
     if (this.deliveries.has(endpoint.id)) return { ok: false, status: 409, code: 'WEBHOOK_EXISTS', detail: `webhook '${endpoint.id}' exists` };
-    if (input.secret === KEPT_SECRET) return invalid('secret', 'send a secret: there is no stored one to keep');
+    if (input.secret === SECRET_PLACEHOLDER) return invalid('secret', 'send a secret: there is no stored one to keep');
     if (this.deliveries.size >= MAX_WEBHOOKS) return { ok: false, status: 409, code: 'WEBHOOK_LIMIT', detail: `at most ${MAX_WEBHOOKS} webhooks` };
     // From now on: a new endpoint gets the events that happen after it was made. Its state first:
     // in cluster mode the sender, seeing the endpoint, starts from it.
@@ -146,7 +146,7 @@ export class Webhooks {
     const before = this.deliveries.get(id);
     if (!before) return { ok: false, status: 404, code: 'WEBHOOK_NOT_FOUND', detail: `no webhook '${id}'` };
     if (before.endpoint.source === 'config') return { ok: false, status: 409, code: 'WEBHOOK_FROM_CONFIG', detail: `webhook '${id}' comes from the config file: change it there` };
-    const secret = input.secret === KEPT_SECRET ? before.endpoint.secret : input.secret;
+    const secret = input.secret === SECRET_PLACEHOLDER ? before.endpoint.secret : input.secret;
     const endpoint = { ...this.endpointOf({ ...input, secret }, 'api'), id };
     await this.o.keeping.putEndpoint(endpoint);
     before.stop();
@@ -196,7 +196,7 @@ function viewOf(e: WebhookEndpoint, delivery: DeliveryState): WebhookView {
   return {
     id: e.id,
     url: e.url,
-    secret: KEPT_SECRET,
+    secret: SECRET_PLACEHOLDER,
     events: e.filter.events ?? [],
     groups: e.filter.groups ?? [],
     streams: e.filter.streams ?? [],

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { Webhook } from 'standardwebhooks';
 import { AdmissionGate } from '../../src/agent/admission/gate.js';
-import { KEPT_SECRET } from '../../src/config/secrets.js';
+import { SECRET_PLACEHOLDER } from '../../src/config/secrets.js';
 import { allInService, type FakeNode } from '../helpers/fake-node.js';
 import { staticGroup, startTestService, type TestService } from '../helpers/service.js';
 
@@ -184,9 +184,9 @@ test("the app's webhook decides, signed the Standard Webhooks way: allow, deny, 
 test("a webhook's secret is never shown, survives a read-edit-write of the group, and link-local or metadata URLs are refused", async (t) => {
   const svc = await service(t, [staticGroup({ name: 'g', admission: { webhook: { url: 'http://127.0.0.1:9/x', secret: secret() } } })]);
   const detail = (await svc.get('/as/v1/nodegroups/g')).json as { config: { admission: { webhook: { secret: string } } } };
-  t.is(detail.config.admission.webhook.secret, KEPT_SECRET);
-  t.false(JSON.stringify(detail).includes('whsec_') && !JSON.stringify(detail).includes(KEPT_SECRET));
-  const spec = { ...staticGroup({ name: 'g', admission: { webhook: { url: 'http://127.0.0.1:9/x', secret: KEPT_SECRET } } }) };
+  t.is(detail.config.admission.webhook.secret, SECRET_PLACEHOLDER);
+  t.false(JSON.stringify(detail).includes('whsec_') && !JSON.stringify(detail).includes(SECRET_PLACEHOLDER));
+  const spec = { ...staticGroup({ name: 'g', admission: { webhook: { url: 'http://127.0.0.1:9/x', secret: SECRET_PLACEHOLDER } } }) };
   const replaced = await svc.send('PUT', '/as/v1/nodegroups/g', spec);
   t.is(replaced.status, 200, replaced.text);
   for (const url of ['http://169.254.169.254/latest/meta-data', 'http://[fe80::1]/x', 'http://metadata.google.internal/x', 'http://[::ffff:169.254.169.254]/']) {
