@@ -3,6 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 
 export function tempDir(prefix = 'switchyard-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -91,5 +92,24 @@ export function ladder(streamName: string, options: { rendition?: string; region
     streamName,
     region: options.region ?? 'r1',
     streams: [{ name: options.rendition ?? `${streamName}_360`, level: 1, videoBR: 800_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 }],
+  };
+}
+
+/** What the scaling plan reads of a node: an idle origin in service in r1, heard from, unless `over` says otherwise. */
+export function nodeFacts(over: Partial<NodeFacts> = {}): NodeFacts {
+  return {
+    id: 'n',
+    role: 'origin',
+    region: 'r1',
+    state: 'INSERVICE',
+    stateSince: 0,
+    lastSeen: 0,
+    reported: true,
+    connections: 0,
+    rank: 0,
+    metrics: {},
+    platform: { type: 'local', address: '127.0.0.2' },
+    hasLiveStreams: false,
+    ...over,
   };
 }

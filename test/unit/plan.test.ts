@@ -6,7 +6,7 @@ import { countsTowardCapacity } from '../../src/policy/states.js';
 import { NODE_STATES, type NodeState, type Role } from '../../src/domain/vocabulary.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 import { plan, planCapacity, planHealth } from '../../src/policy/scaling/plan.js';
-import { staticGroup } from '../helpers/fixtures.js';
+import { nodeFacts, staticGroup } from '../helpers/fixtures.js';
 
 function localGroup(rules: unknown[]): NodeGroup {
   const g = { ...staticGroup({ rules }), platform: { type: 'local' } };
@@ -14,21 +14,7 @@ function localGroup(rules: unknown[]): NodeGroup {
 }
 
 const NOW = 1_000_000;
-const fact = (over: Partial<NodeFacts>): NodeFacts => ({
-  id: 'n',
-  role: 'origin',
-  region: 'r1',
-  state: 'INSERVICE',
-  stateSince: NOW - 1000,
-  lastSeen: NOW - 100,
-  reported: true,
-  connections: 0,
-  rank: 0,
-  metrics: {},
-  platform: { type: 'local', address: '127.0.0.2' },
-  hasLiveStreams: false,
-  ...over,
-});
+const fact = (over: Partial<NodeFacts>): NodeFacts => nodeFacts({ stateSince: NOW - 1000, lastSeen: NOW - 100, ...over });
 
 const facts = fc.array(
   fc.record({

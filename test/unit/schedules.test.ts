@@ -9,7 +9,7 @@ import type { NodeGroup, ScheduleConfig } from '../../src/config/types.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 import { planCapacity } from '../../src/policy/scaling/plan.js';
 import { cronOf, openWindows, rulesAt, scheduleProblem } from '../../src/policy/scaling/schedules.js';
-import { staticGroup } from '../helpers/fixtures.js';
+import { nodeFacts, staticGroup } from '../helpers/fixtures.js';
 
 const MINUTE = 60_000;
 const rule = { region: 'r1', role: 'edge' as const, min: 1, max: 10, increment: 1, rank: 'x', limit: 10, cooldown: 60_000, requestBudget: 1 };
@@ -80,20 +80,8 @@ test("the plan meets a window's min when it opens, saying which schedule, and re
     schedules: [{ name: 'match-night', cron: '0 18 27 11 *', duration: '4h', timezone: 'UTC', role: 'edge', min: 5 }],
   };
   const group: NodeGroup = parseConfig({ nodeGroups: [g] }, 'test').nodeGroups[0]!;
-  const edge = (id: string): NodeFacts => ({
-    id,
-    role: 'edge',
-    region: 'r1',
-    state: 'INSERVICE',
-    stateSince: 0,
-    lastSeen: 0,
-    reported: true,
-    connections: 0,
-    rank: 0,
-    metrics: {},
-    platform: { type: 'local', address: '127.0.0.2' },
-    hasLiveStreams: false,
-  });
+  const edge = (id: string): NodeFacts => nodeFacts({ id, role: 'edge' });
+
   const at = (h: number, m: number) => Date.UTC(2026, 10, 27, h, m);
   const creates = (now: number, nodes: NodeFacts[]) => planCapacity({ group, nodes, now, busy: new Set(), requests: [] }).filter((a) => a.type === 'create');
   t.deepEqual(creates(at(17, 59), [edge('e1')]), []);
