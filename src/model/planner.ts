@@ -60,7 +60,7 @@ export class Planner {
    * when it starts; the memory is written when what it holds changed, in the same commit.
    */
   plan(request: PlanRequest, nodes: readonly NodeFacts[]): GroupPlan {
-    const { name, group } = { name: this.settings.name, group: this.settings.group };
+    const { name, group } = this.settings;
     const evaluate = evaluationDue(this.memory, request.now, group.timing.evaluationInterval);
     const planned = planGroup({
       group,
