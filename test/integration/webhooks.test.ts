@@ -13,6 +13,7 @@ import { staticGroup, startTestService, type TestService, tempDir } from '../hel
 import { until } from '../helpers/until.js';
 import { freePort } from '../helpers/ports.js';
 import { ladder } from '../helpers/fixtures.js';
+import { waitForEvents } from '../helpers/events.js';
 
 const secret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
@@ -99,6 +100,9 @@ test('an endpoint added through the API gets events from then on; one the receiv
     await svc.close();
   });
   t.is((await svc.send('POST', '/as/v1/provision/g', ladder('before'))).status, 201);
+  // An event is logged a moment after the request that made it is answered: the endpoint made
+  // once it is logged must not get it.
+  await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'provision.changed' && e.stream === 'before'));
   const created = await svc.send('POST', '/as/v1/webhooks', { id: 'good', url: `http://127.0.0.1:${port}/x`, secret: key, groups: ['g'], events: ['provision.changed'] });
   t.is(created.status, 201, created.text);
   t.is((await svc.send('POST', '/as/v1/webhooks', { id: 'forged', url: `http://127.0.0.1:${port}/y`, secret: secret() })).status, 201);
