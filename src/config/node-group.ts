@@ -5,7 +5,8 @@
 // and the admin API's (src/nodegroups/registry.ts) go through it alike.
 import { decoded, durationMs, NodeGroupConfig, type NodeGroupConfigInput } from './node-group-schema.js';
 import type { NodeGroup } from './types.js';
-import { compile, readablePath, type FieldError } from '../schemas/validate.js';
+import { readablePath } from '../schemas/json-pointer.js';
+import { compile, type FieldError } from '../schemas/validate.js';
 import { BACKEND_SERVES, CLIENT_PROTOCOLS, type ClientProtocol, LOAD_METRIC, type Role } from '../domain/vocabulary.js';
 import { compileExpression, ExpressionError, type Kind } from '../policy/expressions/compile.js';
 import { ruleKey } from '../domain/scaling.js';

@@ -2,17 +2,10 @@
 // operator settings, cluster, limits, compat, metrics) around the node groups, whose schema is
 // node-group-schema.ts.
 import Type from 'typebox';
+import { MIN_FREE_FLOOR } from '../domain/disk.js';
 import { METRIC_NAME_PATTERN } from '../domain/metrics.js';
 import { described, Duration, Literals, Name, NodeGroupConfig, Platform, Settings } from './node-group-schema.js';
 import { MAX_WEBHOOKS, WebhookSchema } from './webhook-schema.js';
-
-/**
- * The least reserve `minFreeBytes` may ask for. The guard looks before a write is handed to LMDB,
- * and the writes handed over meanwhile (every thread's, each a batch of a few hundred records at
- * most: a few MiB of new pages) still have to fit: with no reserve, a fault-injection run saw
- * lmdb-js abort the process in about one run in seven once the disk filled.
- */
-export const MIN_FREE_FLOOR = 16 * 2 ** 20;
 
 /** A token bucket: a sustained rate and the burst it allows. */
 function LookupRate(perSecond: number, burst: number) {

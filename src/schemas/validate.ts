@@ -3,6 +3,7 @@
 // and for config errors at start (docs/configuration.md).
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { pointerSegments, readablePath } from './json-pointer.js';
 
 export interface FieldError {
   path: string;
@@ -19,27 +20,6 @@ export interface Checker<T> {
   /** Converts strings to the numbers and booleans the schema asks for (query strings). */
   convert(value: unknown): unknown;
   explain(value: unknown, prefix?: string): FieldError[];
-}
-
-/** A JSON pointer's segments, unescaped (RFC 6901: `~1` is `/`, `~0` is `~`). */
-function pointerSegments(pointer: string): string[] {
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
-}
-
-/**
- * `/streams/0/name` → `streams[0].name`, under an optional prefix such as `body`: the one way a
- * pointer is shown to people (API errors, config errors, Terraform's refusals).
- */
-export function readablePath(pointer: string, prefix = ''): string {
-  let out = prefix;
-  for (const part of pointerSegments(pointer)) {
-    if (/^[0-9]+$/.test(part)) out += `[${part}]`;
-    else out += out === '' ? part : `.${part}`;
-  }
-  return out;
 }
 
 function schemaAt(root: TSchema, schemaPath: string): Record<string, unknown> | undefined {
@@ -112,16 +92,6 @@ export function compile<T>(schema: TSchema): Checker<T> {
       return [...byPath.values()];
     },
   };
-}
-
-/** The value at a JSON pointer, for messages that show what was given. */
-export function valueAt(value: unknown, pointer: string): unknown {
-  let node = value;
-  for (const segment of pointerSegments(pointer)) {
-    if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<string, unknown>)[segment];
-  }
-  return node;
 }
 
 /**

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import type { BindingRecord, NodeRecord, PlannerRecord, Provision } from '../domain/records.js';
 import type { EventRecord } from '../domain/events.js';
-import { MIN_FREE_FLOOR } from '../config/schema.js';
+import { MIN_FREE_FLOOR } from '../domain/disk.js';
 import { DiskGuard } from './disk-guard.js';
 import { StoreUnavailable, stored } from './failures.js';
 

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { MIN_FREE_FLOOR } from '../../src/config/schema.js';
+import { MIN_FREE_FLOOR } from '../../src/domain/disk.js';
 import { DiskGuard } from '../../src/store/disk-guard.js';
 import { allInService } from '../helpers/fake-node.js';
 import { isProblem } from '../helpers/assert.js';

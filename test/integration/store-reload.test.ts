@@ -8,7 +8,7 @@ import { execFileSync, fork } from 'node:child_process';
 import { rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { MIN_FREE_FLOOR } from '../../src/config/schema.js';
+import { MIN_FREE_FLOOR } from '../../src/domain/disk.js';
 import { projectPath } from '../../src/paths.js';
 import { isProblem } from '../helpers/assert.js';
 import { allInService } from '../helpers/fake-node.js';

@@ -103,6 +103,27 @@ test("a worker thread's entry file is imported by the actors alone", (t) => {
   t.deepEqual(wrong, []);
 });
 
+/** The files a file loads when it is loaded: static imports that survive compilation, followed through the tree. */
+function loadedWith(entry: string): Set<string> {
+  const seen = new Set<string>([entry]);
+  const pattern = /^(import|export)\s+(?!type\s)[^;]*?from\s+['"](\.[^'"]+)['"]/gm;
+  for (const file of seen) {
+    for (const m of readFileSync(projectPath(file), 'utf8').matchAll(pattern)) {
+      if (/^(import|export)\s+\{[^}]*\}/.test(m[0]) && /^(import|export)\s+\{(\s*type\s[^,}]+,?)+\s*\}/.test(m[0])) continue;
+      seen.add(normalize(join(dirname(file), m[2]!)).replace(/\.js$/, '.ts'));
+    }
+  }
+  return seen;
+}
+
+test("the actors' threads load no schema library: TypeBox's hundreds of modules take half a second to load in each thread", (t) => {
+  for (const entry of ['actors/group/actor.ts', 'actors/supervisor/actor.ts']) {
+    const loaders = [...loadedWith(entry)].filter((file) => /^(import|export)\s+(?!type\s)[^;]*?from\s+['"]typebox/m.test(readFileSync(projectPath(file), 'utf8')));
+    t.deepEqual(loaders, [], `${entry} loads TypeBox through these files`);
+  }
+  t.true(loadedWith('actors/group/actor.ts').has('src/store/store.ts'), 'the walk follows imports');
+});
+
 test('the checker sees an import that goes up (it can fail)', (t) => {
   const up = { from: 'src/policy/x.ts', to: 'src/http/app.ts' };
   t.true(layerOf(unitOf(up.to)) > layerOf(unitOf(up.from)));

@@ -3,7 +3,7 @@
 import { rmSync } from 'node:fs';
 import test from 'ava';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
-import { MIN_FREE_FLOOR } from '../../src/config/schema.js';
+import { MIN_FREE_FLOOR } from '../../src/domain/disk.js';
 import { openStore } from '../../src/store/store.js';
 import { staticGroup, tempDir } from '../helpers/service.js';
 

@@ -20,7 +20,7 @@ import { backendEnv, httpBackend, type BackendSettings } from './backend.js';
 import { ApplyStream, nodeAddresses, nodesInState, type NodeAddress, type Progress } from './messages.js';
 import { hashDir } from './modules.js';
 import { FIXED_ENV, moduleNamed, SECRET_ENV, terraformProblems, type ModuleInfo, type TerraformModules } from '../../policy/terraform/requests.js';
-import { readablePath } from '../../schemas/validate.js';
+import { readablePath } from '../../schemas/json-pointer.js';
 import { readVariables, renderInputs, renderRoot, renderVariables, type NodeVars } from './render.js';
 
 /** Arms a timeout: `fire` after `ms` unless the returned function cancels it. Injected by tests. */
