@@ -12,7 +12,7 @@ import type { EventBody } from '../src/domain/events.js';
 import type { ClusterSeam, GroupContext } from './group-context.js';
 import type { GroupApi } from './group/actor.js';
 import { ActorUnavailable, GroupHandle } from './group-handle.js';
-import { Spares } from './spare.js';
+import { type PreloadedThreads, preloadThreads, Spares } from './spare.js';
 import type { SupervisorApi, SupervisorInit } from './supervisor/actor.js';
 import { SupervisedWorker, type Remote } from './supervised-worker.js';
 
@@ -29,18 +29,25 @@ export interface HostOptions {
   onError?(group: string, err: Error): void;
   /** The supervisor thread is back after it died (startSupervisor). */
   onSupervisorRestarted?(): void;
+  /** Threads the service started first, to start the first group and the supervisor on (spare.ts). */
+  preloaded?: PreloadedThreads;
 }
 
 export class ActorHost {
+  /** The threads to start first, before the host itself can be made (spare.ts): pass them as `preloaded`. */
+  static preload(cluster: boolean, onError: (err: Error) => void): PreloadedThreads {
+    return preloadThreads(cluster, onError);
+  }
+
   readonly groups = new Map<string, GroupHandle>();
-  /** Cluster mode: a loaded actor thread, for the next group acquired here (spare.ts). */
+  /** A loaded actor thread for the next group started here; in cluster mode, always one (spare.ts). */
   readonly spares: Spares | null;
 
   /** All a group's handle knows of the service (group-context.ts). */
   private readonly context: GroupContext;
 
   constructor(readonly options: HostOptions) {
-    this.spares = options.cluster ? new Spares((err) => options.onError?.('spare', err)) : null;
+    this.spares = options.preloaded?.group ?? (options.cluster ? new Spares((err) => options.onError?.('spare', err), true) : null);
     this.context = {
       dataDir: options.dataDir,
       durability: options.durability,
@@ -136,6 +143,7 @@ export class ActorHost {
       name: 'supervisor',
       what: 'the supervisor',
       entry: new URL('./supervisor/actor.js', import.meta.url),
+      adopt: async () => options.preloaded?.supervisor.take() ?? null,
       unavailable: () => new ActorUnavailable('supervisor'),
       init: (api, events) => api.start(Comlink.transfer({ ...init, events }, [events])),
       connect: async () => {
@@ -186,6 +194,7 @@ export class ActorHost {
     await supervisor?.end((api) => (api ? api.stop(stopNodes).catch((err: Error) => this.options.onError?.('supervisor', err)) : Promise.resolve()));
     await Promise.all([...this.groups.values(), ...this.starting, ...this.removing].map((g) => g.stop()));
     await this.spares?.close();
+    await this.options.preloaded?.supervisor.close();
   }
 
   /** For tests of a supervisor crash: ends its thread as a crash would. */

@@ -73,6 +73,8 @@ export class SupervisedWorker<Api> {
     try {
       const ready = (await this.spec.adopt?.()) ?? null;
       worker = ready?.worker ?? new Worker(this.spec.entry, { name: this.spec.name });
+      // A thread loaded in advance did not keep the process alive until now (spare.ts).
+      worker.ref();
       this.worker = worker;
       const w = worker;
       const inFlight = ready?.inFlight ?? new InFlight();

@@ -65,9 +65,9 @@ class GroupActor extends DurableGroup {
   /** The supervisor was told of the capacity asked for (until a plan takes it). */
   private capacityTold = false;
 
-  /** Cluster mode, a spare thread (actors/spare.ts): loads what a start will need before a group is given to it. */
-  async warm(): Promise<void> {
-    await import('../../src/cluster/wal.js');
+  /** A thread started early (actors/spare.ts): loaded; in cluster mode, with what a start there will need. */
+  async warm(cluster: boolean): Promise<void> {
+    if (cluster) await import('../../src/cluster/wal.js');
   }
 
   async init(init: GroupInit): Promise<void> {

@@ -85,6 +85,8 @@ const LOUD_EVENTS = /^(node\.|scaling\.|platform\.|actor\.|nodegroup\.|store\.)/
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? createLogger(config.log.level, undefined, config.log.format);
+  // First: the actors' threads load their modules while the rest of the start goes on.
+  const threads = ActorHost.preload(Boolean(config.cluster), (err) => log.error({ err }, 'an actor thread started early failed'));
   surviveCommitFailures((message) => log.error(message));
   // The Terraform modules node groups may name, read (in a thread of their own) while GeoIP loads.
   const modulesLoading = loadTerraformModules(config.terraform);
@@ -219,6 +221,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     observe: (method, seconds) => metrics.actorCall({ method }).observe(seconds),
     onError: (group, err) => log.error({ group, err }, 'actor error'),
     onSupervisorRestarted: () => log.warn('the supervisor thread is back: health checks, failover and scaling resume'),
+    preloaded: threads,
   });
   registry = new NodeGroupRegistry(store, actors, log, (bodies) => events.append(bodies), terraformModules, knownMetrics(config.metrics.custom));
   const groups = await registry.load(config.nodeGroups);
