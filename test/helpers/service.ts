@@ -17,6 +17,12 @@ import { staticGroup, tempDir } from './fixtures.js';
 export { staticGroup, tempDir };
 
 export const ADMIN_PASSWORD = 'correct-horse-battery';
+/**
+ * ADMIN_PASSWORD as the config's scrypt hash, at a cost of 2^10 (the service hashes at 2^15): a
+ * test service then hashes nothing at start and checks a login in milliseconds. Tests of the
+ * password from the environment set SWITCHYARD_ADMIN_PASSWORD in `env`, and get no hash.
+ */
+const ADMIN_PASSWORD_HASH = 'scrypt$1024$8$1$c3dpdGNoeWFyZC10ZXN0cw$t946HPQOtpc0cstqbjlsO9ryf6yMkXIIdVveQMtWAOc';
 export const JWT_SECRET = 'test-secret-that-is-at-least-32-bytes-long';
 
 export interface TestService {
@@ -42,6 +48,7 @@ export interface StartOptions extends ServiceOptions {
 
 export async function startTestService(options: StartOptions = {}): Promise<TestService> {
   const dataDir = options.dataDir ?? tempDir();
+  const fromEnv = options.env !== undefined && 'SWITCHYARD_ADMIN_PASSWORD' in options.env;
   const raw = {
     server: { host: '127.0.0.1', port: 0 },
     dataDir,
@@ -49,14 +56,16 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     geoip: { enabled: false },
     nodeGroups: options.groups ?? [staticGroup()],
     ...options.config,
+    auth: { ...(fromEnv ? {} : { adminPasswordHash: ADMIN_PASSWORD_HASH }), ...(options.config?.auth as object | undefined) },
   };
-  const env = { SWITCHYARD_ADMIN_PASSWORD: ADMIN_PASSWORD, SWITCHYARD_JWT_SECRET: JWT_SECRET, ...options.env };
+  const env: Record<string, string> = { SWITCHYARD_JWT_SECRET: JWT_SECRET, ...options.env };
+  const password = fromEnv ? env.SWITCHYARD_ADMIN_PASSWORD : ADMIN_PASSWORD;
   const config = parseConfig(raw, 'test', env);
   const service = await startService(config, { log: options.log ?? createLogger(process.env.TEST_LOG ?? 'silent'), orphanTimeoutMs: 60_000, ...options });
   const url = service.url;
   let adminToken = '';
-  if (!options.noLogin && env.SWITCHYARD_ADMIN_PASSWORD) {
-    const r = await request(url, 'POST', '/as/v1/auth/login', { username: config.auth.adminUser, password: env.SWITCHYARD_ADMIN_PASSWORD });
+  if (!options.noLogin && password) {
+    const r = await request(url, 'POST', '/as/v1/auth/login', { username: config.auth.adminUser, password });
     adminToken = (r.json as { accessToken: string }).accessToken;
   }
   const authed = (token: string | null | undefined, headers: Record<string, string> = {}) => (token === null ? headers : { authorization: `Bearer ${token ?? adminToken}`, ...headers });
