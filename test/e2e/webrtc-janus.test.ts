@@ -115,6 +115,28 @@ test('WHIP and WHEP through the proxy on Janus nodes: origin → edge by RTP for
   t.log(`WHEP through the proxy answered in ${Math.round(whep.ms)} ms; first keyframe ${Math.round(view.firstFrameMs ?? -1)} ms after the offer`);
   await until(async () => ((await get<Array<{ name: string; subscribers: number }>>('/as/v1/streams')).find((s) => s.name === 'cam1')?.subscribers ?? 0) >= 1, 10_000, 'the viewer to be counted');
 
+  // Per-stream statistics from the nodes' heartbeats, Janus's counters read over its admin API: the
+  // publisher's bit rate on the origin, and what the edge sends its viewer (what it takes in from the
+  // origin's forward, plain RTP, Janus does not count).
+  type Stats = {
+    uptimeSeconds: number | null;
+    publisher: { nodeId: string; bitrate: number | null; video: { codec?: string } | null } | null;
+    nodes: Array<{ nodeId: string; viewers: number; bitrateIn: number | null; bitrateOut: number | null }>;
+  };
+  const stats = await until(
+    async () => {
+      const s = await get<Stats>('/as/v1/streams/default/cam1/stats');
+      const atEdge = s.nodes.find((n) => n.nodeId === whep.node);
+      return (s.publisher?.bitrate ?? 0) > 0 && (atEdge?.bitrateOut ?? 0) > 0 ? { s, atEdge: atEdge! } : undefined;
+    },
+    20_000,
+    'the publisher’s and the edge’s bit rates',
+  );
+  t.like(stats.s.publisher, { nodeId: whip.node, video: { codec: 'VP8' } });
+  t.like(stats.atEdge, { viewers: 1, bitrateIn: null });
+  t.not(stats.s.uptimeSeconds, null);
+  t.log(`publisher ${stats.s.publisher!.bitrate} bit/s; the edge sends its viewer ${stats.atEdge.bitrateOut} bit/s`);
+
   // At the node itself, without the token a lookup gives: refused before Janus hears of it.
   const edge = await get<Assignment>('/as/v1/streams/live/cam1/subscribe');
   t.like(edge, { role: 'edge', protocol: 'whep', nodeId: whep.node });

@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { AdmissionGate } from '../../src/agent/admission/gate.js';
+import { AdminStats } from '../../src/agent/webrtc/janus/admin-stats.js';
 import { serveRelay } from '../../src/agent/webrtc/janus/relay.js';
 import { parseSubnet } from '../../src/policy/network/netns-plan.js';
 import { CLIENT_ADDRESS, JANUS_SUBNET, janusNode, janusTools, leftovers, type TestNode, within } from '../helpers/janus.js';
@@ -68,7 +69,7 @@ test.serial('a WHIP publisher on an origin, a WHEP viewer on the origin and one 
   // The publisher's offer said actpass; Janus was told active and answers passive (no 1 s DTLS stall).
   t.regex(answer, /^a=setup:passive\r?$/m);
   t.regex(answer, /^a=candidate:.* 10\.213\.0\.2 \d+ typ host/m, 'Janus offers its namespace address');
-  // The heartbeat's media of a Janus publisher: since when, and its codec (Janus's byte counts are not read).
+  // The heartbeat's media of a Janus publisher: since when, and its codec; its bytes once read from Janus (refresh()).
   const counts = (n: typeof origin) => n.engine.streams().map(({ media: _, ...s }) => s);
   t.deepEqual(counts(origin), [{ name: 'cam', publishing: true, subscribers: 0 }]);
   t.deepEqual(origin.engine.streams()[0]?.media?.video, { codec: 'VP8' });
@@ -87,9 +88,49 @@ test.serial('a WHIP publisher on an origin, a WHEP viewer on the origin and one 
   const far = await c.watch(edge.url('whep', 'cam'));
   await far.media(100, 1, 20_000);
   t.log(`edge viewer: first keyframe ${Math.round(far.firstFrameMs ?? -1)} ms after its offer`);
-  t.deepEqual(edge.engine.streams(), [{ name: 'cam', publishing: false, subscribers: 1 }]);
+  t.deepEqual(edge.engine.streams(), [{ name: 'cam', publishing: false, subscribers: 1 }], 'no media before Janus’s counters were read');
   // The origin counts its own viewer and the edge it feeds (named by its address: this gate asks no credential).
   t.deepEqual(counts(origin), [{ name: 'cam', publishing: true, subscribers: 2, relays: ['10.213.0.3'] }]);
+  // Janus's own counters, read over its admin API as at each heartbeat: the publisher's bytes in and
+  // those sent to the origin's viewer; the edge's bytes out to its viewer (bytes in it cannot count).
+  const counted = async (n: TestNode) => {
+    await n.engine.refresh();
+    return n.engine.streams()[0]?.media;
+  };
+  const atOrigin = await until(
+    async () => {
+      const m = await counted(origin);
+      return (m?.bytesIn ?? 0) > 0 && (m?.bytesOut ?? 0) > 0 && m;
+    },
+    10_000,
+    'the origin’s counters',
+  );
+  t.like(atOrigin, { video: { codec: 'VP8' } });
+  const atEdge = await until(
+    async () => {
+      const m = await counted(edge);
+      return (m?.bytesOut ?? 0) > 0 && m;
+    },
+    10_000,
+    'the edge’s counters',
+  );
+  t.is(atEdge.bytesIn, undefined);
+  // They only grow while media flows.
+  const later = await until(
+    async () => {
+      const m = await counted(origin);
+      return (m?.bytesIn ?? 0) > atOrigin.bytesIn! && (m?.bytesOut ?? 0) > atOrigin.bytesOut! && m;
+    },
+    10_000,
+    'the origin’s counters to grow',
+  );
+  t.true(later.since === atOrigin.since);
+  // Janus's own refusal of a wrong admin secret: a failure logged, nothing counted, nothing thrown.
+  const refused: string[] = [];
+  const wrong = new AdminStats({ admin: () => ({ url: origin.runtime.admin!.url, secret: 'not-the-admin-secret' }), log: (m, e) => refused.push(`${m} ${JSON.stringify(e)}`) });
+  await wrong.poll([{ id: 'x', stream: 'cam', counts: 'in', janusSession: 1, janusHandle: 1 }]);
+  t.is(wrong.of('cam'), undefined);
+  t.regex(refused.join('\n'), /could not read janus counters.*403/);
   t.true(edge.logs.some((l) => l.startsWith('mountpoint fed') && l.includes(origin.nodeId)));
   t.true(origin.logs.some((l) => l.startsWith('forwarding') && l.includes('10.213.0.3')));
 
@@ -97,6 +138,8 @@ test.serial('a WHIP publisher on an origin, a WHEP viewer on the origin and one 
   const location = far.answered!.location!;
   await far.close();
   t.deepEqual(edge.engine.streams(), []);
+  await edge.engine.refresh();
+  t.deepEqual(edge.engine.streams(), [], 'a stream without sessions has no counters left');
   t.true(edge.logs.some((l) => l.startsWith('mountpoint ended')));
   t.is((await fetch(location, { method: 'DELETE' })).status, 404, 'a session ends once');
   t.deepEqual(counts(origin), [{ name: 'cam', publishing: true, subscribers: 1 }]);

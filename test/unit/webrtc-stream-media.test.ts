@@ -15,8 +15,20 @@ test('a bit rate is the bytes counted since the previous report over its time; a
   t.like(at(75_000, 100_000, 4000), { bitrateIn: 200_000, bitrateOut: 0, uptimeMs: 3000 });
   // A new publisher: its hub's counters are new, and so is its start.
   t.like(at(1_000, 2_000, 5000, 4000), { bitrateIn: 8000, bitrateOut: 16_000, uptimeMs: 1000 });
-  // An engine that counts no bytes (Janus) says how long, and the codecs, only.
+  // An engine that counts no bytes says how long, and the codecs, only.
   t.deepEqual(rates.report([{ name: 'cam2', media: { since: 4000, audio: { codec: 'opus' } } }, { name: 'cam3' }], 5000), new Map([['cam2', { uptimeMs: 1000, audio: { codec: 'opus' } }]]));
+});
+
+test('each counter on its own: one the engine does not keep (a Janus edge’s bytes in) leaves the other’s rate between reports', (t) => {
+  const rates = new MediaRates();
+  const at = (media: { bytesIn?: number; bytesOut?: number }, now: number) => rates.report([{ name: 'cam1', media: { ...media, since: 1000 } }], now).get('cam1');
+  t.deepEqual(at({ bytesOut: 10_000 }, 2000), { bitrateOut: 80_000, uptimeMs: 1000 });
+  // Over the second since the previous report, not the two since the stream began.
+  t.deepEqual(at({ bytesOut: 30_000 }, 3000), { bitrateOut: 160_000, uptimeMs: 2000 });
+  // The in counter appears (a publisher's first reading): since the stream began; the out counter goes on between reports.
+  t.deepEqual(at({ bytesIn: 6_000, bytesOut: 40_000 }, 4000), { bitrateIn: 16_000, bitrateOut: 80_000, uptimeMs: 3000 });
+  // The out counter began again (its viewers were counted afresh): it alone counts from the stream's start.
+  t.deepEqual(at({ bytesIn: 8_000, bytesOut: 5_000 }, 5000), { bitrateIn: 16_000, bitrateOut: 10_000, uptimeMs: 4000 });
 });
 
 test('whatever the counters and clock say, the figures are never negative and always pass the heartbeat schema', (t) => {

@@ -67,6 +67,8 @@ export class WebRtcBackend implements MediaBackend {
 
   async report(): Promise<BackendReport> {
     const serves = SERVES[this.o.role];
+    // At heartbeat cadence only: an engine's counters kept elsewhere (Janus's) are read now.
+    await this.o.engine.refresh?.().catch((err: unknown) => this.o.log('could not read the engine counters', { error: (err as Error).message }));
     const streams = this.o.engine.streams();
     const media = this.rates.report(streams, Date.now());
     let publishers = 0;

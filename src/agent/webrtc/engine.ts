@@ -73,6 +73,11 @@ export interface WebRtcEngine {
   /** Publishers and viewers per stream, for the heartbeat. */
   streams(): EngineStream[];
   /**
+   * Reads what the engine counts outside this process (Janus: its admin API's byte counters)
+   * before a heartbeat's streams(); bounded in time, and never throws. Absent: streams() knows.
+   */
+  refresh?(): Promise<void>;
+  /**
    * Whether the engine serves now, and why not (a media server beside the agent that crashed and
    * is being restarted); absent: always, once started.
    */

@@ -8,7 +8,7 @@ import type { StreamMedia } from '../../schemas/heartbeat.js';
 export interface EngineMedia {
   /** RTP bytes received from the stream's feeder (the publisher, or the pull from the parent), ever; absent where the engine cannot count them. */
   bytesIn?: number;
-  /** RTP bytes sent to the stream's viewers and the nodes pulling it, ever. */
+  /** RTP bytes sent to the stream's viewers and the nodes pulling it, ever (Janus: to its WHEP viewers; its RTP forwards are not counted); absent where the engine cannot count them. */
   bytesOut?: number;
   /** When the stream's current feeder began, ms since the epoch. */
   since: number;
@@ -16,10 +16,11 @@ export interface EngineMedia {
   audio?: { codec?: string; channels?: number; sampleRate?: number };
 }
 
+/** A stream's counters at a report; a counter the engine does not keep (an edge's bytes in, on Janus) is absent. */
 interface Reading {
   at: number;
-  bytesIn: number;
-  bytesOut: number;
+  bytesIn?: number;
+  bytesOut?: number;
 }
 
 // The heartbeat schema's bounds: a figure past them would have the whole heartbeat refused.
@@ -37,8 +38,9 @@ export class MediaRates {
 
   /**
    * Each stream's media at `now`: a bit rate over the time since the previous report, or, at the
-   * first report of a stream (or after its counters began again: a new feeder), over the time
-   * since it began. Streams not given are forgotten.
+   * first report of a stream (or after its counter began again: a new feeder), over the time since
+   * it began. Each counter on its own: an engine may keep one and not the other. Streams not given
+   * are forgotten.
    */
   report(streams: ReadonlyArray<{ name: string; media?: EngineMedia | undefined }>, now: number): Map<string, StreamMedia> {
     const out = new Map<string, StreamMedia>();
@@ -46,13 +48,14 @@ export class MediaRates {
     for (const { name, media: m } of streams) {
       if (!m) continue;
       const before = this.readings.get(name);
-      const counted = m.bytesIn !== undefined && m.bytesOut !== undefined;
-      const fresh = counted && before !== undefined && now > before.at && m.bytesIn! >= before.bytesIn && m.bytesOut! >= before.bytesOut;
-      const from = fresh ? before : { at: m.since, bytesIn: 0, bytesOut: 0 };
-      const rate = (bytes: number | undefined, was: number, max: number) =>
-        bytes === undefined || now <= from.at ? undefined : Math.min(max, Math.max(0, Math.round(((bytes - was) * 8000) / (now - from.at))));
-      const bitrateIn = rate(m.bytesIn, from.bytesIn, MAX_BITRATE_IN);
-      const bitrateOut = rate(m.bytesOut, from.bytesOut, MAX_BITRATE_OUT);
+      const rate = (bytes: number | undefined, was: number | undefined, max: number) => {
+        if (bytes === undefined) return undefined;
+        const fresh = before !== undefined && was !== undefined && now > before.at && bytes >= was;
+        const [from, base] = fresh ? [before.at, was] : [m.since, 0];
+        return now <= from ? undefined : Math.min(max, Math.max(0, Math.round(((bytes - base) * 8000) / (now - from))));
+      };
+      const bitrateIn = rate(m.bytesIn, before?.bytesIn, MAX_BITRATE_IN);
+      const bitrateOut = rate(m.bytesOut, before?.bytesOut, MAX_BITRATE_OUT);
       out.set(name, {
         ...(bitrateIn !== undefined ? { bitrateIn } : {}),
         ...(bitrateOut !== undefined ? { bitrateOut } : {}),
@@ -60,7 +63,9 @@ export class MediaRates {
         ...(m.video ? { video: m.video } : {}),
         ...(m.audio ? { audio: m.audio } : {}),
       });
-      if (counted) next.set(name, { at: now, bytesIn: m.bytesIn!, bytesOut: m.bytesOut! });
+      if (m.bytesIn !== undefined || m.bytesOut !== undefined) {
+        next.set(name, { at: now, ...(m.bytesIn !== undefined ? { bytesIn: m.bytesIn } : {}), ...(m.bytesOut !== undefined ? { bytesOut: m.bytesOut } : {}) });
+      }
     }
     this.readings = next;
     return out;

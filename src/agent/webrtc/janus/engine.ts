@@ -15,6 +15,7 @@ import Janode from 'janode';
 import type { AdmissionGate } from '../../admission/gate.js';
 import type { Role } from '../../../domain/vocabulary.js';
 import { EngineRefusal, type EngineSession, type EngineStream, type ParentLink, type WebRtcEngine } from '../engine.js';
+import { AdminStats } from './admin-stats.js';
 import { Forwards, type PublisherMedia } from './forwards.js';
 import type { EngineMedia } from '../stream-media.js';
 import { JanusError, type ClientHandle, type JanusGateway } from './gateway.js';
@@ -37,8 +38,10 @@ interface Session {
   mids?: Map<string, { mid: string; index: number }>;
   /** A viewer's mountpoint (mountpoints.ts). */
   mountpoint?: string;
-  /** A publisher's media for the heartbeat: since when, and its codecs (rooms take VP8 and Opus only); Janus's byte counts are not read. */
+  /** A publisher's media for the heartbeat: since when, and its codecs (rooms take VP8 and Opus only); its bytes are Janus's (admin-stats.ts). */
   media?: EngineMedia;
+  /** When the session began (a stream with viewers only: since when the node carries it). */
+  since: number;
 }
 
 export interface JanusEngineOptions {
@@ -65,6 +68,8 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
   private readonly rooms = new Map<string, number>();
   private readonly mountpoints: Mountpoints;
   private readonly forwards: Forwards;
+  /** Each stream's byte counters, read from Janus's admin API at each heartbeat (refresh()). */
+  private readonly counters: AdminStats;
   private nextId = 1;
 
   constructor(private readonly o: JanusEngineOptions) {
@@ -78,6 +83,7 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
       nextId: () => this.nextId++,
       log: o.log,
     });
+    this.counters = new AdminStats({ admin: () => o.runtime.admin, log: o.log });
     o.runtime.onDown = () => this.forgetAll();
   }
 
@@ -117,6 +123,7 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
     this.rooms.clear();
     this.mountpoints.clear();
     this.forwards.clear();
+    this.counters.clear();
   }
 
   // WHIP.
@@ -139,12 +146,14 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
       const id = randomUUID();
       const media = publisherMedia(answer);
       const kinds = new Set(media.map((m) => m.kind));
+      const since = Date.now();
       const session: Session = {
         id,
         kind: 'publish',
         stream,
         client,
-        media: { since: Date.now(), ...(kinds.has('video') ? { video: { codec: 'VP8' } } : {}), ...(kinds.has('audio') ? { audio: { codec: 'opus' } } : {}) },
+        since,
+        media: { since, ...(kinds.has('video') ? { video: { codec: 'VP8' } } : {}), ...(kinds.has('audio') ? { audio: { codec: 'opus' } } : {}) },
       };
       this.sessions.set(id, session);
       this.watchClient(session);
@@ -188,7 +197,7 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
       if ('refused' in bridged) throw new EngineRefusal(406, bridged.refused);
       await gw.start(client, bridged.toJanus);
       if (hasEndOfCandidates(offer)) await client.handle.trickleComplete();
-      const session: Session = { id, kind: 'play', stream, client, mids: bridged.mids, mountpoint: key };
+      const session: Session = { id, kind: 'play', stream, client, mids: bridged.mids, mountpoint: key, since: Date.now() };
       this.sessions.set(id, session);
       this.watchClient(session);
       return { id, sdp: bridged.toClient };
@@ -292,24 +301,45 @@ export class JanusEngine implements WebRtcEngine, RelaySource {
 
   // The heartbeat.
 
-  /** Per stream: its publisher here, and its play sessions: viewers here and the edges fed from here. */
+  /** Reads the byte counters of every publisher and viewer from Janus (admin-stats.ts): at heartbeat cadence, bounded, never throws. */
+  refresh(): Promise<void> {
+    return this.counters.poll(
+      [...this.sessions.values()].map((s) => ({ id: s.id, stream: s.stream, counts: s.kind === 'publish' ? 'in' : 'out', janusSession: s.client.session.id, janusHandle: s.client.handle.id })),
+    );
+  }
+
+  /**
+   * Per stream: its publisher here, and its play sessions: viewers here and the edges fed from
+   * here; its media: the publisher's, with the bytes it sent and those sent to the viewers here as
+   * last read; on an edge, once read, the bytes sent to its viewers since the first of them came.
+   */
   streams(): EngineStream[] {
-    const out = new Map<string, EngineStream & { relays: string[] }>();
+    const out = new Map<string, EngineStream & { relays: string[]; firstViewer?: number }>();
     const entry = (name: string) => {
       let e = out.get(name);
       if (!e) out.set(name, (e = { name, publishing: false, subscribers: 0, relays: [] }));
       return e;
     };
     for (const s of this.sessions.values()) {
-      if (s.kind === 'publish') Object.assign(entry(s.stream), { publishing: true, ...(s.media ? { media: s.media } : {}) });
-      else entry(s.stream).subscribers++;
+      const e = entry(s.stream);
+      if (s.kind === 'publish') Object.assign(e, { publishing: true, ...(s.media ? { media: s.media } : {}) });
+      else {
+        e.subscribers++;
+        e.firstViewer = Math.min(e.firstViewer ?? s.since, s.since);
+      }
+    }
+    for (const e of out.values()) {
+      const counted = this.counters.of(e.name);
+      if (!counted) continue;
+      if (e.media) e.media = { ...e.media, ...counted };
+      else if (!e.publishing && e.firstViewer !== undefined && !PUBLISHES.has(this.o.role)) e.media = { since: e.firstViewer, bytesOut: counted.bytesOut };
     }
     for (const [stream, nodes] of this.forwards.children()) {
       const e = entry(stream);
       e.relays = [...nodes];
       e.subscribers += nodes.size;
     }
-    return [...out.values()].map(({ relays, ...s }) => (relays.length > 0 ? { ...s, relays } : s));
+    return [...out.values()].map(({ relays, firstViewer: _, ...s }) => (relays.length > 0 ? { ...s, relays } : s));
   }
 }
 

@@ -9,6 +9,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import type { NetnsPlan } from '../../../policy/network/netns-plan.js';
 import { forgetPlan, inNamespace, netnsDown, netnsUp, recordPlan } from '../../../os/netns.js';
 import { describeExit } from '../../media/nginx-process.js';
+import type { AdminEndpoint } from './admin-stats.js';
 import { DEFAULT_JANUS_LIB_DIR, janusPaths, type JanusNode, type JanusSecrets } from './config.js';
 import { JanusGateway } from './gateway.js';
 import { DIRECT, JanusProcess } from './process.js';
@@ -85,6 +86,11 @@ export class JanusRuntime {
   /** Where Janus sends media from and viewers' candidates point to. */
   get mediaAddress(): string {
     return this.node.mediaAddress;
+  }
+
+  /** The admin API (its counters: admin-stats.ts), or null while Janus is down. */
+  get admin(): AdminEndpoint | null {
+    return this.problemText === null ? { url: `http://${this.node.controlAddress}:${this.node.adminPort}/admin`, secret: this.node.secrets.admin } : null;
   }
 
   /** The connected gateway, or null while Janus is down. */
