@@ -2,6 +2,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
+import type { Requested } from '../../src/domain/records.js';
 import { countsTowardCapacity } from '../../src/policy/states.js';
 import { NODE_STATES, type NodeState, type Role } from '../../src/domain/vocabulary.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
@@ -73,7 +74,7 @@ test('capacity: lookups that find no room add at most one increment per evaluati
       (increment, budget, steps) => {
         const group = localGroup([{ region: 'r1', role: 'origin', min: 0, max: 1000, increment, requestBudget: budget, cooldown: '60s' }]);
         const nodes = [fact({ id: 'a' })];
-        const requested = new Map<string, Array<{ at: number; count: number }>>();
+        const requested = new Map<string, Requested[]>();
         let now = NOW;
         for (const step of steps) {
           now += step.dt;

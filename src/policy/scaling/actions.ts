@@ -1,5 +1,6 @@
 // What a scaling plan asks for, and what it is planned from (src/policy/scaling).
 import type { NodeGroup } from '../../config/types.js';
+import type { Requested } from '../../domain/records.js';
 import type { BlockedCause, ScalingTrigger } from '../../domain/scaling.js';
 import type { Role } from '../../domain/vocabulary.js';
 import type { NodeEvent } from '../states.js';
@@ -13,12 +14,6 @@ export type Action =
   | { type: 'drain'; nodeId: string; role: Role; region: string; trigger: Trigger; reason: string; values?: Record<string, number> }
   | { type: 'destroy'; nodeId: string }
   | { type: 'blocked'; role: Role; region: string; cause: BlockedCause; reason: string };
-
-/** A scale-out that failed lookups asked for, as the supervisor carried it out. */
-export interface Requested {
-  at: number;
-  count: number;
-}
 
 export interface CapacityRequest {
   role: Role;

@@ -5,9 +5,9 @@
 // cluster mode the replicated log and its snapshots), so a restart or a new owner goes on from it.
 // The supervisor only carries out actions and reports their outcome here (afterActuation), as the
 // Kubernetes cluster-autoscaler's actuator reports to its planner. Pure: every function takes `now`.
-import type { PlannerRecord } from '../../domain/records.js';
+import type { PlannerRecord, Requested } from '../../domain/records.js';
 import { ruleKey } from '../../domain/scaling.js';
-import type { Action, Requested } from './actions.js';
+import type { Action } from './actions.js';
 
 export interface PlannerMemory {
   /** When each rule (`region|role`) last scaled out or in. */

@@ -7,7 +7,7 @@ import type { NodeFacts } from './facts.js';
 import { planHealth } from './health.js';
 import { HEARTBEATING } from '../states.js';
 
-export type { Action, CapacityRequest, PlanInput, Requested, Trigger } from './actions.js';
+export type { Action, CapacityRequest, PlanInput, Trigger } from './actions.js';
 export { planCapacity } from './capacity.js';
 export { planHealth } from './health.js';
 
