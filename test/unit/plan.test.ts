@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
 import { parseConfig } from '../../src/config/load.js';
@@ -6,7 +7,7 @@ import type { Requested } from '../../src/domain/records.js';
 import { countsTowardCapacity } from '../../src/policy/states.js';
 import { NODE_STATES, type NodeState, type Role } from '../../src/domain/vocabulary.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
-import { plan, planCapacity, planHealth } from '../../src/policy/scaling/plan.js';
+import { type Action, type GroupPlan, plan, planCapacity, planGroup, planHealth } from '../../src/policy/scaling/plan.js';
 import { nodeFacts, staticGroup } from '../helpers/fixtures.js';
 
 function localGroup(rules: unknown[]): NodeGroup {
@@ -167,6 +168,42 @@ test('plan is deterministic: the same snapshot gives the same actions', (t) => {
     }),
   );
   t.pass();
+});
+
+test('property: a group plan sets blocked rules apart once: its actions, all the supervisor carries out, hold none, and leave nothing else out', (t) => {
+  const asks = fc.array(fc.record({ role: fc.constantFrom<Role>('origin', 'edge'), region: fc.constantFrom('r1', 'r2') }), { maxLength: 4 });
+  let blockedSeen = 0;
+  fc.assert(
+    fc.property(facts, fc.integer({ min: 0, max: 3 }), asks, fc.boolean(), (fs, max, asked, retiring) => {
+      const group = localGroup([
+        { region: 'r1', role: 'origin', min: 0, max },
+        { region: 'r2', role: 'edge', min: 0, max },
+      ]);
+      group.timing.faultThreshold = 1;
+      const nodes = fs.map((f, i) => fact({ ...f, id: `n${i}` }));
+      const input = { group, nodes, now: NOW, busy: new Set<string>(), requests: asked.map((r) => ({ ...r, reason: 'full' })), retiring };
+      const planned = planGroup(input);
+      const all = plan(input);
+      blockedSeen += planned.blocked.length;
+      const carried: readonly Action[] = planned.actions;
+      if (carried.some((a) => a.type === 'blocked')) return false;
+      return (
+        isDeepStrictEqual(
+          carried,
+          all.filter((a) => a.type !== 'blocked'),
+        ) &&
+        isDeepStrictEqual(
+          planned.blocked,
+          all.filter((a) => a.type === 'blocked'),
+        )
+      );
+    }),
+  );
+  t.true(blockedSeen > 0, 'the inputs do block rules (full rules asked for more, too many faults)');
+  // And by type: a blocked rule is not something the supervisor can be given to carry out.
+  // @ts-expect-error a blocked rule is not an ActuatorAction
+  const refused: GroupPlan['actions'][number] = { type: 'blocked', role: 'origin', region: 'r1', cause: 'max', reason: 'at its max' };
+  t.truthy(refused);
 });
 
 test('after a restart, nodes not heard from yet are neither scaled in on empty aggregates nor taken for drained', (t) => {

@@ -15,6 +15,12 @@ export type Action =
   | { type: 'destroy'; nodeId: string }
   | { type: 'blocked'; role: Role; region: string; cause: BlockedCause; reason: string };
 
+/** A rule that cannot scale as it should: the planner tells it once (a scaling.blocked event); nothing carries it out. */
+export type BlockedAction = Extract<Action, { type: 'blocked' }>;
+
+/** What the supervisor carries out: every action but a blocked rule. */
+export type ActuatorAction = Exclude<Action, { type: 'blocked' }>;
+
 export interface CapacityRequest {
   role: Role;
   region: string;
