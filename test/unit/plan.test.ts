@@ -1,19 +1,15 @@
 import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
-import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
 import type { Requested } from '../../src/domain/records.js';
 import { countsTowardCapacity } from '../../src/policy/states.js';
 import { NODE_STATES, type NodeState, type Role } from '../../src/domain/vocabulary.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 import { type Action, type GroupPlan, plan, planCapacity, planGroup, planHealth } from '../../src/policy/scaling/plan.js';
-import { nodeFacts, staticGroup } from '../helpers/fixtures.js';
+import { localPlatformGroup, nodeFacts, parsedGroup, staticGroup } from '../helpers/fixtures.js';
 
-function localGroup(rules: unknown[]): NodeGroup {
-  const g = { ...staticGroup({ rules }), platform: { type: 'local' } };
-  return parseConfig({ nodeGroups: [g] }, 'test').nodeGroups[0]!;
-}
+const localGroup = (rules: unknown[]): NodeGroup => parsedGroup(localPlatformGroup({ rules }));
 
 const NOW = 1_000_000;
 const fact = (over: Partial<NodeFacts>): NodeFacts => nodeFacts({ stateSince: NOW - 1000, lastSeen: NOW - 100, ...over });
@@ -115,7 +111,7 @@ test('capacity: too many FAULT nodes stop creation in that region and role', (t)
 });
 
 test('capacity: a static group never creates nodes', (t) => {
-  const group = parseConfig({ nodeGroups: [staticGroup({ rules: [{ region: 'r1', role: 'origin', min: 5, max: 5 }] })] }, 'test').nodeGroups[0]!;
+  const group = parsedGroup(staticGroup({ rules: [{ region: 'r1', role: 'origin', min: 5, max: 5 }] }));
   t.deepEqual(planCapacity({ group, nodes: [], now: NOW, busy: new Set(), requests: [] }), []);
 });
 
