@@ -1,13 +1,13 @@
 // Bench 6: actors across cores. The subscribe load spread over 1, 2 and 4 node groups (one actor
 // thread each). Where a lookup's time goes, from the service's own metrics: CPU per lookup for the
 // whole process and for the actors, the actors' round trip per batch, and the lookups per batch.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { TokenSigner } from '../src/auth/tokens.js';
 import { projectPath } from '../src/paths.js';
-import { BENCH_PASSWORD, BENCH_NODE_TOKEN_TTL, BENCH_SECRET, runServer } from './lib/servers.js';
+import { BENCH_PASSWORD, BENCH_NODE_TOKEN_TTL, BENCH_SECRET, benchConfig, runServer } from './lib/servers.js';
 import { table } from './lib/table.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -47,17 +47,7 @@ function scrape(text: string) {
 async function run(count: number) {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-actors-'));
   const names = Array.from({ length: count }, (_, i) => `g${i}`);
-  const config = join(dir, 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      server: { host: '127.0.0.1', port: 0 },
-      dataDir: join(dir, 'data'),
-      geoip: { enabled: false },
-      limits: { lookups: { admin: { perSecond: 0, burst: 1 } } },
-      nodeGroups: names.map(groupSpec),
-    }),
-  );
+  const config = benchConfig(dir, { geoip: { enabled: false }, limits: { lookups: { admin: { perSecond: 0, burst: 1 } } }, nodeGroups: names.map(groupSpec) });
   const sy = await runServer(projectPath('dist', 'src', 'main.js'), { SWITCHYARD_CONFIG: config, SWITCHYARD_ADMIN_PASSWORD: BENCH_PASSWORD, SWITCHYARD_JWT_SECRET: BENCH_SECRET });
   try {
     const signer = new TokenSigner(Buffer.from(BENCH_SECRET));

@@ -1,20 +1,19 @@
 // Bench 5: failover on the local platform. From a node agent's kill -9 to the node leaving
 // rotation (FAULT), and from there to its replacement in service. The same run measures the
 // floor for each: nodeTimeout itself, and how long a fresh node takes from REQUESTED to INSERVICE.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventRecord } from '../src/domain/events.js';
 import { openEvents } from '../src/events/stream-client.js';
 import { projectPath } from '../src/paths.js';
-import { runServer } from './lib/servers.js';
+import { adminToken, BENCH_PASSWORD, benchConfig, runServer } from './lib/servers.js';
 import { table } from './lib/table.js';
 import { localGroup } from '../test/helpers/fixtures.js';
 import { killAgentsOf } from '../test/helpers/service.js';
 
 const NODE_TIMEOUT = Number(process.env.BENCH_NODE_TIMEOUT_MS ?? 3000);
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 3);
-const PASSWORD = 'bench-admin-password';
 
 /** Follows the event stream from the start; `wait` resolves at the first event set that satisfies a test. */
 function follow(url: string, token: string) {
@@ -56,33 +55,23 @@ const state = (e: EventRecord) => e as Extract<EventRecord, { type: 'node.state'
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-failover-'));
-  const config = join(dir, 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      server: { host: '127.0.0.1', port: 0 },
-      dataDir: join(dir, 'data'),
-      geoip: { enabled: false },
-      nodeGroups: [
-        localGroup({
-          name: 'bench',
-          firstAddress: '127.0.40.2',
-          regions: [{ name: 'r1', lat: 50, lon: 8 }],
-          // No limit given: the config's default, as before.
-          origins: { min: 1, max: 2, limit: undefined },
-          edges: { min: 2, max: 4, limit: undefined },
-          timing: { heartbeatMs: 1000, nodeTimeout: NODE_TIMEOUT, faultTimeout: '1s' },
-        }),
-      ],
-    }),
-  );
-  const sy = await runServer(projectPath('dist', 'src', 'main.js'), { SWITCHYARD_CONFIG: config, SWITCHYARD_ADMIN_PASSWORD: PASSWORD });
+  const config = benchConfig(dir, {
+    geoip: { enabled: false },
+    nodeGroups: [
+      localGroup({
+        name: 'bench',
+        firstAddress: '127.0.40.2',
+        regions: [{ name: 'r1', lat: 50, lon: 8 }],
+        // No limit given: the config's default, as before.
+        origins: { min: 1, max: 2, limit: undefined },
+        edges: { min: 2, max: 4, limit: undefined },
+        timing: { heartbeatMs: 1000, nodeTimeout: NODE_TIMEOUT, faultTimeout: '1s' },
+      }),
+    ],
+  });
+  const sy = await runServer(projectPath('dist', 'src', 'main.js'), { SWITCHYARD_CONFIG: config, SWITCHYARD_ADMIN_PASSWORD: BENCH_PASSWORD });
   try {
-    const token = (
-      (await (
-        await fetch(`${sy.url}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: PASSWORD }) })
-      ).json()) as { accessToken: string }
-    ).accessToken;
+    const token = await adminToken(sy.url);
     const events = follow(sy.url, token);
     const inService = (s: EventRecord[]) => {
       const last = new Map<string, string | null>();

@@ -2,13 +2,14 @@
 // 200) with 100k nodes and 1M bindings in LMDB, against the same start with an empty store, in the
 // same run; and the heap a node and a binding take in a node-group actor's model.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/store/store.js';
 import { projectPath } from '../src/paths.js';
 import { GroupModel } from '../src/model/group-model.js';
 import { fleetBindings, fleetGroup, fleetNodes } from './lib/synthetic-fleet.js';
+import { BENCH_PASSWORD, benchConfig } from './lib/servers.js';
 import { table } from './lib/table.js';
 
 const NODES = Number(process.env.BENCH_NODES ?? 100_000);
@@ -36,11 +37,10 @@ async function seed(dataDir: string, nodes: number, bindings: number): Promise<v
 
 /** Milliseconds from spawning the service to its first 200 on /readyz; and the actor's heap then. */
 async function timeToReady(dir: string): Promise<{ ms: number; actorHeap: number; rss: number }> {
-  const config = join(dir, 'config.json');
-  writeFileSync(config, JSON.stringify({ server: { host: '127.0.0.1', port: 0 }, dataDir: join(dir, 'data'), nodeGroups: [] }));
+  const config = benchConfig(dir, { nodeGroups: [] });
   const started = performance.now();
   const proc = spawn(process.execPath, [projectPath('dist', 'src', 'main.js')], {
-    env: { ...process.env, SWITCHYARD_CONFIG: config, SWITCHYARD_ADMIN_PASSWORD: 'bench-admin-password', SWITCHYARD_LOG_LEVEL: 'info' },
+    env: { ...process.env, SWITCHYARD_CONFIG: config, SWITCHYARD_ADMIN_PASSWORD: BENCH_PASSWORD, SWITCHYARD_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {

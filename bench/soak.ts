@@ -15,7 +15,7 @@
 // This file is the sequence of the run; its parts are in bench/lib: soak-options (options and
 // times), soak-group (the node group and the service's config), soak-admin (calls outside the
 // load), soak-mix (the load), soak-churn, soak-sampling and soak-report.
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TokenSigner } from '../src/auth/tokens.js';
@@ -23,10 +23,10 @@ import { projectPath } from '../src/paths.js';
 import { allReach, follow, type Follower } from './lib/events.js';
 import { Fleet, LiveStreams } from './lib/fleet.js';
 import { cpuShares } from './lib/proc.js';
-import { BENCH_PASSWORD, BENCH_SECRET, runServer, type Running } from './lib/servers.js';
+import { BENCH_PASSWORD, BENCH_SECRET, benchConfig, runServer, type Running } from './lib/servers.js';
 import { adminSession, nodeIdOf } from './lib/soak-admin.js';
 import { Churn } from './lib/soak-churn.js';
-import { GROUP, LIVE_MS, LIVE_STREAMS, NODES, soakConfig, TIMING } from './lib/soak-group.js';
+import { GROUP, LIVE_MS, LIVE_STREAMS, NODES, soakSettings, TIMING } from './lib/soak-group.js';
 import { MixedLoad, type LoadRun } from './lib/soak-mix.js';
 import { CAPACITY_WARMUP_S, soakOptions, soakTimes } from './lib/soak-options.js';
 import { report } from './lib/soak-report.js';
@@ -61,10 +61,9 @@ async function main(): Promise<number> {
   mkdirSync(benchDir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-soak-'));
-  const config = join(dir, 'config.json');
+  const config = benchConfig(dir, soakSettings());
   const dataDir = join(dir, 'data');
   const snapshots = join(benchDir, `soak-${stamp}-heap`);
-  writeFileSync(config, JSON.stringify(soakConfig(dataDir)));
   if (opts.heapSnapshots) mkdirSync(snapshots, { recursive: true });
   const statuses = new Statuses();
   let events: Follower | null = null;

@@ -5,7 +5,7 @@
 //    stream up (endpoint 5) and connects to the node's URL directly (trials alternate);
 //  - WHIP and WHEP sessions per second the proxy sets up (offer → the node's answer → DELETE),
 //    against the same sessions POSTed to the node directly, and against endpoint 5's lookup alone.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RTCPeerConnection } from 'werift';
@@ -13,7 +13,7 @@ import { withoutStun } from '../src/agent/webrtc/werift/peers.js';
 import { openEvents } from '../src/events/stream-client.js';
 import { projectPath } from '../src/paths.js';
 import { type Answered, VideoSource, WhepViewer, WhipPublisher } from '../src/cli/webrtc-client.js';
-import { runServer } from './lib/servers.js';
+import { adminToken, BENCH_PASSWORD, benchConfig, runServer } from './lib/servers.js';
 import { pct, table } from './lib/table.js';
 import { localGroup } from '../test/helpers/fixtures.js';
 import { killAgentsOf } from '../test/helpers/service.js';
@@ -21,7 +21,6 @@ import { killAgentsOf } from '../test/helpers/service.js';
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
-const PASSWORD = 'bench-admin-password';
 
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -74,40 +73,30 @@ async function rate(one: (i: number) => Promise<boolean>): Promise<{ perSecond: 
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-webrtc-bench-'));
-  const config = join(dir, 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      server: { host: '127.0.0.1', port: 0 },
-      dataDir: join(dir, 'data'),
-      geoip: { enabled: false },
-      defaultNodeGroup: 'rtc',
-      limits: { lookups: { admin: { perSecond: 100_000, burst: 100_000 } } },
-      nodeGroups: [
-        {
-          ...localGroup({
-            name: 'rtc',
-            firstAddress: '127.4.5.2',
-            local: { backend: 'werift' },
-            origins: { min: 1, max: 1, limit: 100_000 },
-            edges: { min: 1, max: 1, limit: 100_000 },
-            timing: { heartbeatMs: 500, nodeTimeout: '10s' },
-          }),
-          limits: { pendingBindings: 1_000_000, pendingPerToken: 1_000_000 },
-        },
-      ],
-    }),
-  );
-  const sy = await runServer(projectPath('dist', 'src', 'main.js'), { SWITCHYARD_CONFIG: config, SWITCHYARD_ADMIN_PASSWORD: PASSWORD });
+  const config = benchConfig(dir, {
+    geoip: { enabled: false },
+    defaultNodeGroup: 'rtc',
+    limits: { lookups: { admin: { perSecond: 100_000, burst: 100_000 } } },
+    nodeGroups: [
+      {
+        ...localGroup({
+          name: 'rtc',
+          firstAddress: '127.4.5.2',
+          local: { backend: 'werift' },
+          origins: { min: 1, max: 1, limit: 100_000 },
+          edges: { min: 1, max: 1, limit: 100_000 },
+          timing: { heartbeatMs: 500, nodeTimeout: '10s' },
+        }),
+        limits: { pendingBindings: 1_000_000, pendingPerToken: 1_000_000 },
+      },
+    ],
+  });
+  const sy = await runServer(projectPath('dist', 'src', 'main.js'), { SWITCHYARD_CONFIG: config, SWITCHYARD_ADMIN_PASSWORD: BENCH_PASSWORD });
   const source = await VideoSource.start();
   const publisher = new WhipPublisher(source);
   const viewer = new WhepViewer();
   try {
-    const token = (
-      (await (
-        await fetch(`${sy.url}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: PASSWORD }) })
-      ).json()) as { accessToken: string }
-    ).accessToken;
+    const token = await adminToken(sy.url);
     const auth = { authorization: `Bearer ${token}` };
     // Two nodes in service.
     const up = new AbortController();

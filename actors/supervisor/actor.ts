@@ -13,7 +13,7 @@ import type { EventBody } from '../../src/domain/events.js';
 import { TokenSigner, type SigningKey } from '../../src/auth/tokens.js';
 import type { Platform } from '../../src/platforms/platform.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
-import type { Action } from '../../src/policy/scaling/plan.js';
+import type { ActuatorAction } from '../../src/policy/scaling/plan.js';
 import { surviveCommitFailures } from '../../src/store/failures.js';
 import { nodeEndpoint } from '../comlink.js';
 import { Directory, type Attached } from './directory.js';
@@ -191,8 +191,8 @@ class Supervisor {
       this.emit([{ type: 'nodegroup.changed', group: attached.group.name, change: 'drained' }]);
       return Infinity;
     }
-    // Blocked rules are the planner's to tell (src/model/planner.ts): nothing to carry out.
-    for (const action of actions) if (action.type !== 'blocked') await this.act(attached, platform, action, destroying, now);
+    // Blocked rules are not among them (GroupPlan's type): the planner tells those (src/model/planner.ts).
+    for (const action of actions) await this.act(attached, platform, action, destroying, now);
     return deadline;
   }
 
@@ -221,7 +221,7 @@ class Supervisor {
     for (const id of found.orphans) this.operations.removeOrphan(attached.group.name, platform, id);
   }
 
-  private async act(attached: Attached, platform: Platform, action: Exclude<Action, { type: 'blocked' }>, nodes: readonly NodeFacts[], now: number): Promise<void> {
+  private async act(attached: Attached, platform: Platform, action: ActuatorAction, nodes: readonly NodeFacts[], now: number): Promise<void> {
     switch (action.type) {
       case 'event':
         await attached.api.nodeEvent(action.nodeId, action.event, now);

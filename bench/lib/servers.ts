@@ -46,6 +46,23 @@ export async function runServer(script: string, env: Record<string, string> = {}
   };
 }
 
+/**
+ * Writes a bench's config file for the service, `dir`/config.json, and answers its path: the
+ * service on loopback at any port, its data in `dir`/data, and `settings` (node groups, limits,
+ * geoip, auth) beside them.
+ */
+export function benchConfig(dir: string, settings: object): string {
+  const file = join(dir, 'config.json');
+  writeFileSync(file, JSON.stringify({ server: { host: '127.0.0.1', port: 0 }, dataDir: join(dir, 'data'), ...settings }));
+  return file;
+}
+
+/** An access token of the service's admin (the password the benches start it with). */
+export async function adminToken(url: string): Promise<string> {
+  const login = await fetch(`${url}/as/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: BENCH_PASSWORD }) });
+  return ((await login.json()) as { accessToken: string }).accessToken;
+}
+
 export const baseline = (name: 'bare-http' | 'bare-koa') => runServer(projectPath('dist', 'bench', 'baselines', `${name}.js`));
 
 export const BENCH_SECRET = 'bench-secret-that-is-at-least-32-bytes!';
@@ -64,9 +81,7 @@ export async function switchyard(dir: string, options: { origins: number; edges:
     ...Array.from({ length: options.origins }, (_, i) => ({ id: `o${i}`, role: 'origin', region: regions[i % regions.length]!.name, address: `10.1.${i >> 8}.${i & 255}` })),
     ...Array.from({ length: options.edges }, (_, i) => ({ id: `e${i}`, role: 'edge', region: regions[i % regions.length]!.name, address: `10.2.${i >> 8}.${i & 255}` })),
   ];
-  const config = {
-    server: { host: '127.0.0.1', port: 0 },
-    dataDir: join(dir, 'data'),
+  const file = benchConfig(dir, {
     nodeGroups: [
       {
         name: 'bench',
@@ -84,9 +99,7 @@ export async function switchyard(dir: string, options: { origins: number; edges:
     ],
     // The load generator is one token: no lookup rate limit for it.
     limits: { lookups: { admin: { perSecond: 0, burst: 1 } } },
-  };
-  const file = join(dir, 'config.json');
-  writeFileSync(file, JSON.stringify(config));
+  });
   return runServer(
     projectPath('dist', 'src', 'main.js'),
     { SWITCHYARD_CONFIG: file, SWITCHYARD_ADMIN_PASSWORD: BENCH_PASSWORD, SWITCHYARD_JWT_SECRET: BENCH_SECRET, SWITCHYARD_LOG_LEVEL: 'info' },

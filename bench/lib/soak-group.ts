@@ -38,7 +38,7 @@ export function groupSpec(name: string, nodes: readonly NodeSpec[], regions: typ
   };
 }
 
-/** The service's config: the soak group, and no lookup rate limit for the load generator's admin token. */
-export function soakConfig(dataDir: string) {
-  return { server: { host: '127.0.0.1', port: 0 }, dataDir, auth: { tokenTtl: '24h' }, limits: { lookups: { admin: { perSecond: 0, burst: 1 } } }, nodeGroups: [groupSpec(GROUP, NODES, REGIONS, 1)] };
+/** The service's settings: the soak group, and no lookup rate limit for the load generator's admin token. */
+export function soakSettings() {
+  return { auth: { tokenTtl: '24h' }, limits: { lookups: { admin: { perSecond: 0, burst: 1 } } }, nodeGroups: [groupSpec(GROUP, NODES, REGIONS, 1)] };
 }

@@ -67,6 +67,12 @@ export interface Provision {
   updatedAt: number;
 }
 
+/** A scale-out that failed lookups asked for, as the supervisor carried it out: when, and how many nodes. */
+export interface Requested {
+  at: number;
+  count: number;
+}
+
 /**
  * The scaling planner's memory of a node group, as stored with its records (one per group;
  * src/policy/scaling/memory.ts reads and writes it): when each rule (`region|role`) last scaled,
@@ -75,7 +81,7 @@ export interface Provision {
  */
 export interface PlannerRecord {
   lastScaled: Array<[string, number]>;
-  requested: Array<[string, Array<{ at: number; count: number }>]>;
+  requested: Array<[string, Requested[]]>;
   lastEvaluated: number;
   blocked: string[];
 }

@@ -62,7 +62,7 @@ export class Planner {
   plan(request: PlanRequest, nodes: readonly NodeFacts[]): GroupPlan {
     const { name, group } = this.settings;
     const evaluate = evaluationDue(this.memory, request.now, group.timing.evaluationInterval);
-    const planned = planGroup({
+    const { blocked: blockedRules, ...planned } = planGroup({
       group,
       nodes,
       now: request.now,
@@ -73,14 +73,14 @@ export class Planner {
       evaluate,
       retiring: request.retiring,
     });
-    const { blocked, started } = blockedSince(this.memory.blocked, planned.actions);
+    const { blocked, started } = blockedSince(this.memory.blocked, blockedRules);
     for (const a of started) this.effects.emit({ type: 'scaling.blocked', group: name, role: a.role, region: a.region, cause: a.cause, reason: a.reason });
     const blockedChanged = blocked.size !== this.memory.blocked.size || started.length > 0;
     this.memory = { ...this.memory, blocked, lastEvaluated: evaluate ? request.now : this.memory.lastEvaluated };
     // The evaluation time alone is not written: a new owner evaluating once more early is harmless,
     // and a write per interval per group would fill the replicated log with nothing.
     if (blockedChanged) this.writeMemory();
-    return { ...planned, actions: planned.actions.filter((a) => a.type !== 'blocked') };
+    return planned;
   }
 
   /** The supervisor carried out a scaling action: told as an event, its cooldown remembered. */

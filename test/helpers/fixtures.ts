@@ -3,16 +3,26 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseConfig } from '../../src/config/load.js';
+import type { NodeGroup } from '../../src/config/types.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 
 export function tempDir(prefix = 'switchyard-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+export interface StaticGroupOptions {
+  name?: string;
+  regions?: string[];
+  nodes?: Array<{ id: string; role: string; region: string }>;
+  rules?: unknown[];
+  timing?: object;
+  roles?: object;
+  admission?: object;
+}
+
 /** A static node group: the test plays the node agents. */
-export function staticGroup(
-  options: { name?: string; regions?: string[]; nodes?: Array<{ id: string; role: string; region: string }>; rules?: unknown[]; timing?: object; roles?: object; admission?: object } = {},
-) {
+export function staticGroup(options: StaticGroupOptions = {}) {
   const regions = options.regions ?? ['r1', 'r2'];
   const nodes = options.nodes ?? [
     { id: 'o1', role: 'origin', region: 'r1' },
@@ -43,6 +53,19 @@ export function staticGroup(
     timing: { heartbeatMs: 200, nodeTimeout: '1h', ...options.timing },
     ...(options.admission ? { admission: options.admission } : {}),
   };
+}
+
+/**
+ * staticGroup's regions, roles and rules on the local platform (`local`: its settings), for tests
+ * that plan or parse such a group and start nothing (localGroup is for those that start its nodes).
+ */
+export function localPlatformGroup(options: Omit<StaticGroupOptions, 'nodes'> = {}, local?: object) {
+  return { ...staticGroup(options), platform: { type: 'local', ...(local ? { local } : {}) } };
+}
+
+/** A node group as the service reads it from its config: checked, defaults filled in, durations in ms. */
+export function parsedGroup(raw: object): NodeGroup {
+  return parseConfig({ nodeGroups: [raw] }, 'test').nodeGroups[0]!;
 }
 
 /** A rule's bounds for one role; the limit is 10 unless given (`limit: undefined`: the config's default). */

@@ -5,15 +5,15 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import test from 'ava';
 import { ActorHost } from '../../actors/host.js';
-import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
+import { parsedGroup } from '../helpers/fixtures.js';
 import { hostOf, staticGroup, tempDir } from '../helpers/service.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-const group: NodeGroup = parseConfig({ nodeGroups: [staticGroup({ name: 'g' })] }, 'test').nodeGroups[0]!;
+const group: NodeGroup = parsedGroup(staticGroup({ name: 'g' }));
 
 async function started(t: import('ava').ExecutionContext) {
   const h = await hostOf(t, tempDir('switchyard-host-'), [group]);

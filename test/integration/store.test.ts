@@ -5,12 +5,12 @@ import { rmSync } from 'node:fs';
 import test from 'ava';
 import fc from 'fast-check';
 import { ActorHost } from '../../actors/host.js';
-import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
 import { openStore } from '../../src/store/store.js';
+import { parsedGroup } from '../helpers/fixtures.js';
 import { hostOf, staticGroup, tempDir } from '../helpers/service.js';
 
-const group: NodeGroup = parseConfig({ nodeGroups: [staticGroup({ name: 'g' })] }, 'test').nodeGroups[0]!;
+const group: NodeGroup = parsedGroup(staticGroup({ name: 'g' }));
 const rendition = (name: string, level: number) => ({ name, level, videoBR: 1_000_000, videoWidth: 640, videoHeight: 360, videoFPS: 30, audioBR: 64_000 });
 
 type Op = { op: 'create' | 'replace'; stream: number; region: 'r1' | 'r2' } | { op: 'delete'; stream: number } | { op: 'publish'; stream: number };

@@ -5,10 +5,12 @@ import { normalizeNodeGroup } from '../../src/config/node-group.js';
 import { readFileSync } from 'node:fs';
 import { configurationReference } from '../../src/config/reference.js';
 import { projectPath } from '../../src/paths.js';
-import { staticGroup } from '../helpers/fixtures.js';
+import { localPlatformGroup, staticGroup } from '../helpers/fixtures.js';
 import { DEFAULT_STATE_TIMEOUTS, LOAD_METRIC } from '../../src/domain/vocabulary.js';
 
 const minimal = () => ({ nodeGroups: [staticGroup()] });
+/** A config of one local group (`local`: its platform settings) with staticGroup's rules. */
+const localConfig = (local: object, roles?: object) => ({ nodeGroups: [localPlatformGroup(roles ? { roles } : {}, local)] });
 
 test('the shipped default config loads and is what a first start needs', (t) => {
   const config = loadConfig({});
@@ -213,9 +215,8 @@ test('bad scaling expressions are refused at load with the rule, the field and t
 });
 
 test('local nodes run the simulated backend unless the group chooses nginx-rtmp; the shipped media config loads', (t) => {
-  const local = (local: object, roles?: object) => ({ nodeGroups: [{ ...staticGroup(roles ? { roles } : {}), platform: { type: 'local', local } }] });
-  t.is(parseConfig(local({}), 'test').nodeGroups[0]!.platform.local.backend, 'simulated');
-  const media = parseConfig(local({ backend: 'nginx-rtmp', port: 1935 }, { origin: {}, edge: { parentRole: 'origin', subscribe: { protocol: 'rtmp', port: 1935 } }, transcoder: {} }), 'test')
+  t.is(parseConfig(localConfig({}), 'test').nodeGroups[0]!.platform.local.backend, 'simulated');
+  const media = parseConfig(localConfig({ backend: 'nginx-rtmp', port: 1935 }, { origin: {}, edge: { parentRole: 'origin', subscribe: { protocol: 'rtmp', port: 1935 } }, transcoder: {} }), 'test')
     .nodeGroups[0]!;
   t.like(media.platform.local, { backend: 'nginx-rtmp', port: 1935, statPort: 18080 });
   const shipped = loadConfig({ SWITCHYARD_CONFIG: DEFAULT_CONFIG_FILE.replace(/default\.json$/, 'media.json') });
@@ -223,16 +224,15 @@ test('local nodes run the simulated backend unless the group chooses nginx-rtmp;
 });
 
 test('a backend that does not exist, and listeners nginx-rtmp nodes cannot serve, are refused with the field named', (t) => {
-  const group = (local: object, roles?: object) => ({ nodeGroups: [{ ...staticGroup(roles ? { roles } : {}), platform: { type: 'local', local } }] });
-  t.deepEqual(problemsOf(group({ backend: 'gstreamer' })), [
+  t.deepEqual(problemsOf(localConfig({ backend: 'gstreamer' })), [
     'nodeGroups[0].platform.local.backend = "gstreamer": must be simulated (needs nothing beyond npm), nginx-rtmp (needs nginx, libnginx-mod-rtmp and ffmpeg), werift (WebRTC: WHIP and WHEP in the agent, needs nothing beyond npm; docs/webrtc.md) or janus (WebRTC on a Janus gateway per node, each in a network namespace of its own: needs root and Debian\'s janus; docs/webrtc.md#janus-nodes)',
   ]);
-  const problems = problemsOf(group({ backend: 'nginx-rtmp', port: 0, statPort: 0 }));
+  const problems = problemsOf(localConfig({ backend: 'nginx-rtmp', port: 0, statPort: 0 }));
   t.true(
     problems.some((p) => p.startsWith('nodeGroups[0].platform.local.statPort = 0: must be >= 1')),
     problems.join('\n'),
   );
-  const more = problemsOf(group({ backend: 'nginx-rtmp', port: 0 }));
+  const more = problemsOf(localConfig({ backend: 'nginx-rtmp', port: 0 }));
   t.true(
     more.some((p) => p.startsWith('nodeGroups[0].platform.local.port = 0: nginx-rtmp nodes listen on a fixed port')),
     more.join('\n'),
@@ -241,7 +241,7 @@ test('a backend that does not exist, and listeners nginx-rtmp nodes cannot serve
     more.some((p) => p === 'nodeGroups[0].roles.edge.subscribe.protocol = "wss": nginx-rtmp nodes take rtmp only'),
     more.join('\n'),
   );
-  const same = problemsOf(group({ backend: 'nginx-rtmp', port: 1935, statPort: 1935 }, { origin: {}, edge: { parentRole: 'origin' }, transcoder: {} }));
+  const same = problemsOf(localConfig({ backend: 'nginx-rtmp', port: 1935, statPort: 1935 }, { origin: {}, edge: { parentRole: 'origin' }, transcoder: {} }));
   t.deepEqual(same, ['nodeGroups[0].platform.local.statPort = 1935: must differ from platform.local.port (1935)']);
 });
 

@@ -1,11 +1,10 @@
 // Nearest region with room, for random client coordinates and random node sets (docs/choosing-nodes.md).
 import test from 'ava';
 import fc from 'fast-check';
-import { parseConfig } from '../../src/config/load.js';
 import { GroupModel } from '../../src/model/group-model.js';
 import { regionOrder } from '../../src/policy/selection/region-order.js';
 import { distanceKm } from '../../src/policy/selection/regions.js';
-import { staticGroup } from '../helpers/fixtures.js';
+import { localPlatformGroup, parsedGroup } from '../helpers/fixtures.js';
 
 const LIMIT = 3;
 
@@ -22,18 +21,10 @@ test('the answer is in the nearest region with room, falls back by distance, and
       fc.double({ min: -180, max: 180, noNaN: true }),
       fc.boolean(),
       (regions, origins, lat, lon, strict) => {
-        const g = parseConfig(
-          {
-            nodeGroups: [
-              {
-                ...staticGroup({ regions: regions.map((r) => r.name), rules: regions.map((r) => ({ region: r.name, role: 'origin', min: 0, max: 20, limit: LIMIT })) }),
-                regions,
-                platform: { type: 'local' },
-              },
-            ],
-          },
-          'test',
-        ).nodeGroups[0]!;
+        const g = parsedGroup({
+          ...localPlatformGroup({ regions: regions.map((r) => r.name), rules: regions.map((r) => ({ region: r.name, role: 'origin', min: 0, max: 20, limit: LIMIT })) }),
+          regions,
+        });
         const model = new GroupModel(g);
         const placed = origins.map((o, i) => ({ id: `o${i}`, region: regions[o.region % regions.length]!.name, load: o.load }));
         for (const o of placed) {

@@ -1,10 +1,9 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
 import type { EventBody } from '../../src/domain/events.js';
 import { GroupModel } from '../../src/model/group-model.js';
-import { staticGroup } from '../helpers/fixtures.js';
+import { parsedGroup, staticGroup } from '../helpers/fixtures.js';
 
 const REGIONS = ['r1', 'r2', 'r3'];
 const LIMIT = 4;
@@ -19,7 +18,7 @@ function group(overrides: Record<string, unknown> = {}, selection: object = { st
     ]),
     ...overrides,
   });
-  return parseConfig({ nodeGroups: [{ ...g, selection }] }, 'test').nodeGroups[0]!;
+  return parsedGroup({ ...g, selection });
 }
 
 /** A seeded random source, so that a failing run can be replayed. */

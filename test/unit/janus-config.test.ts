@@ -4,7 +4,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { type ConfigError, loadConfig, parseConfig } from '../../src/config/load.js';
 import { projectPath } from '../../src/paths.js';
-import { staticGroup } from '../helpers/fixtures.js';
+import { localPlatformGroup } from '../helpers/fixtures.js';
 import { JanusConfigError, janusPaths, renderJanusConfig, type JanusNode } from '../../src/agent/webrtc/janus/config.js';
 import { Forwards, forwardStreams } from '../../src/agent/webrtc/janus/forwards.js';
 import { parseRelayTarget, relayHostAllowed } from '../../src/agent/webrtc/janus/relay.js';
@@ -210,7 +210,7 @@ test('a forward sends each medium a publisher has to the mountpoint port of its 
 
 test('a local group on janus: origins serve WHIP and WHEP, edges WHEP, relays nothing; its subnet and first address are checked at load', (t) => {
   const group = (local: object, roles: object = { origin: {}, edge: { parentRole: 'origin' } }) => ({
-    nodeGroups: [{ ...staticGroup({ roles, rules: [] }), platform: { type: 'local', local: { backend: 'janus', port: 18088, ...local } } }],
+    nodeGroups: [localPlatformGroup({ roles, rules: [] }, { backend: 'janus', port: 18088, ...local })],
   });
   const g = parseConfig(group({}), 'test').nodeGroups[0]!;
   t.deepEqual(g.platform.local.janus, { subnet: '10.213.0.0/16' });

@@ -3,14 +3,13 @@
 import assert from 'node:assert/strict';
 import test from 'ava';
 import fc from 'fast-check';
-import { parseConfig } from '../../src/config/load.js';
 import { GroupModel } from '../../src/model/group-model.js';
-import { staticGroup } from '../helpers/fixtures.js';
+import { localPlatformGroup, parsedGroup } from '../helpers/fixtures.js';
 
 const LIMITS = { origin: 5, edge: 20 } as const;
 
 function model(): GroupModel {
-  const g = staticGroup({
+  const g = localPlatformGroup({
     regions: ['r1'],
     roles: { origin: {}, edge: { parentRole: 'origin' } },
     rules: [
@@ -18,7 +17,7 @@ function model(): GroupModel {
       { region: 'r1', role: 'edge', min: 0, max: 100, limit: LIMITS.edge },
     ],
   });
-  return new GroupModel(parseConfig({ nodeGroups: [{ ...g, platform: { type: 'local' } }] }, 'test').nodeGroups[0]!);
+  return new GroupModel(parsedGroup(g));
 }
 
 const share = (n: { load: number; limit: number | null }) => (n.limit ? n.load / n.limit : n.load);

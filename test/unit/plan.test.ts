@@ -1,17 +1,15 @@
+import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
-import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
+import type { Requested } from '../../src/domain/records.js';
 import { countsTowardCapacity } from '../../src/policy/states.js';
 import { NODE_STATES, type NodeState, type Role } from '../../src/domain/vocabulary.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
-import { plan, planCapacity, planHealth } from '../../src/policy/scaling/plan.js';
-import { nodeFacts, staticGroup } from '../helpers/fixtures.js';
+import { type Action, type GroupPlan, plan, planCapacity, planGroup, planHealth } from '../../src/policy/scaling/plan.js';
+import { localPlatformGroup, nodeFacts, parsedGroup, staticGroup } from '../helpers/fixtures.js';
 
-function localGroup(rules: unknown[]): NodeGroup {
-  const g = { ...staticGroup({ rules }), platform: { type: 'local' } };
-  return parseConfig({ nodeGroups: [g] }, 'test').nodeGroups[0]!;
-}
+const localGroup = (rules: unknown[]): NodeGroup => parsedGroup(localPlatformGroup({ rules }));
 
 const NOW = 1_000_000;
 const fact = (over: Partial<NodeFacts>): NodeFacts => nodeFacts({ stateSince: NOW - 1000, lastSeen: NOW - 100, ...over });
@@ -73,7 +71,7 @@ test('capacity: lookups that find no room add at most one increment per evaluati
       (increment, budget, steps) => {
         const group = localGroup([{ region: 'r1', role: 'origin', min: 0, max: 1000, increment, requestBudget: budget, cooldown: '60s' }]);
         const nodes = [fact({ id: 'a' })];
-        const requested = new Map<string, Array<{ at: number; count: number }>>();
+        const requested = new Map<string, Requested[]>();
         let now = NOW;
         for (const step of steps) {
           now += step.dt;
@@ -113,7 +111,7 @@ test('capacity: too many FAULT nodes stop creation in that region and role', (t)
 });
 
 test('capacity: a static group never creates nodes', (t) => {
-  const group = parseConfig({ nodeGroups: [staticGroup({ rules: [{ region: 'r1', role: 'origin', min: 5, max: 5 }] })] }, 'test').nodeGroups[0]!;
+  const group = parsedGroup(staticGroup({ rules: [{ region: 'r1', role: 'origin', min: 5, max: 5 }] }));
   t.deepEqual(planCapacity({ group, nodes: [], now: NOW, busy: new Set(), requests: [] }), []);
 });
 
@@ -166,6 +164,42 @@ test('plan is deterministic: the same snapshot gives the same actions', (t) => {
     }),
   );
   t.pass();
+});
+
+test('property: a group plan sets blocked rules apart once: its actions, all the supervisor carries out, hold none, and leave nothing else out', (t) => {
+  const asks = fc.array(fc.record({ role: fc.constantFrom<Role>('origin', 'edge'), region: fc.constantFrom('r1', 'r2') }), { maxLength: 4 });
+  let blockedSeen = 0;
+  fc.assert(
+    fc.property(facts, fc.integer({ min: 0, max: 3 }), asks, fc.boolean(), (fs, max, asked, retiring) => {
+      const group = localGroup([
+        { region: 'r1', role: 'origin', min: 0, max },
+        { region: 'r2', role: 'edge', min: 0, max },
+      ]);
+      group.timing.faultThreshold = 1;
+      const nodes = fs.map((f, i) => fact({ ...f, id: `n${i}` }));
+      const input = { group, nodes, now: NOW, busy: new Set<string>(), requests: asked.map((r) => ({ ...r, reason: 'full' })), retiring };
+      const planned = planGroup(input);
+      const all = plan(input);
+      blockedSeen += planned.blocked.length;
+      const carried: readonly Action[] = planned.actions;
+      if (carried.some((a) => a.type === 'blocked')) return false;
+      return (
+        isDeepStrictEqual(
+          carried,
+          all.filter((a) => a.type !== 'blocked'),
+        ) &&
+        isDeepStrictEqual(
+          planned.blocked,
+          all.filter((a) => a.type === 'blocked'),
+        )
+      );
+    }),
+  );
+  t.true(blockedSeen > 0, 'the inputs do block rules (full rules asked for more, too many faults)');
+  // And by type: a blocked rule is not something the supervisor can be given to carry out.
+  // @ts-expect-error a blocked rule is not an ActuatorAction
+  const refused: GroupPlan['actions'][number] = { type: 'blocked', role: 'origin', region: 'r1', cause: 'max', reason: 'at its max' };
+  t.truthy(refused);
 });
 
 test('after a restart, nodes not heard from yet are neither scaled in on empty aggregates nor taken for drained', (t) => {

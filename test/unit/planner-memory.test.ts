@@ -3,14 +3,13 @@
 // reports, written with the group's records, and a model restored from them plans the same.
 import test from 'ava';
 import fc from 'fast-check';
-import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
 import type { PlannerRecord } from '../../src/domain/records.js';
 import { ruleKey } from '../../src/domain/scaling.js';
 import { GroupModel } from '../../src/model/group-model.js';
-import type { Action } from '../../src/policy/scaling/actions.js';
+import type { Action, BlockedAction } from '../../src/policy/scaling/actions.js';
 import { afterActuation, blockedSince, emptyMemory, memoryOf, recordOf, startsCooldown, type Actuated } from '../../src/policy/scaling/memory.js';
-import { staticGroup } from '../helpers/fixtures.js';
+import { localPlatformGroup, parsedGroup } from '../helpers/fixtures.js';
 
 const ROLES = ['origin', 'edge'] as const;
 const TRIGGERS = ['min', 'max', 'schedule', 'request', 'scaleOut', 'scaleIn', 'retire'] as const;
@@ -58,8 +57,8 @@ test('property: a blocked rule is told once while it stays blocked for the same 
     fc.property(fc.array(fc.array(blocked, { maxLength: 4 }), { maxLength: 12 }), (plans) => {
       let previous = new Set<string>();
       for (const plan of plans) {
-        const actions: Action[] = plan.map((b) => ({ type: 'blocked', ...b, reason: 'test' }));
-        const { blocked: now, started } = blockedSince(previous, actions);
+        const rules: BlockedAction[] = plan.map((b) => ({ type: 'blocked', ...b, reason: 'test' }));
+        const { blocked: now, started } = blockedSince(previous, rules);
         const keys = new Set(plan.map((b) => `${b.region}|${b.role}|${b.cause}`));
         t.deepEqual(now, keys);
         t.deepEqual(new Set(started.map((b) => `${b.region}|${b.role}|${b.cause}`)), new Set([...keys].filter((k) => !previous.has(k))));
@@ -72,17 +71,7 @@ test('property: a blocked rule is told once while it stays blocked for the same 
 
 /** A local group with one origin rule: lookups that find no room ask for one more origin. */
 function localGroup(): NodeGroup {
-  return parseConfig(
-    {
-      nodeGroups: [
-        {
-          ...staticGroup({ regions: ['r1'], rules: [{ region: 'r1', role: 'origin', min: 0, max: 3, limit: 1, cooldown: '60s', scaleOut: 'avg(connections.publisher) >= limit' }] }),
-          platform: { type: 'local' },
-        },
-      ],
-    },
-    'test',
-  ).nodeGroups[0]!;
+  return parsedGroup(localPlatformGroup({ regions: ['r1'], rules: [{ region: 'r1', role: 'origin', min: 0, max: 3, limit: 1, cooldown: '60s', scaleOut: 'avg(connections.publisher) >= limit' }] }));
 }
 
 /** A model restored from `record`, with `origins` full origins in service. */
@@ -136,7 +125,11 @@ test('a blocked rule is told once as an event of the group, and remembered acros
   const model = withFullOrigins(undefined, 3);
   const askAndPlan = (m: GroupModel, now: number) => {
     t.like(m.publish(`cam${now}`, ['r1'], now), { ok: false, code: 'NO_CAPACITY' });
-    planAt(m, now);
+    const carried: readonly Action[] = planAt(m, now);
+    t.false(
+      carried.some((a) => a.type === 'blocked'),
+      'the blocked rule is told, never handed to the supervisor',
+    );
     return m.takeEffects();
   };
   const blocked = (e: { events: Array<{ type: string }> }) => e.events.filter((x) => x.type === 'scaling.blocked');

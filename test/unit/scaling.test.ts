@@ -1,13 +1,12 @@
 // Properties of the supervisor's policy over random snapshots (docs/nodes.md, docs/scaling.md).
 import test from 'ava';
 import fc from 'fast-check';
-import { parseConfig } from '../../src/config/load.js';
 import type { NodeGroup } from '../../src/config/types.js';
 import { countsTowardCapacity, transition } from '../../src/policy/states.js';
 import { NODE_STATES, type NodeState } from '../../src/domain/vocabulary.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 import { plan, planCapacity, planHealth, type Action } from '../../src/policy/scaling/plan.js';
-import { staticGroup } from '../helpers/fixtures.js';
+import { localPlatformGroup, nodeFacts, parsedGroup } from '../helpers/fixtures.js';
 
 const NOW = 10_000_000;
 const CONDITIONS = ['avg(connections.subscriber) > 0.6 * limit', 'avg(connections.subscriber) < 20', 'count() > 0', 'max(cpu.load) > 0.8 || sum(connections.subscriber) > 300', 'false'];
@@ -48,46 +47,39 @@ const snapshot: fc.Arbitrary<Snapshot> = fc
     ),
   })
   .map((r) => {
-    const group = parseConfig(
-      {
-        nodeGroups: [
+    const group = parsedGroup(
+      localPlatformGroup({
+        rules: [
           {
-            ...staticGroup({
-              rules: [
-                {
-                  region: 'r1',
-                  role: 'edge',
-                  min: r.min,
-                  max: r.min + r.extra,
-                  increment: r.increment,
-                  limit: 200,
-                  cooldown: '60s',
-                  ...(r.scaleOut ? { scaleOut: r.scaleOut } : {}),
-                  ...(r.scaleIn ? { scaleIn: r.scaleIn } : {}),
-                },
-              ],
-              timing: { faultThreshold: r.faultThreshold, drainTimeout: '10m' },
-            }),
-            platform: { type: 'local' },
+            region: 'r1',
+            role: 'edge',
+            min: r.min,
+            max: r.min + r.extra,
+            increment: r.increment,
+            limit: 200,
+            cooldown: '60s',
+            ...(r.scaleOut ? { scaleOut: r.scaleOut } : {}),
+            ...(r.scaleIn ? { scaleIn: r.scaleIn } : {}),
           },
         ],
-      },
-      'test',
-    ).nodeGroups[0]!;
-    const nodes: NodeFacts[] = r.nodes.map((n, i) => ({
-      id: `n${i}`,
-      role: 'edge',
-      region: n.region,
-      state: n.state,
-      stateSince: NOW - n.inStateMs,
-      lastSeen: NOW - n.silentMs,
-      reported: n.reported,
-      connections: n.subscribers,
-      rank: n.subscribers,
-      metrics: { 'connections.subscriber': n.subscribers, 'cpu.load': n.cpu },
-      platform: { type: 'local', address: `127.0.0.${i + 2}` },
-      hasLiveStreams: n.live,
-    }));
+        timing: { faultThreshold: r.faultThreshold, drainTimeout: '10m' },
+      }),
+    );
+    const nodes: NodeFacts[] = r.nodes.map((n, i) =>
+      nodeFacts({
+        id: `n${i}`,
+        role: 'edge',
+        region: n.region,
+        state: n.state,
+        stateSince: NOW - n.inStateMs,
+        lastSeen: NOW - n.silentMs,
+        reported: n.reported,
+        connections: n.subscribers,
+        rank: n.subscribers,
+        metrics: { 'connections.subscriber': n.subscribers, 'cpu.load': n.cpu },
+        hasLiveStreams: n.live,
+      }),
+    );
     return {
       group,
       nodes,
@@ -210,32 +202,12 @@ test('every transition the plan asks for is legal, and only in-service nodes are
 
 test('a scale-out reports the values that fired it; a scale-in drains the least-ranked node, live origins last', (t) => {
   const s = {
-    group: parseConfig(
-      {
-        nodeGroups: [
-          {
-            ...staticGroup({ rules: [{ region: 'r1', role: 'edge', min: 1, max: 5, limit: 100, scaleOut: 'avg(connections.subscriber) > 0.6 * limit', scaleIn: 'avg(connections.subscriber) < 20' }] }),
-            platform: { type: 'local' },
-          },
-        ],
-      },
-      'test',
-    ).nodeGroups[0]!,
+    group: parsedGroup(
+      localPlatformGroup({ rules: [{ region: 'r1', role: 'edge', min: 1, max: 5, limit: 100, scaleOut: 'avg(connections.subscriber) > 0.6 * limit', scaleIn: 'avg(connections.subscriber) < 20' }] }),
+    ),
   };
-  const edge = (id: string, subscribers: number, live = false): NodeFacts => ({
-    id,
-    role: 'edge',
-    region: 'r1',
-    state: 'INSERVICE',
-    stateSince: NOW - 1000,
-    lastSeen: NOW,
-    reported: true,
-    connections: subscribers,
-    rank: subscribers,
-    metrics: { 'connections.subscriber': subscribers },
-    platform: { type: 'local', address: '127.0.0.2' },
-    hasLiveStreams: live,
-  });
+  const edge = (id: string, subscribers: number, live = false): NodeFacts =>
+    nodeFacts({ id, role: 'edge', stateSince: NOW - 1000, lastSeen: NOW, connections: subscribers, rank: subscribers, metrics: { 'connections.subscriber': subscribers }, hasLiveStreams: live });
   const out = planCapacity({ ...s, nodes: [edge('a', 70), edge('b', 80)], now: NOW, busy: new Set(), requests: [], evaluate: true });
   t.like(out[0], { type: 'create', trigger: 'scaleOut', count: 1, values: { 'avg(connections.subscriber)': 75, limit: 100 } });
   const inward = planCapacity({ ...s, nodes: [edge('a', 3, true), edge('b', 5), edge('c', 4)], now: NOW, busy: new Set(), requests: [], evaluate: true });

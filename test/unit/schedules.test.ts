@@ -4,12 +4,11 @@
 // max; and the plan meets a window's min when it opens, saying why, and lets it go when it closes.
 import test from 'ava';
 import fc from 'fast-check';
-import { parseConfig } from '../../src/config/load.js';
-import type { NodeGroup, ScheduleConfig } from '../../src/config/types.js';
+import type { ScheduleConfig } from '../../src/config/types.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
 import { planCapacity } from '../../src/policy/scaling/plan.js';
 import { cronOf, openWindows, rulesAt, scheduleProblem } from '../../src/policy/scaling/schedules.js';
-import { nodeFacts, staticGroup } from '../helpers/fixtures.js';
+import { localPlatformGroup, nodeFacts, parsedGroup } from '../helpers/fixtures.js';
 
 const MINUTE = 60_000;
 const rule = { region: 'r1', role: 'edge' as const, min: 1, max: 10, increment: 1, rank: 'x', limit: 10, cooldown: 60_000, requestBudget: 1 };
@@ -74,12 +73,10 @@ test('bad cron expressions and time zones are named', (t) => {
 });
 
 test("the plan meets a window's min when it opens, saying which schedule, and returns to the rule's own when it closes", (t) => {
-  const g = {
-    ...staticGroup({ regions: ['r1'], rules: [{ region: 'r1', role: 'edge', min: 1, max: 10, limit: 10 }] }),
-    platform: { type: 'local' },
+  const group = parsedGroup({
+    ...localPlatformGroup({ regions: ['r1'], rules: [{ region: 'r1', role: 'edge', min: 1, max: 10, limit: 10 }] }),
     schedules: [{ name: 'match-night', cron: '0 18 27 11 *', duration: '4h', timezone: 'UTC', role: 'edge', min: 5 }],
-  };
-  const group: NodeGroup = parseConfig({ nodeGroups: [g] }, 'test').nodeGroups[0]!;
+  });
   const edge = (id: string): NodeFacts => nodeFacts({ id, role: 'edge' });
 
   const at = (h: number, m: number) => Date.UTC(2026, 10, 27, h, m);

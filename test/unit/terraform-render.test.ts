@@ -1,11 +1,10 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { parseConfig } from '../../src/config/load.js';
 import { ApplyStream, nodeAddresses, nodeIdOf, nodesInState } from '../../src/platforms/terraform/messages.js';
 import { readVariables, renderInputs, renderRoot, renderVariables, type NodeVars } from '../../src/platforms/terraform/render.js';
-import { staticGroup } from '../helpers/fixtures.js';
+import { parsedGroup, staticGroup } from '../helpers/fixtures.js';
 
-const group = (terraform: object) => parseConfig({ nodeGroups: [{ ...staticGroup({ regions: ['us-east', 'eu-west'] }), platform: { type: 'terraform', terraform } }] }, 'test').nodeGroups[0]!;
+const group = (terraform: object) => parsedGroup({ ...staticGroup({ regions: ['us-east', 'eu-west'] }), platform: { type: 'terraform', terraform } });
 
 const AWS = { name: 'aws', source: 'hashicorp/aws' };
 

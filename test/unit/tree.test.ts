@@ -1,31 +1,23 @@
 // The origin → relay → edge tree under random joins, failures, drains, removals and lookups.
 import test from 'ava';
 import fc from 'fast-check';
-import { parseConfig } from '../../src/config/load.js';
 import { SERVING as SERVING_STATES } from '../../src/policy/states.js';
 import { GroupModel } from '../../src/model/group-model.js';
 import type { Role } from '../../src/domain/vocabulary.js';
-import { staticGroup } from '../helpers/fixtures.js';
+import { parsedGroup, staticGroup } from '../helpers/fixtures.js';
 
 const REGIONS = ['r1', 'r2'];
 const ROLES: Role[] = ['origin', 'relay', 'edge'];
 const PARENT: Record<string, Role> = { relay: 'origin', edge: 'relay' };
 
-const group = parseConfig(
-  {
-    nodeGroups: [
-      {
-        ...staticGroup({
-          regions: REGIONS,
-          nodes: [{ id: 'seed', role: 'origin', region: 'r1' }],
-          roles: { origin: {}, relay: { parentRole: 'origin' }, edge: { parentRole: 'relay' } },
-          rules: REGIONS.flatMap((region) => ROLES.map((role) => ({ region, role, min: 0, max: 50, limit: 5 }))),
-        }),
-      },
-    ],
-  },
-  'test',
-).nodeGroups[0]!;
+const group = parsedGroup(
+  staticGroup({
+    regions: REGIONS,
+    nodes: [{ id: 'seed', role: 'origin', region: 'r1' }],
+    roles: { origin: {}, relay: { parentRole: 'origin' }, edge: { parentRole: 'relay' } },
+    rules: REGIONS.flatMap((region) => ROLES.map((role) => ({ region, role, min: 0, max: 50, limit: 5 }))),
+  }),
+);
 
 type Op =
   | { op: 'join'; role: Role; region: string }

@@ -2,10 +2,10 @@
 // protocols by default, never more, and never contradicted by a listener the role configures;
 // the shipped WebRTC example loads and runs werift nodes.
 import test from 'ava';
-import { staticGroup } from '../helpers/fixtures.js';
+import { localPlatformGroup, staticGroup } from '../helpers/fixtures.js';
 import { DEFAULT_CONFIG_FILE, type ConfigError, loadConfig, parseConfig } from '../../src/config/load.js';
 
-const local = (local: object, roles: object) => ({ nodeGroups: [{ name: 'g', platform: { type: 'local', local }, regions: [{ name: 'r1', lat: 0, lon: 0 }], roles }] });
+const local = (local: object, roles: object) => ({ nodeGroups: [localPlatformGroup({ roles, rules: [] }, local)] });
 const problemsOf = (raw: unknown): string[] => {
   try {
     parseConfig(raw, 'test');

@@ -5,6 +5,7 @@ import { createGroup, deleteGroup, getGroup, replaceGroup, type GroupSummary } f
 import { openModal } from './dialogs.js';
 import { num } from './format.js';
 import { refresh, toast } from './store.js';
+import { ACTIONS, DataTable } from './table.js';
 
 export const groupHref = (name: string, tab = 'nodes') => `#/g/${encodeURIComponent(name)}/${tab}`;
 
@@ -96,56 +97,39 @@ export function GroupsView({ groups, error }: { groups: GroupSummary[] | null; e
       ) : groups.length === 0 ? (
         <p class="muted">No node group yet.</p>
       ) : (
-        <div class="table-wrap">
-          <table class="groups stack">
-            <caption class="visually-hidden">Node groups</caption>
-            <thead>
-              <tr>
-                <th scope="col">Group</th>
-                <th scope="col">Platform</th>
-                <th scope="col">Regions</th>
-                <th scope="col">Nodes</th>
-                <th scope="col">Streams live · pending</th>
-                <th scope="col">Provisions</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
+        <DataTable class="groups stack" caption="Node groups" columns={['Group', 'Platform', 'Regions', 'Nodes', 'Streams live · pending', 'Provisions', 'Status', ACTIONS]}>
+          <tbody>
+            {groups.map((g) => (
+              <tr key={g.name} data-group={g.name}>
+                <th scope="row" data-label="Group">
+                  <a href={groupHref(g.name)}>{g.name}</a>
                 </th>
+                <td data-label="Platform">{g.platform}</td>
+                <td data-label="Regions">{g.regions.join(', ')}</td>
+                <td data-label="Nodes">
+                  {num(g.nodes.total)} <span class="sub">{states(g)}</span>
+                </td>
+                <td data-label="Streams live · pending" class="num">
+                  {num(g.streams.live)} · {num(g.streams.pending)}
+                </td>
+                <td data-label="Provisions" class="num">
+                  {num(g.provisions)}
+                </td>
+                <td data-label="Status">
+                  <span class={`badge tone-${g.status === 'deleting' ? 'warn' : g.ready ? 'ok' : 'bad'}`}>{g.status === 'deleting' ? 'deleting' : g.ready ? 'ready' : 'restarting'}</span>
+                </td>
+                <td data-label="Actions" class="actions">
+                  <button type="button" onClick={() => void edit(g.name)} disabled={g.status === 'deleting'} aria-label={`Replace node group ${g.name}`}>
+                    Edit
+                  </button>
+                  <button type="button" class="danger-outline" onClick={() => remove(g)} disabled={g.status === 'deleting'} aria-label={`Delete node group ${g.name}`}>
+                    Delete
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {groups.map((g) => (
-                <tr key={g.name} data-group={g.name}>
-                  <th scope="row" data-label="Group">
-                    <a href={groupHref(g.name)}>{g.name}</a>
-                  </th>
-                  <td data-label="Platform">{g.platform}</td>
-                  <td data-label="Regions">{g.regions.join(', ')}</td>
-                  <td data-label="Nodes">
-                    {num(g.nodes.total)} <span class="sub">{states(g)}</span>
-                  </td>
-                  <td data-label="Streams live · pending" class="num">
-                    {num(g.streams.live)} · {num(g.streams.pending)}
-                  </td>
-                  <td data-label="Provisions" class="num">
-                    {num(g.provisions)}
-                  </td>
-                  <td data-label="Status">
-                    <span class={`badge tone-${g.status === 'deleting' ? 'warn' : g.ready ? 'ok' : 'bad'}`}>{g.status === 'deleting' ? 'deleting' : g.ready ? 'ready' : 'restarting'}</span>
-                  </td>
-                  <td data-label="Actions" class="actions">
-                    <button type="button" onClick={() => void edit(g.name)} disabled={g.status === 'deleting'} aria-label={`Replace node group ${g.name}`}>
-                      Edit
-                    </button>
-                    <button type="button" class="danger-outline" onClick={() => remove(g)} disabled={g.status === 'deleting'} aria-label={`Delete node group ${g.name}`}>
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </DataTable>
       )}
     </section>
   );

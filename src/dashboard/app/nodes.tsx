@@ -12,6 +12,7 @@ import { openNode } from './node-details.js';
 import { StateBadge, LoadBar } from './badges.js';
 import { ago, num } from './format.js';
 import { refresh, toast } from './store.js';
+import { ACTIONS, DataTable } from './table.js';
 
 const allows = (n: Node, action: 'drain' | 'doom') => {
   const t = transition(n.state, { type: action });
@@ -96,94 +97,78 @@ const COLUMNS = ['node', 'state', 'load', 'conn', 'streams', 'parent', 'beat', '
 
 function NodeTable({ group, nodes, now, changed, caption }: { group: string; nodes: Node[]; now: number; changed: Record<string, number>; caption: string }) {
   return (
-    <div class="table-wrap">
-      <table class="nodes stack">
-        <caption>{caption}</caption>
+    <DataTable
+      class="nodes stack"
+      caption={caption}
+      showCaption
+      columns={['Node', 'State', 'Load / limit', 'Publishers · viewers', 'Streams', 'Parent', 'Heartbeat', ACTIONS]}
+      colgroup={
         <colgroup>
           {COLUMNS.map((c) => (
             <col key={c} class={`col-${c}`} />
           ))}
         </colgroup>
-        <thead>
-          <tr>
-            <th scope="col">Node</th>
-            <th scope="col">State</th>
-            <th scope="col">Load / limit</th>
-            <th scope="col">Publishers · viewers</th>
-            <th scope="col">Streams</th>
-            <th scope="col">Parent</th>
-            <th scope="col">Heartbeat</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {nodes.map((n) => (
-            <NodeRow key={n.id} group={group} node={n} now={now} changed={now - (changed[n.id] ?? 0) < 4000} />
-          ))}
-        </tbody>
-      </table>
-    </div>
+      }
+    >
+      <tbody>
+        {nodes.map((n) => (
+          <NodeRow key={n.id} group={group} node={n} now={now} changed={now - (changed[n.id] ?? 0) < 4000} />
+        ))}
+      </tbody>
+    </DataTable>
   );
 }
 
 function Scaling({ detail }: { detail: GroupDetail }) {
   return (
-    <div class="table-wrap">
-      <table class="scaling">
-        <caption>Scaling rules: nodes against min and max</caption>
-        <thead>
-          <tr>
-            <th scope="col">Region</th>
-            <th scope="col">Role</th>
-            <th scope="col">In service</th>
-            <th scope="col">Starting</th>
-            <th scope="col">Fault</th>
-            <th scope="col">Min – max</th>
+    <DataTable
+      class="scaling"
+      caption="Scaling rules: nodes against min and max"
+      showCaption
+      columns={['Region', 'Role', 'In service', 'Starting', 'Fault', 'Min – max']}
+      after={
+        detail.schedules.length > 0 && (
+          <p class="muted small">
+            Schedules:{' '}
+            {detail.schedules.map((x, i) => (
+              <span key={x.name}>
+                {i > 0 ? ' · ' : ''}
+                <span class="mono">{x.name}</span> ({x.role}
+                {x.region ? ` in ${x.region}` : ''}, <span class="mono">{x.cron}</span> {x.timezone}){x.next ? `, next ${new Date(x.next).toLocaleString()}` : ''}
+              </span>
+            ))}
+          </p>
+        )
+      }
+    >
+      <tbody>
+        {detail.scaling.map((r) => (
+          <tr key={`${r.region}/${r.role}`} class={r.inService + r.pending < r.min || r.fault > 0 ? 'attention' : undefined}>
+            <th scope="row" data-label="Region">
+              {r.region}
+            </th>
+            <td data-label="Role">{r.role}</td>
+            <td data-label="In service" class="num">
+              {r.inService}
+            </td>
+            <td data-label="Starting" class="num">
+              {r.pending}
+            </td>
+            <td data-label="Fault" class={r.fault > 0 ? 'num bad-text' : 'num'}>
+              {r.fault}
+            </td>
+            <td data-label="Min – max" class="num">
+              {r.min} – {r.max}
+              {r.schedules.map((w) => (
+                <span key={w.name} class="sub" title={`from ${new Date(w.from).toLocaleString()}`}>
+                  schedule {w.name} until {new Date(w.until).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })}
+                </span>
+              ))}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {detail.scaling.map((r) => (
-            <tr key={`${r.region}/${r.role}`} class={r.inService + r.pending < r.min || r.fault > 0 ? 'attention' : undefined}>
-              <th scope="row" data-label="Region">
-                {r.region}
-              </th>
-              <td data-label="Role">{r.role}</td>
-              <td data-label="In service" class="num">
-                {r.inService}
-              </td>
-              <td data-label="Starting" class="num">
-                {r.pending}
-              </td>
-              <td data-label="Fault" class={r.fault > 0 ? 'num bad-text' : 'num'}>
-                {r.fault}
-              </td>
-              <td data-label="Min – max" class="num">
-                {r.min} – {r.max}
-                {r.schedules.map((w) => (
-                  <span key={w.name} class="sub" title={`from ${new Date(w.from).toLocaleString()}`}>
-                    schedule {w.name} until {new Date(w.until).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })}
-                  </span>
-                ))}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {detail.schedules.length > 0 && (
-        <p class="muted small">
-          Schedules:{' '}
-          {detail.schedules.map((x, i) => (
-            <span key={x.name}>
-              {i > 0 ? ' · ' : ''}
-              <span class="mono">{x.name}</span> ({x.role}
-              {x.region ? ` in ${x.region}` : ''}, <span class="mono">{x.cron}</span> {x.timezone}){x.next ? `, next ${new Date(x.next).toLocaleString()}` : ''}
-            </span>
-          ))}
-        </p>
-      )}
-    </div>
+        ))}
+      </tbody>
+    </DataTable>
   );
 }
 

@@ -4,6 +4,7 @@ import { createProvision, deleteProvision, replaceProvision, type GroupDetail, t
 import { openModal } from './dialogs.js';
 import { ago, bitrate } from './format.js';
 import { refresh, toast } from './store.js';
+import { ACTIONS, DataTable } from './table.js';
 
 function template(detail: GroupDetail): string {
   const region = detail.regions[0] ?? 'region';
@@ -88,56 +89,42 @@ export function ProvisionsView({ detail, provisions, more, now }: { detail: Grou
       ) : provisions.length === 0 ? (
         <p class="muted">No provision in this group.</p>
       ) : (
-        <div class="table-wrap">
-          <table class="provisions stack">
-            <caption class="visually-hidden">Provisions of this group</caption>
-            <thead>
-              <tr>
-                <th scope="col">Stream</th>
-                <th scope="col">Region</th>
-                <th scope="col">Renditions</th>
-                <th scope="col">Updated</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
+        <DataTable class="provisions stack" caption="Provisions of this group" columns={['Stream', 'Region', 'Renditions', 'Updated', ACTIONS]}>
+          <tbody>
+            {provisions.map((p) => (
+              <tr key={p.streamName} data-provision={p.streamName}>
+                <th scope="row" data-label="Stream" class="mono">
+                  {p.streamName}
                 </th>
+                <td data-label="Region">{p.region}</td>
+                <td data-label="Renditions">
+                  <ul class="plain">
+                    {[...p.streams]
+                      .sort((a, b) => a.level - b.level)
+                      .map((r) => (
+                        <li key={r.name}>
+                          <span class="mono">{r.name}</span>{' '}
+                          <span class="muted">
+                            {r.videoWidth}×{r.videoHeight}@{r.videoFPS} · {bitrate(r.videoBR)}
+                            {r.audioBR > 0 ? ` + ${bitrate(r.audioBR)}` : ''}
+                          </span>
+                        </li>
+                      ))}
+                  </ul>
+                </td>
+                <td data-label="Updated">{ago(p.updatedAt, now)}</td>
+                <td data-label="Actions" class="actions">
+                  <button type="button" onClick={() => edit(detail.name, p)} aria-label={`Replace provision ${p.streamName}`}>
+                    Edit
+                  </button>
+                  <button type="button" class="danger-outline" onClick={() => remove(detail.name, p)} aria-label={`Delete provision ${p.streamName}`}>
+                    Delete
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {provisions.map((p) => (
-                <tr key={p.streamName} data-provision={p.streamName}>
-                  <th scope="row" data-label="Stream" class="mono">
-                    {p.streamName}
-                  </th>
-                  <td data-label="Region">{p.region}</td>
-                  <td data-label="Renditions">
-                    <ul class="plain">
-                      {[...p.streams]
-                        .sort((a, b) => a.level - b.level)
-                        .map((r) => (
-                          <li key={r.name}>
-                            <span class="mono">{r.name}</span>{' '}
-                            <span class="muted">
-                              {r.videoWidth}×{r.videoHeight}@{r.videoFPS} · {bitrate(r.videoBR)}
-                              {r.audioBR > 0 ? ` + ${bitrate(r.audioBR)}` : ''}
-                            </span>
-                          </li>
-                        ))}
-                    </ul>
-                  </td>
-                  <td data-label="Updated">{ago(p.updatedAt, now)}</td>
-                  <td data-label="Actions" class="actions">
-                    <button type="button" onClick={() => edit(detail.name, p)} aria-label={`Replace provision ${p.streamName}`}>
-                      Edit
-                    </button>
-                    <button type="button" class="danger-outline" onClick={() => remove(detail.name, p)} aria-label={`Delete provision ${p.streamName}`}>
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </DataTable>
       )}
     </section>
   );

@@ -8,6 +8,7 @@ import { type ApiError, endStream, type StreamStats, streamStats } from './api.j
 import { openModal } from './dialogs.js';
 import { bitrate, duration, num } from './format.js';
 import { refresh, toast } from './store.js';
+import { DataTable } from './table.js';
 
 const EVERY_MS = 2000;
 /** Five minutes of points. */
@@ -128,41 +129,29 @@ export function StreamDetail({ group, stream, onClose }: { group: string; stream
         </dl>
       )}
       {stats && stats.nodes.length > 0 && (
-        <div class="table-wrap">
-          <table class="stack">
-            <caption class="visually-hidden">Nodes carrying {stream}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Node</th>
-                <th scope="col">Role</th>
-                <th scope="col">Viewers</th>
-                <th scope="col">In</th>
-                <th scope="col">Out</th>
+        <DataTable class="stack" caption={`Nodes carrying ${stream}`} columns={['Node', 'Role', 'Viewers', 'In', 'Out']}>
+          <tbody>
+            {stats.nodes.map((n) => (
+              <tr key={n.nodeId}>
+                <th scope="row" data-label="Node" class="mono">
+                  {n.nodeId}
+                </th>
+                <td data-label="Role">
+                  {n.role} · {n.region}
+                </td>
+                <td data-label="Viewers" class="num">
+                  {num(n.viewers)}
+                </td>
+                <td data-label="In" class="num">
+                  {n.bitrateIn === null ? '—' : bitrate(n.bitrateIn)}
+                </td>
+                <td data-label="Out" class="num">
+                  {n.bitrateOut === null ? '—' : bitrate(n.bitrateOut)}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {stats.nodes.map((n) => (
-                <tr key={n.nodeId}>
-                  <th scope="row" data-label="Node" class="mono">
-                    {n.nodeId}
-                  </th>
-                  <td data-label="Role">
-                    {n.role} · {n.region}
-                  </td>
-                  <td data-label="Viewers" class="num">
-                    {num(n.viewers)}
-                  </td>
-                  <td data-label="In" class="num">
-                    {n.bitrateIn === null ? '—' : bitrate(n.bitrateIn)}
-                  </td>
-                  <td data-label="Out" class="num">
-                    {n.bitrateOut === null ? '—' : bitrate(n.bitrateOut)}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </DataTable>
       )}
     </section>
   );

@@ -6,6 +6,7 @@ import type { Stream } from './api.js';
 import { ago, bitrate, num } from './format.js';
 import { StateBadge } from './badges.js';
 import { StreamDetail } from './stream-detail.js';
+import { DataTable } from './table.js';
 
 export function StreamsView({ group, streams, more, now }: { group: string; streams: Stream[] | null; more: boolean; now: number }) {
   const [open, setOpen] = useState<string | null>(null);
@@ -18,69 +19,54 @@ export function StreamsView({ group, streams, more, now }: { group: string; stre
       {streams.length === 0 ? (
         <p class="muted">No stream is bound in this group. A publish lookup binds one to an origin (PENDING), and it turns LIVE when the origin reports it.</p>
       ) : (
-        <div class="table-wrap">
-          <table class="streams stack">
-            <caption class="visually-hidden">Streams of this group</caption>
-            <thead>
-              <tr>
-                <th scope="col">Stream</th>
-                <th scope="col">State</th>
-                <th scope="col">Origin</th>
-                <th scope="col">Transcoder · renditions</th>
-                <th scope="col">Edges (viewers)</th>
-                <th scope="col">Viewers</th>
-                <th scope="col">Rate in</th>
-                <th scope="col">Bound</th>
+        <DataTable class="streams stack" caption="Streams of this group" columns={['Stream', 'State', 'Origin', 'Transcoder · renditions', 'Edges (viewers)', 'Viewers', 'Rate in', 'Bound']}>
+          <tbody>
+            {streams.map((s) => (
+              <tr key={s.name} data-stream={s.name}>
+                <th scope="row" data-label="Stream">
+                  <button type="button" class="link mono" onClick={() => setOpen(s.name)} aria-label={`Statistics of ${s.name}`}>
+                    {s.name}
+                  </button>
+                </th>
+                <td data-label="State">
+                  <StateBadge state={s.state} />
+                  <span class="sub">for {ago(s.since, now).replace(' ago', '')}</span>
+                </td>
+                <td data-label="Origin">
+                  <span class="mono">{s.origin.nodeId}</span>
+                  <span class="sub">
+                    {s.origin.region ?? '?'} · {s.origin.state ?? 'gone'}
+                    {s.origin.serverAddress ? ` · ${s.origin.serverAddress}` : ''}
+                  </span>
+                </td>
+                <td data-label="Transcoder · renditions">
+                  {s.transcoder ? <span class="mono">{s.transcoder.nodeId}</span> : '—'}
+                  {s.renditions && <span class="sub mono">{s.renditions.join(', ')}</span>}
+                </td>
+                <td data-label="Edges (viewers)">
+                  {s.edges.length === 0 ? (
+                    '—'
+                  ) : (
+                    <ul class="plain">
+                      {s.edges.map((e) => (
+                        <li key={e.nodeId}>
+                          <span class="mono">{e.nodeId}</span> <span class="muted">({num(e.subscribers)})</span>
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+                </td>
+                <td data-label="Viewers" class="num">
+                  {num(s.subscribers)}
+                </td>
+                <td data-label="Rate in" class="num">
+                  {s.bitrate === null ? '—' : bitrate(s.bitrate)}
+                </td>
+                <td data-label="Bound">{ago(s.boundAt, now)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {streams.map((s) => (
-                <tr key={s.name} data-stream={s.name}>
-                  <th scope="row" data-label="Stream">
-                    <button type="button" class="link mono" onClick={() => setOpen(s.name)} aria-label={`Statistics of ${s.name}`}>
-                      {s.name}
-                    </button>
-                  </th>
-                  <td data-label="State">
-                    <StateBadge state={s.state} />
-                    <span class="sub">for {ago(s.since, now).replace(' ago', '')}</span>
-                  </td>
-                  <td data-label="Origin">
-                    <span class="mono">{s.origin.nodeId}</span>
-                    <span class="sub">
-                      {s.origin.region ?? '?'} · {s.origin.state ?? 'gone'}
-                      {s.origin.serverAddress ? ` · ${s.origin.serverAddress}` : ''}
-                    </span>
-                  </td>
-                  <td data-label="Transcoder · renditions">
-                    {s.transcoder ? <span class="mono">{s.transcoder.nodeId}</span> : '—'}
-                    {s.renditions && <span class="sub mono">{s.renditions.join(', ')}</span>}
-                  </td>
-                  <td data-label="Edges (viewers)">
-                    {s.edges.length === 0 ? (
-                      '—'
-                    ) : (
-                      <ul class="plain">
-                        {s.edges.map((e) => (
-                          <li key={e.nodeId}>
-                            <span class="mono">{e.nodeId}</span> <span class="muted">({num(e.subscribers)})</span>
-                          </li>
-                        ))}
-                      </ul>
-                    )}
-                  </td>
-                  <td data-label="Viewers" class="num">
-                    {num(s.subscribers)}
-                  </td>
-                  <td data-label="Rate in" class="num">
-                    {s.bitrate === null ? '—' : bitrate(s.bitrate)}
-                  </td>
-                  <td data-label="Bound">{ago(s.boundAt, now)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </DataTable>
       )}
     </section>
   );

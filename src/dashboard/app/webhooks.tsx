@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type ApiError, listWebhooks, type Webhook } from './api.js';
 import { ago, num } from './format.js';
+import { DataTable } from './table.js';
 
 export function WebhooksView({ now }: { now: number }) {
   const [hooks, setHooks] = useState<Webhook[] | null>(null);
@@ -43,57 +44,44 @@ export function WebhooksView({ now }: { now: number }) {
           No webhook endpoint. Add one in the config file's <code>webhooks</code> or with <code>POST /as/v1/webhooks</code>: every matching event is then POSTed to it, signed, in order.
         </p>
       ) : (
-        <div class="table-wrap">
-          <table class="stack">
-            <caption class="visually-hidden">Webhook endpoints</caption>
-            <thead>
-              <tr>
-                <th scope="col">Endpoint</th>
-                <th scope="col">Wants</th>
-                <th scope="col">Delivered</th>
-                <th scope="col">Waiting</th>
-                <th scope="col">Last success</th>
-                <th scope="col">Trouble</th>
+        <DataTable class="stack" caption="Webhook endpoints" columns={['Endpoint', 'Wants', 'Delivered', 'Waiting', 'Last success', 'Trouble']}>
+          <tbody>
+            {hooks.map((h) => (
+              <tr key={h.id} data-webhook={h.id} class={h.delivery.consecutiveFailures > 0 ? 'changed' : undefined}>
+                <th scope="row" data-label="Endpoint">
+                  <span class="mono">{h.id}</span>
+                  <span class="sub mono">{h.url}</span>
+                  <span class="sub">from the {h.source === 'config' ? 'config file' : 'API'}</span>
+                </th>
+                <td data-label="Wants">
+                  {h.events.length ? h.events.join(', ') : 'every event'}
+                  {h.groups.length > 0 && <span class="sub">groups {h.groups.join(', ')}</span>}
+                  {h.streams.length > 0 && <span class="sub">streams {h.streams.join(', ')}</span>}
+                </td>
+                <td data-label="Delivered" class="num">
+                  {num(h.delivery.delivered)}
+                </td>
+                <td data-label="Waiting" class="num">
+                  {num(h.delivery.backlog)}
+                </td>
+                <td data-label="Last success">{h.delivery.lastSuccessAt ? ago(h.delivery.lastSuccessAt, now) : 'never'}</td>
+                <td data-label="Trouble">
+                  {h.delivery.consecutiveFailures === 0 ? (
+                    <span class="muted">none</span>
+                  ) : (
+                    <>
+                      <span class="warn-text">
+                        {num(h.delivery.consecutiveFailures)} failed: {h.delivery.lastError}
+                      </span>
+                      {h.delivery.nextAttemptAt && <span class="sub">next try in {Math.max(0, Math.round((h.delivery.nextAttemptAt - now) / 1000))} s</span>}
+                    </>
+                  )}
+                  {h.delivery.lost > 0 && <span class="sub warn-text">{num(h.delivery.lost)} lost (the log dropped them first)</span>}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {hooks.map((h) => (
-                <tr key={h.id} data-webhook={h.id} class={h.delivery.consecutiveFailures > 0 ? 'changed' : undefined}>
-                  <th scope="row" data-label="Endpoint">
-                    <span class="mono">{h.id}</span>
-                    <span class="sub mono">{h.url}</span>
-                    <span class="sub">from the {h.source === 'config' ? 'config file' : 'API'}</span>
-                  </th>
-                  <td data-label="Wants">
-                    {h.events.length ? h.events.join(', ') : 'every event'}
-                    {h.groups.length > 0 && <span class="sub">groups {h.groups.join(', ')}</span>}
-                    {h.streams.length > 0 && <span class="sub">streams {h.streams.join(', ')}</span>}
-                  </td>
-                  <td data-label="Delivered" class="num">
-                    {num(h.delivery.delivered)}
-                  </td>
-                  <td data-label="Waiting" class="num">
-                    {num(h.delivery.backlog)}
-                  </td>
-                  <td data-label="Last success">{h.delivery.lastSuccessAt ? ago(h.delivery.lastSuccessAt, now) : 'never'}</td>
-                  <td data-label="Trouble">
-                    {h.delivery.consecutiveFailures === 0 ? (
-                      <span class="muted">none</span>
-                    ) : (
-                      <>
-                        <span class="warn-text">
-                          {num(h.delivery.consecutiveFailures)} failed: {h.delivery.lastError}
-                        </span>
-                        {h.delivery.nextAttemptAt && <span class="sub">next try in {Math.max(0, Math.round((h.delivery.nextAttemptAt - now) / 1000))} s</span>}
-                      </>
-                    )}
-                    {h.delivery.lost > 0 && <span class="sub warn-text">{num(h.delivery.lost)} lost (the log dropped them first)</span>}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </DataTable>
       )}
     </section>
   );

@@ -1,5 +1,6 @@
 // What a scaling plan asks for, and what it is planned from (src/policy/scaling).
 import type { NodeGroup } from '../../config/types.js';
+import type { Requested } from '../../domain/records.js';
 import type { BlockedCause, ScalingTrigger } from '../../domain/scaling.js';
 import type { Role } from '../../domain/vocabulary.js';
 import type { NodeEvent } from '../states.js';
@@ -14,11 +15,11 @@ export type Action =
   | { type: 'destroy'; nodeId: string }
   | { type: 'blocked'; role: Role; region: string; cause: BlockedCause; reason: string };
 
-/** A scale-out that failed lookups asked for, as the supervisor carried it out. */
-export interface Requested {
-  at: number;
-  count: number;
-}
+/** A rule that cannot scale as it should: the planner tells it once (a scaling.blocked event); nothing carries it out. */
+export type BlockedAction = Extract<Action, { type: 'blocked' }>;
+
+/** What the supervisor carries out: every action but a blocked rule. */
+export type ActuatorAction = Exclude<Action, { type: 'blocked' }>;
 
 export interface CapacityRequest {
   role: Role;

@@ -5,9 +5,9 @@
 // cluster mode the replicated log and its snapshots), so a restart or a new owner goes on from it.
 // The supervisor only carries out actions and reports their outcome here (afterActuation), as the
 // Kubernetes cluster-autoscaler's actuator reports to its planner. Pure: every function takes `now`.
-import type { PlannerRecord } from '../../domain/records.js';
+import type { PlannerRecord, Requested } from '../../domain/records.js';
 import { ruleKey } from '../../domain/scaling.js';
-import type { Action, Requested } from './actions.js';
+import type { Action, BlockedAction } from './actions.js';
 
 export interface PlannerMemory {
   /** When each rule (`region|role`) last scaled out or in. */
@@ -58,17 +58,14 @@ export function evaluationDue(memory: PlannerMemory, now: number, intervalMs: nu
   return now - memory.lastEvaluated >= intervalMs;
 }
 
-export type BlockedAction = Extract<Action, { type: 'blocked' }>;
-
 /**
  * The blocked rules of a plan against those of the last: the set to remember, and the ones that
  * start now (each told once, until it is no longer blocked for that cause).
  */
-export function blockedSince(previous: ReadonlySet<string>, actions: readonly Action[]): { blocked: Set<string>; started: BlockedAction[] } {
+export function blockedSince(previous: ReadonlySet<string>, rules: readonly BlockedAction[]): { blocked: Set<string>; started: BlockedAction[] } {
   const blocked = new Set<string>();
   const started: BlockedAction[] = [];
-  for (const a of actions) {
-    if (a.type !== 'blocked') continue;
+  for (const a of rules) {
     const key = `${ruleKey(a)}|${a.cause}`;
     if (blocked.has(key)) continue;
     blocked.add(key);
