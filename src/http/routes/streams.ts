@@ -52,7 +52,7 @@ export function streamRoutes(services: Services): RouteDef[] {
       example: { params: { nodeGroup: EXAMPLE_GROUP, streamName: 'cam1' } },
       summary: "A stream's statistics: its publisher's bit rate, codecs, resolution and uptime; its viewers per node",
       description:
-        "From what the stream's nodes said in their last heartbeats (a couple of seconds old at most): the publisher's node (the transcoder of a transcoded stream), then each node carrying it. Nodes say what they can: nginx-rtmp nodes give rates, codecs and resolution; simulated nodes give viewers and uptime. A rendition's name gives that rendition's viewers; the stream's name lists its renditions as the origin receives them.",
+        "From what the stream's nodes said in their last heartbeats (a couple of seconds old at most): the publisher's node (the transcoder of a transcoded stream), then each node carrying it. Nodes say what they can: nginx-rtmp nodes give rates, codecs and resolution; werift and Janus nodes rates and codecs (a Janus edge its rate out only); simulated nodes give viewers and uptime. A rendition's name gives that rendition's viewers; the stream's name lists its renditions as the origin receives them.",
       tag: 'streams',
       access: 'app',
       params: Type.Object({ nodeGroup: GroupName, streamName: StreamName }),
