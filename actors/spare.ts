@@ -20,10 +20,12 @@ import type { SupervisorApi } from './supervisor/actor.js';
  */
 function spawnThread<Api>(entry: URL, name: string): ReadyThread<Api> {
   const worker = new Worker(entry, { name });
-  worker.unref();
   const inFlight = new InFlight();
   worker.once('exit', () => inFlight.fail(new Error(`the ${name} thread exited`)));
-  return { worker, api: guardedRemote<Api>(nodeEndpoint(worker), inFlight), inFlight };
+  const api = guardedRemote<Api>(nodeEndpoint(worker), inFlight);
+  // After the API's listener: a 'message' listener refs the thread again.
+  worker.unref();
+  return { worker, api, inFlight };
 }
 
 const GROUP_ENTRY = new URL('./group/actor.js', import.meta.url);
