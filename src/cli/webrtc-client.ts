@@ -317,7 +317,9 @@ export class WhepViewer extends WebRtcClient {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters.delete(check);
-        reject(new Error(`${this.packets} packets and ${this.keyframes} keyframes after ${ms} ms (wanted ${packets} and ${keyframes})`));
+        // Said so that a failure shows which side stopped: the media, or the connection.
+        const silent = this.packets === 0 ? 'none came' : `the last came ${Math.round(performance.now() - this.lastHeard)} ms ago`;
+        reject(new Error(`${this.packets} packets and ${this.keyframes} keyframes after ${ms} ms (wanted ${packets} and ${keyframes}; ${silent}; connection ${this.pc?.connectionState ?? 'closed'})`));
       }, ms);
       const check = () => {
         if (this.packets >= packets && this.keyframes >= keyframes) {

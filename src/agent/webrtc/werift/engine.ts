@@ -296,7 +296,7 @@ export class WeriftEngine implements WebRtcEngine {
         (kind, rtp) => {
           if (hub.feeder === 'pull') hub.forward(kind, rtp);
         },
-        () => this.pullLost(stream),
+        (why) => this.pullLost(stream, why),
       );
     } catch (err) {
       st.failures++;
@@ -310,15 +310,16 @@ export class WeriftEngine implements WebRtcEngine {
     }
     st.pull = opened.pull;
     st.failures = 0;
+    this.o.log('pull from the parent opened', { stream, parent: parent.nodeId });
     this.endOutputs(hub.feed('pull', opened.sources));
   }
 
-  private pullLost(stream: string): void {
+  private pullLost(stream: string, why: string): void {
     const st = this.pulls.get(stream);
     if (!st) return;
     st.pull = null;
     this.hubs.get(stream)?.unfeed('pull');
-    this.o.log('pull from the parent lost', { stream });
+    this.o.log('pull from the parent lost', { stream, why });
     if ((this.hubs.get(stream)?.outputCount ?? 0) > 0) this.retryPull(stream, st.failures);
     else void this.stopPull(stream);
   }

@@ -10,6 +10,7 @@ import { closeCapped, type Peers, publishCodecs } from './peers.js';
 
 /** How long a pull may take to connect before it counts as lost. */
 const CONNECT_DEADLINE_MS = 15_000;
+
 /** How long the parent may take to answer an offer. */
 const ANSWER_CAP_MS = 8000;
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -44,9 +45,9 @@ export class Pull {
 
   /**
    * Offers to the parent and applies its answer. `forward` gets every packet; `lost` is called
-   * once when the connection fails or closes (not after close()).
+   * once, with why, when the connection fails, closes or does not connect (not after close()).
    */
-  static async open(peers: Peers, target: PullTarget, forward: (kind: Kind, rtp: RtpPacket) => void, lost: () => void): Promise<{ pull: Pull; sources: Partial<Record<Kind, Source>> }> {
+  static async open(peers: Peers, target: PullTarget, forward: (kind: Kind, rtp: RtpPacket) => void, lost: (why: string) => void): Promise<{ pull: Pull; sources: Partial<Record<Kind, Source>> }> {
     const pc = peers.make(publishCodecs());
     const pull = new Pull(pc, target);
     try {
@@ -79,20 +80,23 @@ export class Pull {
           },
         };
       }
-      const gone = () => {
+      let packets = 0;
+      for (const t of pc.getTransceivers()) t.receiver.track.onReceiveRtp.subscribe(() => packets++);
+      const gone = (why: string) => {
         if (pull.closed) return;
         pull.closed = true;
         clearTimeout(deadline);
-        lost();
+        // How much came before it was lost tells a pull that never flowed from one that stopped.
+        lost(`${why} (${packets} RTP packets taken)`);
       };
       // A pull that does not connect is as good as lost: the engine opens another.
       const deadline = setTimeout(() => {
-        if (pc.connectionState !== 'connected') gone();
+        if (pc.connectionState !== 'connected') gone(`not connected within ${CONNECT_DEADLINE_MS} ms (${pc.connectionState})`);
       }, CONNECT_DEADLINE_MS);
       deadline.unref();
       pc.connectionStateChange.subscribe((state) => {
         if (state === 'connected') clearTimeout(deadline);
-        if (state === 'failed' || state === 'closed') gone();
+        if (state === 'failed' || state === 'closed') gone(state);
       });
       return { pull, sources };
     } catch (err) {
