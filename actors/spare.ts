@@ -47,6 +47,9 @@ export class Spares {
     this.next = null;
     if (this.cluster) this.prepare();
     if (!n) return null;
+    // Taken: it keeps the process alive from now on, while the taker waits for it above all (with
+    // nothing else running, an unref'd thread's answer would never be waited for).
+    n.spare.worker.ref();
     // Still loading: less to wait for than a thread started now.
     if (await n.loaded) return n.spare;
     await n.spare.worker.terminate();
@@ -100,11 +103,14 @@ export class EarlySupervisor {
   take(): ReadyThread<SupervisorApi> | null {
     const thread = this.thread;
     this.thread = null;
+    thread?.worker.ref();
     return thread;
   }
 
   async close(): Promise<void> {
-    await this.take()?.worker.terminate();
+    const thread = this.thread;
+    this.thread = null;
+    await thread?.worker.terminate();
   }
 }
 

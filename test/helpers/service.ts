@@ -22,7 +22,7 @@ export const ADMIN_PASSWORD = 'correct-horse-battery';
  * test service then hashes nothing at start and checks a login in milliseconds. Tests of the
  * password from the environment set SWITCHYARD_ADMIN_PASSWORD in `env`, and get no hash.
  */
-const ADMIN_PASSWORD_HASH = 'scrypt$1024$8$1$c3dpdGNoeWFyZC10ZXN0cw$t946HPQOtpc0cstqbjlsO9ryf6yMkXIIdVveQMtWAOc';
+export const ADMIN_PASSWORD_HASH = 'scrypt$1024$8$1$c3dpdGNoeWFyZC10ZXN0cw$t946HPQOtpc0cstqbjlsO9ryf6yMkXIIdVveQMtWAOc';
 export const JWT_SECRET = 'test-secret-that-is-at-least-32-bytes-long';
 
 export interface TestService {

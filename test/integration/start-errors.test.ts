@@ -48,18 +48,3 @@ test('an address this machine does not have', async (t) => {
   t.regex(r.stderr, /server\.host = "192\.0\.2\.123", server\.port = 0: EADDRNOTAVAIL; .*expected one of its addresses/);
   t.true(noStack(r.stderr), r.stderr);
 });
-
-// A program that embeds the service (tests do) and whose start fails must still end by itself:
-// the actor threads started first (actors/spare.ts) are not adopted, and must not keep it alive.
-test('a start that fails in-process leaves nothing that keeps the process alive', async (t) => {
-  const dataDir = tempDir('switchyard-start-');
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const r = await new Promise<{ code: number | null; signal: string | null; stdout: string }>((resolve) => {
-    // The bound only ends a process that would never end; the test asks how it ended.
-    execFile(process.execPath, [projectPath('dist', 'test', 'helpers', 'failed-start.js'), dataDir], { timeout: 60_000 }, (err, stdout) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, signal: err ? ((err as { signal?: string }).signal ?? null) : null, stdout }),
-    );
-  });
-  t.regex(r.stdout, /^refused: ConfigError: nodeGroups\[0\]\.platform\.terraform\.variables\.node_binary/);
-  t.like(r, { code: 0, signal: null }, 'it ended by itself');
-});
