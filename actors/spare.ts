@@ -13,26 +13,41 @@ import type { GroupApi } from './group/actor.js';
 import type { ReadyThread } from './supervised-worker.js';
 import type { SupervisorApi } from './supervisor/actor.js';
 
+/** A thread spawned here, not yet taken. */
+interface Early<Api> {
+  thread: ReadyThread<Api>;
+  /** Taken: it keeps the process alive, and its end is its adopter's to tell its callers. */
+  adopted(): void;
+}
+
 /**
- * Spawns a thread and readies its calls. Until adopted it keeps the process alive no longer than
- * the process would live anyway, and a thread that dies first fails every call made to it, so
- * that an adopter's first call fails (and it starts another) instead of waiting for ever.
+ * Spawns a thread and readies its calls. Until taken it keeps the process alive no longer than
+ * the process would live anyway, and a thread that dies meanwhile fails every call made to it (a
+ * spare's warm-up), instead of leaving it waiting for ever. Once taken, its adopter says how its
+ * calls fail when it dies (SupervisedWorker: ActorUnavailable, a 503 to clients).
  */
-function spawnThread<Api>(entry: URL, name: string): ReadyThread<Api> {
+function spawnThread<Api>(entry: URL, name: string): Early<Api> {
   const worker = new Worker(entry, { name });
   const inFlight = new InFlight();
-  worker.once('exit', () => inFlight.fail(new Error(`the ${name} thread exited`)));
+  const exited = () => inFlight.fail(new Error(`the ${name} thread exited before it was used`));
+  worker.once('exit', exited);
   const api = guardedRemote<Api>(nodeEndpoint(worker), inFlight);
   // After the API's listener: a 'message' listener refs the thread again.
   worker.unref();
-  return { worker, api, inFlight };
+  return {
+    thread: { worker, api, inFlight },
+    adopted: () => {
+      worker.ref();
+      worker.off('exit', exited);
+    },
+  };
 }
 
 const GROUP_ENTRY = new URL('./group/actor.js', import.meta.url);
 const SUPERVISOR_ENTRY = new URL('./supervisor/actor.js', import.meta.url);
 
 export class Spares {
-  private next: { spare: ReadyThread<GroupApi>; loaded: Promise<boolean> } | null = null;
+  private next: { spare: Early<GroupApi>; loaded: Promise<boolean> } | null = null;
   private closed = false;
 
   /** `cluster`: keep one spare at all times, loaded for cluster mode; otherwise only the one prepared. */
@@ -47,12 +62,16 @@ export class Spares {
     this.next = null;
     if (this.cluster) this.prepare();
     if (!n) return null;
-    // Taken: it keeps the process alive from now on, while the taker waits for it above all (with
-    // nothing else running, an unref'd thread's answer would never be waited for).
-    n.spare.worker.ref();
+    const { worker } = n.spare.thread;
+    // Waited for: it keeps the process alive from now on (with nothing else running, an unref'd
+    // thread's answer would never come: Node ends the program mid-start).
+    worker.ref();
     // Still loading: less to wait for than a thread started now.
-    if (await n.loaded) return n.spare;
-    await n.spare.worker.terminate();
+    if (await n.loaded) {
+      n.spare.adopted();
+      return n.spare.thread;
+    }
+    await worker.terminate();
     return null;
   }
 
@@ -60,9 +79,10 @@ export class Spares {
   prepare(): void {
     if (this.closed || this.next) return;
     const spare = spawnThread<GroupApi>(GROUP_ENTRY, 'group:spare');
+    const { worker, api } = spare.thread;
     const entry = {
       spare,
-      loaded: spare.api.warm(this.cluster).then(
+      loaded: api.warm(this.cluster).then(
         () => true,
         (err: Error) => {
           if (!this.closed) this.onError(err);
@@ -71,11 +91,11 @@ export class Spares {
       ),
     };
     this.next = entry;
-    spare.worker.once('exit', () => {
+    worker.once('exit', () => {
       if (this.next === entry) this.next = null;
     });
     // Until a group's handle takes it (and listens itself), its errors are the host's to report.
-    spare.worker.on('error', (err) => {
+    worker.on('error', (err) => {
       if (this.next === entry) this.onError(err);
     });
   }
@@ -84,33 +104,33 @@ export class Spares {
     this.closed = true;
     const n = this.next;
     this.next = null;
-    await n?.spare.worker.terminate();
+    await n?.spare.thread.worker.terminate();
   }
 }
 
 /** The supervisor's thread started early: adopted once, by its first start. */
 export class EarlySupervisor {
-  private thread: ReadyThread<SupervisorApi> | null = spawnThread<SupervisorApi>(SUPERVISOR_ENTRY, 'supervisor');
+  private early: Early<SupervisorApi> | null = spawnThread<SupervisorApi>(SUPERVISOR_ENTRY, 'supervisor');
 
   constructor(onError: (err: Error) => void) {
     // Until the supervisor's start adopts it (and listens itself), its errors are the host's to report.
-    const worker = this.thread!.worker;
+    const worker = this.early!.thread.worker;
     worker.on('error', (err) => {
-      if (this.thread?.worker === worker) onError(err);
+      if (this.early?.thread.worker === worker) onError(err);
     });
   }
 
   take(): ReadyThread<SupervisorApi> | null {
-    const thread = this.thread;
-    this.thread = null;
-    thread?.worker.ref();
-    return thread;
+    const early = this.early;
+    this.early = null;
+    early?.adopted();
+    return early?.thread ?? null;
   }
 
   async close(): Promise<void> {
-    const thread = this.thread;
-    this.thread = null;
-    await thread?.worker.terminate();
+    const early = this.early;
+    this.early = null;
+    await early?.thread.worker.terminate();
   }
 }
 

@@ -119,8 +119,15 @@ export function killAgentsOf(dataDir: string): number {
 }
 
 /** An actor host over `dataDir` with `groups` started; stopped, and the directory removed, when the test ends. */
-export async function hostOf(t: ExecutionContext, dataDir: string, groups: readonly NodeGroup[], onEvents: (events: EventBody[]) => void = () => {}): Promise<ActorHost> {
-  const h = new ActorHost({ dataDir, durability: 'commit', onEvents });
+export async function hostOf(
+  t: ExecutionContext,
+  dataDir: string,
+  groups: readonly NodeGroup[],
+  onEvents: (events: EventBody[]) => void = () => {},
+  /** The first group starts on a thread started early, as the service's does (actors/spare.ts). */
+  preloaded = false,
+): Promise<ActorHost> {
+  const h = new ActorHost({ dataDir, durability: 'commit', onEvents, ...(preloaded ? { preloaded: ActorHost.preload(false, (err) => t.log(err)) } : {}) });
   t.teardown(async () => {
     await h.stop(false);
     rmSync(dataDir, { recursive: true, force: true });

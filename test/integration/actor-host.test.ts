@@ -15,8 +15,8 @@ const gc = runInNewContext('gc') as () => void;
 
 const group: NodeGroup = parsedGroup(staticGroup({ name: 'g' }));
 
-async function started(t: import('ava').ExecutionContext) {
-  const h = await hostOf(t, tempDir('switchyard-host-'), [group]);
+async function started(t: import('ava').ExecutionContext, preloaded = false) {
+  const h = await hostOf(t, tempDir('switchyard-host-'), [group], () => {}, preloaded);
   const g = h.group('g')!;
   await g.call(
     'addNodes',
@@ -41,20 +41,24 @@ test('an answered call leaves nothing behind: the heap stays flat over many call
   t.true(grown < 4 * 2 ** 20, `the heap grew by ${(grown / 2 ** 20).toFixed(1)} MiB over 20,000 answered calls`);
 });
 
-test('calls in flight when the actor thread dies fail as unavailable, and so do calls made before it is back', async (t) => {
-  const g = await started(t);
-  const inFlight = Array.from({ length: 50 }, () => g.call('detail', undefined, 100));
-  await g.crash();
-  // Whether a call is answered before the thread ends is the machine's timing: each one settles,
-  // answered or failed as unavailable, never hanging (test/unit/in-flight.test.ts fails the
-  // unanswered ones deterministically).
-  const settled = await Promise.allSettled(inFlight);
-  for (const s of settled) {
-    if (s.status === 'rejected') t.is((s.reason as Error).name, 'ActorUnavailable');
-    else t.is((s.value as { name: string }).name, 'g');
-  }
-  await t.throwsAsync(() => g.call('counts'), { name: 'ActorUnavailable' });
-});
+for (const [thread, preloaded] of [
+  ['a thread started for it', false],
+  ['a thread started early', true],
+] as const)
+  test(`calls in flight when the actor thread dies fail as unavailable, and so do calls made before it is back (${thread})`, async (t) => {
+    const g = await started(t, preloaded);
+    const inFlight = Array.from({ length: 50 }, () => g.call('detail', undefined, 100));
+    await g.crash();
+    // Whether a call is answered before the thread ends is the machine's timing: each one settles,
+    // answered or failed as unavailable, never hanging (test/unit/in-flight.test.ts fails the
+    // unanswered ones deterministically).
+    const settled = await Promise.allSettled(inFlight);
+    for (const s of settled) {
+      if (s.status === 'rejected') t.is((s.reason as Error).name, 'ActorUnavailable');
+      else t.is((s.value as { name: string }).name, 'g');
+    }
+    await t.throwsAsync(() => g.call('counts'), { name: 'ActorUnavailable' });
+  });
 
 test('a group whose first start fails is listed, and its thread is started again until it comes up', async (t) => {
   // A data directory that is a file: the actor cannot open its store until the operator fixes it.
