@@ -27,7 +27,9 @@ test('failed logins are refused per (user, address) and per address, with Retry-
 });
 
 test('a storm of password checks past the scrypt queue gets 429 with Retry-After, not 500 (piscina 5 words a full queue differently); a wrong current password is challenged', async (t) => {
-  const svc = await startTestService({ passwordPool: { threads: 1, maxQueue: 1 } });
+  // The password from the environment: hashed at the service's own cost, so that a check takes
+  // long enough for the storm to find the queue full (the tests' stored hash is checked in ~2 ms).
+  const svc = await startTestService({ passwordPool: { threads: 1, maxQueue: 1 }, env: { SWITCHYARD_ADMIN_PASSWORD: ADMIN_PASSWORD } });
   t.teardown(() => svc.close());
   const wrong = await svc.send('POST', '/as/v1/auth/password', { currentPassword: 'not-the-password', newPassword: 'another-password-1' });
   isProblem(t, wrong, 401, 'INVALID_CREDENTIALS');
