@@ -30,6 +30,8 @@ interface Session {
 
 interface PullState {
   pull: Pull | null;
+  /** The hub's feeder name of the current pull: each pull has its own, so that only it feeds the stream. */
+  feeder: string;
   opening: Promise<void> | null;
   retry: NodeJS.Timeout | null;
   linger: NodeJS.Timeout | null;
@@ -52,6 +54,8 @@ export class WeriftEngine implements WebRtcEngine {
   private readonly sessions = new Map<string, Session>();
   private readonly hubs = new Map<string, StreamHub>();
   private readonly pulls = new Map<string, PullState>();
+  /** Pulls opened so far: each one's feeder name. */
+  private pullsOpened = 0;
   private parent: ParentLink | null = null;
   private stopped = false;
 
@@ -274,7 +278,7 @@ export class WeriftEngine implements WebRtcEngine {
   /** The stream's pull from the parent, opened if it is not (viewers of the same stream wait for the same one). */
   private async ensurePull(stream: string): Promise<void> {
     let st = this.pulls.get(stream);
-    if (!st) this.pulls.set(stream, (st = { pull: null, opening: null, retry: null, linger: null, failures: 0 }));
+    if (!st) this.pulls.set(stream, (st = { pull: null, feeder: '', opening: null, retry: null, linger: null, failures: 0 }));
     if (st.pull) return;
     const state = st;
     state.opening ??= this.openPull(stream, state).finally(() => {
@@ -288,15 +292,18 @@ export class WeriftEngine implements WebRtcEngine {
     if (!parent) throw new EngineRefusal(503, 'this node has no parent yet to take the stream from');
     const hub = this.hubOf(stream);
     const url = `http://${hostOf(parent.address)}:${parent.port}/whep/${this.o.scope}/${stream}`;
+    // Its own name: a pull lost or replaced must never feed the stream beside the one after it
+    // (two sources' packets interleaved reach viewers as a trickle they cannot play).
+    const feeder = `pull ${++this.pullsOpened}`;
     let opened: Awaited<ReturnType<typeof Pull.open>>;
     try {
       opened = await Pull.open(
         this.peers,
         { url, ...(parent.credential ? { credential: parent.credential } : {}) },
         (kind, rtp) => {
-          if (hub.feeder === 'pull') hub.forward(kind, rtp);
+          if (hub.feeder === feeder) hub.forward(kind, rtp);
         },
-        (why) => this.pullLost(stream, why),
+        (why) => this.pullLost(stream, feeder, why),
       );
     } catch (err) {
       st.failures++;
@@ -309,16 +316,18 @@ export class WeriftEngine implements WebRtcEngine {
       throw new EngineRefusal(503, 'this node changed parents while taking the stream; try again');
     }
     st.pull = opened.pull;
+    st.feeder = feeder;
     st.failures = 0;
     this.o.log('pull from the parent opened', { stream, parent: parent.nodeId });
-    this.endOutputs(hub.feed('pull', opened.sources));
+    this.endOutputs(hub.feed(feeder, opened.sources));
   }
 
-  private pullLost(stream: string, why: string): void {
+  private pullLost(stream: string, feeder: string, why: string): void {
     const st = this.pulls.get(stream);
-    if (!st) return;
+    // Not the stream's current pull (one replaced or stopped before it was lost): nothing of it feeds.
+    if (!st || st.feeder !== feeder) return;
     st.pull = null;
-    this.hubs.get(stream)?.unfeed('pull');
+    this.hubs.get(stream)?.unfeed(st.feeder);
     this.o.log('pull from the parent lost', { stream, why });
     if ((this.hubs.get(stream)?.outputCount ?? 0) > 0) this.retryPull(stream, st.failures);
     else void this.stopPull(stream);
@@ -327,7 +336,7 @@ export class WeriftEngine implements WebRtcEngine {
   /** Opens the pull again in the background while the stream has viewers, waiting longer after each failure. */
   private retryPull(stream: string, failures: number): void {
     let st = this.pulls.get(stream);
-    if (!st) this.pulls.set(stream, (st = { pull: null, opening: null, retry: null, linger: null, failures }));
+    if (!st) this.pulls.set(stream, (st = { pull: null, feeder: '', opening: null, retry: null, linger: null, failures }));
     if (st.retry || this.stopped) return;
     const state = st;
     state.retry = setTimeout(
@@ -347,7 +356,7 @@ export class WeriftEngine implements WebRtcEngine {
     this.pulls.delete(stream);
     if (st.retry) clearTimeout(st.retry);
     if (st.linger) clearTimeout(st.linger);
-    this.hubs.get(stream)?.unfeed('pull');
+    this.hubs.get(stream)?.unfeed(st.feeder);
     await st.pull?.close();
     this.forget(stream);
   }

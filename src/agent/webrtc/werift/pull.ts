@@ -88,6 +88,8 @@ export class Pull {
         clearTimeout(deadline);
         // How much came before it was lost tells a pull that never flowed from one that stopped.
         lost(`${why} (${packets} RTP packets taken)`);
+        // Ended for good, at the parent too: one given up on while it still connects must not go on.
+        void pull.close();
       };
       // A pull that does not connect is as good as lost: the engine opens another.
       const deadline = setTimeout(() => {
