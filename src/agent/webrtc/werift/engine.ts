@@ -10,7 +10,7 @@ import { parseFragment, ufragOf } from '../../../domain/sdp.js';
 import { EngineRefusal, type EngineSession, type EngineStream, type ParentLink, type PlayOptions, type WebRtcEngine } from '../engine.js';
 import { type Kind, type Output, type Source, StreamHub } from './hub.js';
 import { closeCapped, codecLike, type PeerOptions, Peers, publishCodecs } from './peers.js';
-import { Pull, PullRefused } from './pull.js';
+import { EdgePulls, parentKey } from './edge-pulls.js';
 
 export interface WeriftOptions extends PeerOptions {
   role: Role;
@@ -28,39 +28,34 @@ interface Session {
   outputs: Output[];
 }
 
-interface PullState {
-  pull: Pull | null;
-  /** The hub's feeder name of the current pull: each pull has its own, so that only it feeds the stream. */
-  feeder: string;
-  opening: Promise<void> | null;
-  retry: NodeJS.Timeout | null;
-  linger: NodeJS.Timeout | null;
-  failures: number;
-}
-
 /** How long an answered session may take to connect (ICE and DTLS) before it is ended. */
 export const CONNECT_DEADLINE_MS = 15_000;
-/** An edge keeps a pull this long after its last viewer left: a viewer who reloads finds it still there. */
-export const PULL_LINGER_MS = 5000;
-const RETRY_MS = [500, 1000, 2000, 5000];
 
 const isMedia = (k: string): k is Kind => k === 'audio' || k === 'video';
 const codecOf = (codecs: readonly RTCRtpCodecParameters[]) => codecs.find((c) => !/\/rtx$/i.test(c.mimeType));
-const hostOf = (address: string) => (address.includes(':') && !address.startsWith('[') ? `[${address}]` : address);
 
 export class WeriftEngine implements WebRtcEngine {
   readonly name = 'werift';
   private readonly peers: Peers;
   private readonly sessions = new Map<string, Session>();
   private readonly hubs = new Map<string, StreamHub>();
-  private readonly pulls = new Map<string, PullState>();
-  /** Pulls opened so far: each one's feeder name. */
-  private pullsOpened = 0;
   private parent: ParentLink | null = null;
   private stopped = false;
+  private readonly pulls: EdgePulls;
 
   constructor(private readonly o: WeriftOptions) {
     this.peers = new Peers(o);
+    this.pulls = new EdgePulls({
+      peers: this.peers,
+      scope: o.scope,
+      log: (msg, extra) => o.log(msg, extra),
+      parent: () => this.parent,
+      stopped: () => this.stopped,
+      hubOf: (stream) => this.hubOf(stream),
+      hub: (stream) => this.hubs.get(stream),
+      endOutputs: (orphans) => this.endOutputs(orphans),
+      forget: (stream) => this.forget(stream),
+    });
   }
 
   async start(): Promise<void> {}
@@ -68,7 +63,7 @@ export class WeriftEngine implements WebRtcEngine {
   async stop(): Promise<void> {
     this.stopped = true;
     await Promise.allSettled([...this.sessions.keys()].map((id) => this.end(id)));
-    await Promise.allSettled([...this.pulls.keys()].map((s) => this.stopPull(s)));
+    await this.pulls.stopAll();
   }
 
   private hubOf(stream: string): StreamHub {
@@ -130,7 +125,7 @@ export class WeriftEngine implements WebRtcEngine {
         this.forget(stream);
         throw new EngineRefusal(404, `stream '${stream}' is not published here`);
       }
-      await this.ensurePull(stream);
+      await this.pulls.ensure(stream);
     }
     const codecs = hub.codecs();
     const pc = this.peers.make({
@@ -174,7 +169,7 @@ export class WeriftEngine implements WebRtcEngine {
       );
     }
     this.sessions.set(id, { id, stream, kind: 'play', pc, outputs, ...(options.relayFor ? { relayFor: options.relayFor } : {}) });
-    this.clearLinger(stream);
+    this.pulls.keep(stream);
     pc.connectionStateChange.subscribe((state) => {
       if (state === 'connected') hub.askKeyframe();
     });
@@ -220,13 +215,8 @@ export class WeriftEngine implements WebRtcEngine {
     const moved = parentKey(this.parent) !== parentKey(parent);
     this.parent = parent;
     if (!moved || this.o.role === 'origin') return;
-    // Streams come from the new parent now: pulls from the old one end, those with viewers start again.
-    for (const stream of [...this.pulls.keys()]) {
-      const hub = this.hubs.get(stream);
-      void this.stopPull(stream).then(() => {
-        if (parent && hub && hub.outputCount > 0) this.retryPull(stream, 0);
-      });
-    }
+    // Streams come from the new parent now.
+    this.pulls.parentChanged(parent !== null);
   }
 
   streams(): EngineStream[] {
@@ -275,114 +265,11 @@ export class WeriftEngine implements WebRtcEngine {
     for (const s of this.sessions.values()) if (s.outputs.some((o) => orphans.includes(o))) void this.end(s.id);
   }
 
-  /** The stream's pull from the parent, opened if it is not (viewers of the same stream wait for the same one). */
-  private async ensurePull(stream: string): Promise<void> {
-    let st = this.pulls.get(stream);
-    if (!st) this.pulls.set(stream, (st = { pull: null, feeder: '', opening: null, retry: null, linger: null, failures: 0 }));
-    if (st.pull) return;
-    const state = st;
-    state.opening ??= this.openPull(stream, state).finally(() => {
-      state.opening = null;
-    });
-    await state.opening;
-  }
-
-  private async openPull(stream: string, st: PullState): Promise<void> {
-    const parent = this.parent;
-    if (!parent) throw new EngineRefusal(503, 'this node has no parent yet to take the stream from');
-    const hub = this.hubOf(stream);
-    const url = `http://${hostOf(parent.address)}:${parent.port}/whep/${this.o.scope}/${stream}`;
-    // Its own name: a pull lost or replaced must never feed the stream beside the one after it
-    // (two sources' packets interleaved reach viewers as a trickle they cannot play).
-    const feeder = `pull ${++this.pullsOpened}`;
-    let opened: Awaited<ReturnType<typeof Pull.open>>;
-    try {
-      opened = await Pull.open(
-        this.peers,
-        { url, ...(parent.credential ? { credential: parent.credential } : {}) },
-        (kind, rtp) => {
-          if (hub.feeder === feeder) hub.forward(kind, rtp);
-        },
-        (why) => this.pullLost(stream, feeder, why),
-      );
-    } catch (err) {
-      st.failures++;
-      if (err instanceof PullRefused && err.status === 404) throw new EngineRefusal(404, `stream '${stream}' is not published at its origin`);
-      this.o.log('pull from the parent failed', { stream, parent: parent.nodeId, error: (err as Error).message });
-      throw new EngineRefusal(503, `the stream could not be taken from this node's parent (${parent.nodeId})`);
-    }
-    if (this.pulls.get(stream) !== st || parentKey(this.parent) !== parentKey(parent) || this.stopped) {
-      await opened.pull.close();
-      throw new EngineRefusal(503, 'this node changed parents while taking the stream; try again');
-    }
-    st.pull = opened.pull;
-    st.feeder = feeder;
-    st.failures = 0;
-    this.o.log('pull from the parent opened', { stream, parent: parent.nodeId });
-    this.endOutputs(hub.feed(feeder, opened.sources));
-  }
-
-  private pullLost(stream: string, feeder: string, why: string): void {
-    const st = this.pulls.get(stream);
-    // Not the stream's current pull (one replaced or stopped before it was lost): nothing of it feeds.
-    if (!st || st.feeder !== feeder) return;
-    st.pull = null;
-    this.hubs.get(stream)?.unfeed(st.feeder);
-    this.o.log('pull from the parent lost', { stream, why });
-    if ((this.hubs.get(stream)?.outputCount ?? 0) > 0) this.retryPull(stream, st.failures);
-    else void this.stopPull(stream);
-  }
-
-  /** Opens the pull again in the background while the stream has viewers, waiting longer after each failure. */
-  private retryPull(stream: string, failures: number): void {
-    let st = this.pulls.get(stream);
-    if (!st) this.pulls.set(stream, (st = { pull: null, feeder: '', opening: null, retry: null, linger: null, failures }));
-    if (st.retry || this.stopped) return;
-    const state = st;
-    state.retry = setTimeout(
-      () => {
-        state.retry = null;
-        if ((this.hubs.get(stream)?.outputCount ?? 0) === 0) return void this.stopPull(stream);
-        this.ensurePull(stream).catch(() => this.retryPull(stream, state.failures));
-      },
-      RETRY_MS[Math.min(failures, RETRY_MS.length - 1)],
-    );
-    state.retry.unref();
-  }
-
-  private async stopPull(stream: string): Promise<void> {
-    const st = this.pulls.get(stream);
-    if (!st) return;
-    this.pulls.delete(stream);
-    if (st.retry) clearTimeout(st.retry);
-    if (st.linger) clearTimeout(st.linger);
-    this.hubs.get(stream)?.unfeed(st.feeder);
-    await st.pull?.close();
-    this.forget(stream);
-  }
-
-  private clearLinger(stream: string): void {
-    const st = this.pulls.get(stream);
-    if (st?.linger) {
-      clearTimeout(st.linger);
-      st.linger = null;
-    }
-  }
-
   /** After a session ended: an edge's idle pull lingers, then goes; a hub nothing uses goes at once. */
   private lingerOrForget(stream: string): void {
     const hub = this.hubs.get(stream);
     if (!hub || hub.outputCount > 0) return;
-    const st = this.pulls.get(stream);
-    if (st && !st.linger && !this.stopped) {
-      st.linger = setTimeout(() => {
-        st.linger = null;
-        if ((this.hubs.get(stream)?.outputCount ?? 0) === 0) void this.stopPull(stream);
-      }, PULL_LINGER_MS);
-      st.linger.unref();
-      return;
-    }
-    if (!st) this.forget(stream);
+    if (!this.pulls.linger(stream)) this.forget(stream);
   }
 
   /** Drops a hub that neither feeds nor serves anyone. */
@@ -391,9 +278,6 @@ export class WeriftEngine implements WebRtcEngine {
     if (hub && !hub.fed && hub.outputCount === 0 && !this.pulls.has(stream)) this.hubs.delete(stream);
   }
 }
-
-/** Which parent this is: a new credential for the same parent changes nothing. */
-const parentKey = (p: ParentLink | null) => (p ? `${p.nodeId} ${p.address} ${p.port}` : '');
 
 /** What werift's failure to take an offer means to the client. */
 function refusalOf(err: unknown): EngineRefusal {
