@@ -213,9 +213,9 @@ export class GroupHandle {
     }
   }
 
-  /** For tests of crash recovery: ends the thread as a crash would. */
-  crash(): Promise<void> {
-    return this.thread.crash();
+  /** For tests of crash recovery: ends the thread as a crash would (its restart held until `holdRestartUntil`). */
+  crash(holdRestartUntil?: Promise<unknown>): Promise<void> {
+    return this.thread.crash(holdRestartUntil);
   }
 
   /** No more restarts, and a start under way gives up: the group is being stopped or removed. */

@@ -49,6 +49,8 @@ export class SupervisedWorker<Api> {
   private restarts = 0;
   private downSince = 0;
   private restartTimer: NodeJS.Timeout | null = null;
+  /** A test's hold on the next restart (crash). */
+  private restartHeld: Promise<unknown> | null = null;
   /** The thread answers. */
   running = false;
 
@@ -117,8 +119,15 @@ export class SupervisedWorker<Api> {
     if (this.restarts === 0) this.downSince = Date.now();
     const delay = Math.min(5000, 100 * 2 ** this.restarts++);
     this.spec.onDown(reason, delay);
-    this.restartTimer = setTimeout(() => {
+    this.restartTimer = setTimeout(async () => {
       this.restartTimer = null;
+      const held = this.restartHeld;
+      this.restartHeld = null;
+      if (held)
+        await held.then(
+          () => {},
+          () => {},
+        );
       if (this.closing) return;
       this.start().then(
         () => {
@@ -138,8 +147,13 @@ export class SupervisedWorker<Api> {
     this.restarts = 0;
   }
 
-  /** Ends the thread as a crash would (tests of recovery). */
-  async crash(): Promise<void> {
+  /**
+   * Ends the thread as a crash would (tests of recovery). A test that asserts what is answered
+   * while the thread is down holds its restart until `holdRestartUntil` settles: without it, how
+   * long the thread stays down is the machine's timing (~0.1 s plus a thread's start).
+   */
+  async crash(holdRestartUntil?: Promise<unknown>): Promise<void> {
+    this.restartHeld = holdRestartUntil ?? null;
     await this.worker?.terminate();
   }
 

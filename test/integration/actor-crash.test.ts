@@ -26,7 +26,9 @@ test('a crashed group actor answers 503 NOT_READY meanwhile and comes back with 
   const channel = await openChannel(svc.url, 'e3', nodes.get('e3')!.token);
   t.teardown(() => channel.ws.terminate());
 
-  await svc.service.actors.group('g')!.crash();
+  // Its restart is held until the answers meanwhile are seen (else the race is the machine's).
+  let release!: () => void;
+  await svc.service.actors.group('g')!.crash(new Promise<void>((resolve) => (release = resolve)));
   const lookup = isProblem(t, await svc.get('/as/v1/streams/live/cam/subscribe'), 503, 'NOT_READY');
   t.regex(lookup.detail, /restarting/);
   isProblem(t, await svc.get('/as/v1/streams/live/other/publish'), 503, 'NOT_READY');
@@ -37,6 +39,7 @@ test('a crashed group actor answers 503 NOT_READY meanwhile and comes back with 
   const r = await svc.get('/as/v1/streams/live/cam/publish');
   t.is(r.status, 503);
   t.is(r.headers.get('retry-after'), '1');
+  release();
 
   const seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'actor.restarted' && e.group === 'g'));
   t.regex((seen.find((e) => e.type === 'actor.crashed') as { reason: string }).reason, /exited with code 1; restarting from the store/);

@@ -144,9 +144,11 @@ test.serial('a group actor that crashes while its node is being created: the nod
   let seen = await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'node.state' && e.group === 'slow' && e.to === 'CREATING'));
   const id = (seen.find((e) => e.type === 'node.state' && e.to === 'CREATING') as { nodeId: string }).nodeId;
 
-  await svc.service.actors.group('slow')!.crash();
+  let restart!: () => void;
+  await svc.service.actors.group('slow')!.crash(new Promise<void>((resolve) => (restart = resolve)));
   // A replacement spec while the thread is down is refused whole, not half applied.
   isProblem(t, await svc.send('PUT', '/as/v1/nodegroups/slow', tfGroup('slow', 3)), 503, 'NOT_READY');
+  restart();
   writeFileSync(release, '');
 
   // The apply finishes after the restart: its result reaches the new thread, not the dead one.
@@ -161,8 +163,10 @@ test.serial('a group actor that crashes while its node is being created: the nod
   t.is(body<{ nodeId: string }>(await svc.get('/as/v1/streams/live/cam/publish?nodeGroup=slow')).nodeId, id);
 
   // Deleted while its thread is down: the thread that follows retires it.
-  await svc.service.actors.group('slow')!.crash();
+  let restartAgain!: () => void;
+  await svc.service.actors.group('slow')!.crash(new Promise<void>((resolve) => (restartAgain = resolve)));
   t.is((await svc.send('DELETE', '/as/v1/nodegroups/slow', undefined)).status, 202);
+  restartAgain();
   const beating = setInterval(() => void new FakeNode(svc, 'slow', id).beat().catch(() => {}), 200);
   t.teardown(() => clearInterval(beating));
   await waitForEvents(svc.url, svc.adminToken, (s) => s.some((e) => e.type === 'nodegroup.changed' && e.group === 'slow' && e.change === 'deleted'), { since: seen.at(-1)!.seq });
