@@ -37,7 +37,8 @@ export interface GroupContext {
   durability: 'commit' | 'flush';
   minFreeBytes?: number;
   cluster?: ClusterSeam;
-  onEvents(events: EventBody[]): void;
+  /** Events to log; `key` names the replicated commit that carried them (EventBatch). */
+  onEvents(events: EventBody[], key?: string): void;
   /** Seconds a call to an actor took, by method. */
   observe?(method: string, seconds: number): void;
   onError?(group: string, err: Error): void;

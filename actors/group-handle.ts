@@ -87,9 +87,9 @@ export class GroupHandle {
         // Removed while connecting: the supervisor must not keep a group that is gone.
         if (this.thread.running && this.closed) await context.supervisor()?.detachGroup(this.name);
       },
-      onEvents: (batch) => {
-        if ((batch[0]?.type as string) === FENCED_EVENT) return context.cluster?.fenced(this.name);
-        context.onEvents(batch);
+      onEvents: ({ events, key }) => {
+        if ((events[0]?.type as string) === FENCED_EVENT) return context.cluster?.fenced(this.name);
+        context.onEvents(events, key);
       },
       onDown: (reason, delay) => context.onEvents([{ type: 'actor.crashed', group: this.name, reason: `${reason}; restarting from the store in ${delay} ms` }]),
       onRestarted: (downMs) => context.onEvents([{ type: 'actor.restarted', group: this.name, downMs }]),

@@ -23,7 +23,8 @@ export interface HostOptions {
   cluster?: ClusterSeam;
   durability: 'commit' | 'flush';
   minFreeBytes?: number;
-  onEvents(events: EventBody[]): void;
+  /** Events to log; `key` names the replicated commit that carried them (EventBatch). */
+  onEvents(events: EventBody[], key?: string): void;
   /** Seconds a call to an actor took, by method. */
   observe?(method: string, seconds: number): void;
   onError?(group: string, err: Error): void;
@@ -53,7 +54,7 @@ export class ActorHost {
       durability: options.durability,
       ...(options.minFreeBytes !== undefined ? { minFreeBytes: options.minFreeBytes } : {}),
       ...(options.cluster ? { cluster: options.cluster } : {}),
-      onEvents: (events) => options.onEvents(events),
+      onEvents: (events, key) => options.onEvents(events, key),
       ...(options.observe ? { observe: options.observe } : {}),
       ...(options.onError ? { onError: options.onError } : {}),
       spare: async () => (await this.spares?.take()) ?? null,
@@ -154,7 +155,7 @@ export class ActorHost {
           if (handle.running) await handle.connectSupervisor().catch((err: Error) => options.onError?.(handle.name, err));
         }
       },
-      onEvents: (batch) => options.onEvents(batch),
+      onEvents: ({ events }) => options.onEvents(events),
       // Said loudly: lookups go on, so nothing else would show that supervision paused.
       onDown: (reason, delay) => options.onError?.('supervisor', new Error(`${reason}: health checks, failover and scaling pause; starting it again in ${delay} ms`)),
       onRestarted: () => options.onSupervisorRestarted?.(),

@@ -4,7 +4,7 @@
 // (group-handle.ts) and the host's supervisor (host.ts) are both one of these, with their own
 // start-up call and their own account of crashes.
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
-import type { EventBody } from '../src/domain/events.js';
+import type { EventBatch } from '../src/domain/events.js';
 import { guardedRemote, InFlight, nodeEndpoint } from './comlink.js';
 
 export type Remote<Api> = ReturnType<typeof guardedRemote<Api>>;
@@ -32,7 +32,7 @@ export interface WorkerSpec<Api> {
   /** Once it serves: wiring to others (a failure ends the thread and starts it again). */
   connect?(api: Remote<Api>): Promise<void>;
   /** Its events, in batches as it posted them. */
-  onEvents(batch: EventBody[]): void;
+  onEvents(batch: EventBatch): void;
   /** The thread ended or failed to start: it will be started again in `delayMs`. */
   onDown(reason: string, delayMs: number): void;
   /** It was started again after going down `downMs` ago. */
@@ -82,7 +82,7 @@ export class SupervisedWorker<Api> {
       const inFlight = ready?.inFlight ?? new InFlight();
       const api = ready?.api ?? guardedRemote<Api>(nodeEndpoint(w), inFlight);
       const events = new MessageChannel();
-      events.port1.on('message', (batch: EventBody[]) => this.spec.onEvents(batch));
+      events.port1.on('message', (batch: EventBatch) => this.spec.onEvents(batch));
       w.once('exit', (code) => {
         events.port1.close();
         inFlight.fail(this.spec.unavailable());

@@ -26,7 +26,7 @@ import type { LookupKind, LookupOutcome } from '../../src/model/lookups.js';
 import type { GroupCounts, NodeLoad, NodeView, StreamView } from '../../src/model/views.js';
 import { BindingLoader, loadModel } from './loading.js';
 import { DurableGroup } from './durable.js';
-import type { SnapshotStats } from '../../src/cluster/wal.js';
+import type { GroupLog, SnapshotStats } from '../../src/cluster/wal.js';
 
 /** One lookup of a batch; `by`: the token subject asking (a new PENDING binding counts against its cap). */
 export type LookupRequest = [kind: LookupKind, stream: string, regions: string[], by?: string | null];
@@ -82,6 +82,8 @@ class GroupActor extends DurableGroup {
       this.log.onFenced = (err) => this.takenOver(err);
       // The local copy catches up with the log, then this actor's epoch fences out any other writer.
       await this.log.fence(this.store);
+      // What the last owner's last commits said, out again before anything this one says (src/cluster/republish.ts).
+      await this.republish(this.log);
     }
     this.commits = new Commits(
       this.store,
@@ -92,6 +94,16 @@ class GroupActor extends DurableGroup {
     );
     this.model = loadModel(this.store, init.group);
     this.loader = new BindingLoader(this.store, this.model);
+  }
+
+  private async republish(log: GroupLog): Promise<void> {
+    try {
+      for (const batch of await log.eventsBeforeFence()) this.events.postMessage(batch);
+    } catch (err) {
+      // The group is served all the same: what could not be read is what a kill -9 of the last
+      // owner may have cost the event log, as it did before events were carried in the log.
+      console.warn(`node group '${this.name}': the events of the last owner's last commits could not be read again:`, (err as Error).message);
+    }
   }
 
   /** The supervisor's own channel to this actor (a new one after either side restarts). */

@@ -8,6 +8,7 @@
 // or rendition name, the last commit in flight that wrote its binding or provision: readers of
 // that name wait for that one commit, and readers of anything else wait for nothing.
 import { markApplied, putGroupWrites, type Store, type Written } from '../../src/store/store.js';
+import { commitKey, type EventBody } from '../../src/domain/events.js';
 import type { Write } from '../../src/model/effects.js';
 
 /** How a commit ended, as promises that never reject: true once it landed (and is durable), false if it failed or was stopped. */
@@ -21,7 +22,13 @@ export const ALREADY_DURABLE: Promise<boolean> = Promise.resolve(true);
 
 /** A group's replicated log as commits use it (src/cluster/wal.ts), so that this file does not load NATS. */
 export interface ReplicatedLog {
-  append(writes: readonly Write[]): Promise<{ seq: number; prev: number; last: boolean }>;
+  /** Resolves with the entry that holds the commit, the one before it, and the commit's place in it. */
+  append(writes: readonly Write[], events: readonly EventBody[]): Promise<{ seq: number; prev: number; last: boolean; index: number }>;
+}
+
+/** A commit handed over: how it ends, and (cluster mode) the key of its events (EventBatch) once its entry is appended. */
+export interface Submitted extends Settled {
+  key?: Promise<string>;
 }
 
 export class Commits {
@@ -52,9 +59,11 @@ export class Commits {
   /**
    * Hands the writes to the store as one fenced commit. `names` adds stream or rendition names the
    * commit changes besides those its writes are keyed by (a replaced ladder's old renditions).
+   * In cluster mode the commit's `events` go into its log entry with the writes, so that the next
+   * owner can publish them again should this one die before it does.
    * Throws StoreUnavailable, handing nothing over, while the disk guard refuses.
    */
-  submit(writes: readonly Write[], names: readonly string[] = []): Settled {
+  submit(writes: readonly Write[], names: readonly string[] = [], events: readonly EventBody[] = []): Submitted {
     const s = this.store;
     const group = this.group;
     const fence = { group, head: this.head };
@@ -65,14 +74,18 @@ export class Commits {
         if (applied !== undefined) markApplied(s, group, applied);
       }, fence);
     let written: Written;
+    let key: Promise<string> | undefined;
     if (!this.log) written = put();
     else {
       s.guard.check();
       // The entry first (a majority of NATS servers has it), then the local copy. An entry that
       // holds later commits too is marked applied only by the last of them: a crash between two
       // leaves the local copy one entry behind, and the entry is replayed, not skipped.
-      const local = this.log.append(writes).then(({ seq, prev, last }) => put(last ? seq : prev));
+      const appended = this.log.append(writes, events);
+      const local = appended.then(({ seq, prev, last }) => put(last ? seq : prev));
       local.catch(() => {});
+      key = appended.then(({ seq, index }) => commitKey(group, seq, index));
+      key.catch(() => {});
       written = { committed: local.then((w) => w.committed), durable: local.then((w) => w.durable) };
     }
     this.head += 1;
@@ -105,7 +118,7 @@ export class Commits {
       // A failed commit's names stay pending (false) until the actor has reloaded from the store.
       if (ok) for (const name of touched) if (this.writing.get(name) === durable) this.writing.delete(name);
     });
-    return { committed, durable };
+    return key ? { committed, durable, key } : { committed, durable };
   }
 
   /** No binding or provision write is in flight (the common case: nothing to look up). */

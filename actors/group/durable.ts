@@ -5,9 +5,9 @@
 // local store catches up with the group's replicated log in the background after a failed append,
 // and a later owner's entries there mean the group was taken over (the host is told).
 import type { MessagePort } from 'node:worker_threads';
-import type { EventBody } from '../../src/domain/events.js';
 import type { Store } from '../../src/store/store.js';
-import { type Commits, ALREADY_DURABLE, type Settled } from './commits.js';
+import { type Commits, ALREADY_DURABLE, type Settled, type Submitted } from './commits.js';
+import type { EventBatch, EventBody } from '../../src/domain/events.js';
 import { FENCED_EVENT } from './signals.js';
 import type { GroupLog } from '../../src/cluster/wal.js';
 import type { Failure } from '../../src/domain/failure.js';
@@ -52,17 +52,17 @@ export class DurableGroup {
       return { committed: ALREADY_DURABLE, durable: ALREADY_DURABLE };
     }
     this.loader.written(effects.writes);
-    let settled: Settled;
+    let submitted: Submitted;
     try {
-      settled = this.commits.submit(effects.writes, names);
+      submitted = this.commits.submit(effects.writes, names, effects.events);
     } catch (err) {
       // The guard refused: nothing was handed over, but memory already holds these effects.
       this.failed(err);
       const refused = Promise.resolve(false);
       return { committed: refused, durable: refused };
     }
-    this.post(effects.events, settled.durable);
-    return settled;
+    this.post(effects.events, submitted.durable, submitted.key);
+    return submitted;
   }
 
   /** Submits; resolves once committed (with `acknowledge`, once durable as configured): whether it landed. */
@@ -74,12 +74,13 @@ export class DurableGroup {
   /** Settles when the events of the last commit are out: later ones wait, so the log keeps their order. */
   protected posted: Promise<void> = Promise.resolve();
 
-  protected post(events: EventBody[], durable: Promise<boolean>): void {
+  /** Posts the events once `durable` says the commit landed; `key` names its log entry (cluster mode, EventBatch). */
+  protected post(events: EventBody[], durable: Promise<boolean>, key?: Promise<string>): void {
     if (events.length === 0) return;
     this.posted = this.posted
       .then(() => durable)
-      .then((ok) => {
-        if (ok) this.events.postMessage(events);
+      .then(async (ok) => {
+        if (ok) this.events.postMessage({ events, ...(key ? { key: await key } : {}) } satisfies EventBatch);
       })
       .catch(() => {});
   }
@@ -197,6 +198,6 @@ export class DurableGroup {
   }
 
   protected emit(events: EventBody[]): void {
-    this.events.postMessage(events);
+    this.events.postMessage({ events } satisfies EventBatch);
   }
 }

@@ -9,7 +9,7 @@ import { parentPort, type MessagePort } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as Comlink from 'comlink';
 import type { NodeGroup } from '../../src/config/types.js';
-import type { EventBody } from '../../src/domain/events.js';
+import type { EventBatch, EventBody } from '../../src/domain/events.js';
 import { TokenSigner, type SigningKey } from '../../src/auth/tokens.js';
 import type { Platform } from '../../src/platforms/platform.js';
 import type { NodeFacts } from '../../src/policy/scaling/facts.js';
@@ -140,10 +140,10 @@ class Supervisor {
     if (events.length === 0) return;
     const attached = this.groups.get(events[0]!.group);
     if (!attached || attached.gone) {
-      this.init.events.postMessage(events);
+      this.init.events.postMessage({ events } satisfies EventBatch);
       return;
     }
-    attached.api.announce(events).catch(() => this.init.events.postMessage(events));
+    attached.api.announce(events).catch(() => this.init.events.postMessage({ events } satisfies EventBatch));
   }
 
   private async loop(): Promise<void> {

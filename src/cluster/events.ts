@@ -148,17 +148,23 @@ export class ClusterEventLog implements Events {
     }
   }
 
-  append(bodies: readonly EventBody[]): void {
+  /**
+   * `key`: the replicated commit that carried these events (EventBatch). Each is published under a
+   * message id made of it, so that the stream takes it once however many owners hand it out
+   * (republish.ts); one it already held is not released here again.
+   */
+  append(bodies: readonly EventBody[], key?: string): void {
     if (bodies.length === 0) return;
     const at = this.now();
     const records = bodies.map((body) => ({ ...body, at }) as EventRecord);
     const entry = this.out.add(records);
     // Published in order on one connection: the stream numbers them in that order.
-    const acks = records.map((r) => this.j.js.publish(`sy.ev.${this.instance}`, JSON.stringify(r), { timeout: JS_TIMEOUT_MS * 4 }));
+    const acks = records.map((r, i) => this.j.js.publish(`sy.ev.${this.instance}`, JSON.stringify(r), { timeout: JS_TIMEOUT_MS * 4, ...(key !== undefined ? { msgID: `${key}.${i}` } : {}) }));
     Promise.all(acks).then(
       (as) => {
         as.forEach((a, i) => {
           records[i]!.seq = a.seq;
+          if (a.duplicate) this.duplicates.add(records[i]!);
         });
         this.out.settle(entry, true);
       },
@@ -166,8 +172,12 @@ export class ClusterEventLog implements Events {
     );
   }
 
+  /** Records the stream already held (logged by an earlier owner of their group): not released again. */
+  private readonly duplicates = new WeakSet<EventRecord>();
+
   private release(records: EventRecord[], ok: boolean): void {
     for (const r of records) {
+      if (ok && this.duplicates.has(r)) continue;
       if (!ok) delete (r as Partial<EventRecord>).seq;
       for (const l of this.local) l(r);
       // Logged events reach event streams through the stream, like every other instance's.

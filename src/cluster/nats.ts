@@ -44,6 +44,12 @@ export const walSubject = (group: string) => `sy.wal.${group}`;
 export const snapSubject = (group: string) => `sy.snap.${group}`;
 export const rpcSubject = (group: string) => `sy.g.${group}.rpc`;
 export const EVENTS_KEEP = 10_000;
+/**
+ * How long SY_EVENTS remembers an event's message id (the server's default, said here): a new
+ * owner hands out again the events of the minute before it took over (republish.ts), and the
+ * stream drops those it has already taken within this window.
+ */
+export const EVENTS_DUPLICATE_WINDOW_MS = 120_000;
 
 export function connectNats(servers: readonly string[], name: string): Promise<NatsConnection> {
   return connect({
@@ -98,7 +104,7 @@ export async function provision(j: Jet, replicas: number, leaseTtlMs: number): P
   // Manifests from the leader too: a compare-and-set must start from the last write.
   const snapshots = await j.kvm.create(BUCKETS.snapshots, { history: 1, replicas, allow_direct: false, timeout: JS_TIMEOUT_MS * 4 } as never);
   await ensureStream(j, { name: STREAMS.wal, subjects: ['sy.wal.>'], num_replicas: replicas, duplicate_window: 120_000_000_000 });
-  await ensureStream(j, { name: STREAMS.events, subjects: ['sy.ev.>'], num_replicas: replicas, max_msgs: EVENTS_KEEP });
+  await ensureStream(j, { name: STREAMS.events, subjects: ['sy.ev.>'], num_replicas: replicas, max_msgs: EVENTS_KEEP, duplicate_window: EVENTS_DUPLICATE_WINDOW_MS * 1_000_000 });
   await ensureStream(j, { name: STREAMS.snapshots, subjects: ['sy.snap.>'], num_replicas: replicas });
   return { leases, instances, meta, tfstate, snapshots };
 }

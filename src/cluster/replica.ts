@@ -6,6 +6,7 @@
 // SY_WAL, snapshots from SY_SNAP (snapshots.ts), writes to LMDB.
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { unpack } from 'msgpackr';
+import type { EventBody } from '../domain/events.js';
 import type { Logged, ReplicaPort, SnapshotRef } from '../policy/cluster/snapshot.js';
 import { StoreUnavailable } from '../store/failures.js';
 import { appliedOf, clearGroup, markApplied, putGroupWrites, type GroupWrite, type Store } from '../store/store.js';
@@ -13,11 +14,13 @@ import { CONSUMER_IDLE_MS, STREAMS, walSubject, type Jet } from './nats.js';
 import type { GroupSnapshots } from './snapshots.js';
 
 /**
- * One entry of a group's log: a commit's writes, or a new owner's epoch record. `e`: the epoch of
- * the owner that appended it; `p`: the sequence of the entry before it on the subject (what the
- * append's compare-and-set named), absent in entries written before snapshots existed.
+ * One entry of a group's log: the writes of one or more commits, or a new owner's epoch record.
+ * `e`: the epoch of the owner that appended it; `p`: the sequence of the entry before it on the
+ * subject (what the append's compare-and-set named), absent in entries written before snapshots
+ * existed; `v`: each commit's events, in the entry's order (absent when none had any, and in
+ * entries written before events were carried), for the next owner to publish again (republish.ts).
  */
-export type Entry = { t: 'w'; e: number; p?: number; w: GroupWrite[] } | { t: 'epoch'; e: number; o: string; p?: number };
+export type Entry = { t: 'w'; e: number; p?: number; w: GroupWrite[]; v?: EventBody[][] } | { t: 'epoch'; e: number; o: string; p?: number };
 
 /** Entries read per request: a batch is one LMDB transaction. */
 const READ_BATCH = 2000;

@@ -19,10 +19,12 @@ import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { pack } from 'msgpackr';
 import { catchUp, due, Gap, type Logged, type Manifest, type SnapshotSettings } from '../policy/cluster/snapshot.js';
+import type { EventBatch, EventBody } from '../domain/events.js';
 import { markApplied, type GroupWrite, type Store } from '../store/store.js';
 import { StoreUnavailable } from '../store/failures.js';
 import { BUCKETS, CONSUMER_IDLE_MS, connectNats, isConflict, jet, JS_TIMEOUT_MS, STREAMS, walSubject, type Jet } from './nats.js';
 import { LocalCopy, type Entry } from './replica.js';
+import { eventsBefore } from './republish.js';
 import { GroupSnapshots, SnapshotRefused } from './snapshots.js';
 
 /** Another instance took the group: this actor must stop and never write again. */
@@ -51,7 +53,8 @@ export interface SnapshotStats {
 
 interface Queued {
   writes: readonly GroupWrite[];
-  resolve(at: { seq: number; prev: number; last: boolean }): void;
+  events: readonly EventBody[];
+  resolve(at: { seq: number; prev: number; last: boolean; index: number }): void;
   reject(err: unknown): void;
 }
 
@@ -198,18 +201,28 @@ export class GroupLog {
     return applied;
   }
 
+  /**
+   * Once fenced: the events of the commits appended shortly before this owner's epoch record, for
+   * it to hand out again before its own (republish.ts: its predecessor may have died before it
+   * published them; those it did publish are dropped as duplicates).
+   */
+  eventsBeforeFence(): Promise<EventBatch[]> {
+    return Number.isFinite(this.fencedAt) ? eventsBefore(this.j, this.group, this.fencedAt) : Promise.resolve([]);
+  }
+
   /** The sequence of this actor's epoch record: entries after it are its own, or a later owner's. */
   private fencedAt = Infinity;
 
   /**
-   * Appends one commit's writes; resolves with the sequence of the entry that holds them (and the
-   * one before it), once a majority of servers has it. Commits that queue while one is in flight
-   * go together in the next entry (group commit). Throws StoreUnavailable at once while refusing.
+   * Appends one commit's writes and events; resolves with the sequence of the entry that holds them
+   * (and the one before it, and the commit's place in it), once a majority of servers has it.
+   * Commits that queue while one is in flight go together in the next entry (group commit). Throws
+   * StoreUnavailable at once while refusing.
    */
-  append(writes: readonly GroupWrite[]): Promise<{ seq: number; prev: number; last: boolean }> {
+  append(writes: readonly GroupWrite[], events: readonly EventBody[] = []): Promise<{ seq: number; prev: number; last: boolean; index: number }> {
     if (this.refusing) throw new StoreUnavailable(new Error('the replicated log (NATS JetStream) is not reachable'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ writes, resolve, reject });
+      this.queue.push({ writes, events, resolve, reject });
       void this.pump();
     });
   }
@@ -221,10 +234,12 @@ export class GroupLog {
     this.queue = [];
     try {
       const prev = this.tail;
-      const seq = await this.publish({ t: 'w', e: this.epoch, p: prev, w: batch.flatMap((b) => b.writes) }, prev);
+      const entry: Entry = { t: 'w', e: this.epoch, p: prev, w: batch.flatMap((b) => b.writes) };
+      if (batch.some((b) => b.events.length > 0)) entry.v = batch.map((b) => [...b.events]);
+      const seq = await this.publish(entry, prev);
       this.tail = seq;
       batch.forEach((b, i) => {
-        b.resolve({ seq, prev, last: i === batch.length - 1 });
+        b.resolve({ seq, prev, last: i === batch.length - 1, index: i });
       });
       this.snapshotStats.since += 1;
       this.maybeSnapshot();

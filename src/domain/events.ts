@@ -50,3 +50,19 @@ export type EventBody =
   | { type: 'nodegroup.changed'; group: string; change: 'created' | 'replaced' | 'deleting' | 'drained' | 'deleted' };
 
 export type EventRecord = EventBody & { seq: number; at: number };
+
+/**
+ * Events as an actor's thread posts them. `key` (cluster mode) names the commit of the group's
+ * replicated log that carried them, `<group>.<entry sequence>.<commit index>`: the group's next
+ * owner publishes them again after a takeover, and the event stream recognises each one as
+ * already logged (docs/cluster.md, "Events across a takeover").
+ */
+export interface EventBatch {
+  events: EventBody[];
+  key?: string;
+}
+
+/** The key of a commit's events (EventBatch): its group, its log entry, its place in that entry. */
+export function commitKey(group: string, seq: number, index: number): string {
+  return `${group}.${seq}.${index}`;
+}

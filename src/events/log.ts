@@ -24,7 +24,8 @@ export interface Events {
   readonly last: number;
   /** Events appended here and not yet sent. */
   readonly waiting: number;
-  append(bodies: readonly EventBody[]): void;
+  /** `key`: the replicated commit that carried them (EventBatch): the cluster's log takes each once; the embedded one has no other copy to meet. */
+  append(bodies: readonly EventBody[], key?: string): void;
   /** Logged events after `seq`, oldest first (for SSE clients that reconnect with Last-Event-ID). */
   since(seq: number, limit?: number): EventRecord[];
   /** The first id the log still holds (0 when it holds none): older ones were dropped (it keeps the last 10,000). */

@@ -217,7 +217,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...(cluster ? { cluster: cluster.seam() } : {}),
     durability: config.durability,
     minFreeBytes: config.minFreeBytes,
-    onEvents: (bodies) => events.append(bodies),
+    onEvents: (bodies, key) => events.append(bodies, key),
     observe: (method, seconds) => metrics.actorCall({ method }).observe(seconds),
     onError: (group, err) => log.error({ group, err }, 'actor error'),
     onSupervisorRestarted: () => log.warn('the supervisor thread is back: health checks, failover and scaling resume'),
