@@ -109,7 +109,7 @@ test('WHIP and WHEP through the proxy on werift nodes: media flows origin → ed
   // origin counts them, and what the edge takes in from its pull and sends its viewer.
   type Stats = {
     uptimeSeconds: number | null;
-    publisher: { nodeId: string; bitrate: number | null; video: { width?: number } | null } | null;
+    publisher: { nodeId: string; bitrate: number | null; video: { width?: number; fps?: number } | null } | null;
     nodes: Array<{ nodeId: string; bitrateIn: number | null; bitrateOut: number | null }>;
   };
   const stats = await until(async () => {
@@ -118,6 +118,9 @@ test('WHIP and WHEP through the proxy on werift nodes: media flows origin → ed
     return (s.publisher?.bitrate ?? 0) > 0 && s.publisher?.video?.width && (atEdge?.bitrateIn ?? 0) > 0 && (atEdge?.bitrateOut ?? 0) > 0 ? s : undefined;
   });
   t.like(stats.publisher, { nodeId: origin, video: { codec: 'VP8', width: 320, height: 240 } });
+  // ffmpeg sends 25 frames a second; what the origin counted depends on the machine's pace.
+  t.true((stats.publisher?.video?.fps ?? 0) > 0, `the publisher's frame rate: ${stats.publisher?.video?.fps}`);
+  t.log(`the publisher's frame rate at the origin: ${stats.publisher?.video?.fps} fps`);
   t.not(stats.uptimeSeconds, null);
 
   // Endpoint 5 tells the truth: WHEP on that edge, and its url works as given (the token in it).

@@ -1,5 +1,6 @@
 // A WebRTC node's per-stream media figures (src/agent/webrtc/stream-media.ts): bit rates from byte
-// counters between heartbeats, on a clock the test gives; always within the heartbeat schema.
+// counters and the frame rate from a frame counter between heartbeats, on a clock the test gives;
+// always within the heartbeat schema.
 import test from 'ava';
 import fc from 'fast-check';
 import { codecName, MediaRates } from '../../src/agent/webrtc/stream-media.js';
@@ -31,10 +32,25 @@ test('each counter on its own: one the engine does not keep (a Janus edge’s by
   t.deepEqual(at({ bytesIn: 8_000, bytesOut: 5_000 }, 5000), { bitrateIn: 16_000, bitrateOut: 10_000, uptimeMs: 4000 });
 });
 
+test('the frame rate is the video frames counted since the previous report over its time, to a tenth; none without video', (t) => {
+  const rates = new MediaRates();
+  const at = (framesIn: number, now: number, video = true) =>
+    rates.report([{ name: 'cam1', media: { framesIn, since: 1000, ...(video ? { video: { codec: 'VP8', width: 320, height: 240 } } : {}) } }], now).get('cam1');
+  t.deepEqual(at(60, 3000), { uptimeMs: 2000, video: { codec: 'VP8', width: 320, height: 240, fps: 30 } });
+  // 29.97 frames a second over the next 10 s.
+  t.like(at(60 + 299.7, 13_000), { video: { fps: 30 } });
+  t.like(at(60 + 299.7 + 24, 14_000), { video: { fps: 24 } });
+  t.like(at(60 + 299.7 + 24 + 5, 15_000), { video: { fps: 5 } });
+  t.like(at(60 + 299.7 + 24 + 5 + 37, 25_000), { video: { fps: 3.7 } });
+  // An audio-only stream has no frame rate.
+  t.deepEqual(at(1000, 26_000, false), { uptimeMs: 25_000 });
+});
+
 test('whatever the counters and clock say, the figures are never negative and always pass the heartbeat schema', (t) => {
   const reading = fc.record({
     bytesIn: fc.option(fc.double({ min: 0, max: 1e16, noNaN: true }), { nil: undefined }),
     bytesOut: fc.option(fc.double({ min: 0, max: 1e16, noNaN: true }), { nil: undefined }),
+    framesIn: fc.option(fc.double({ min: 0, max: 1e16, noNaN: true }), { nil: undefined }),
     since: fc.integer({ min: 0, max: 2e12 }),
     now: fc.integer({ min: 0, max: 2e12 }),
   });
@@ -43,10 +59,24 @@ test('whatever the counters and clock say, the figures are never negative and al
       const rates = new MediaRates();
       for (const r of readings) {
         const m = rates
-          .report([{ name: 's', media: { ...(r.bytesIn !== undefined ? { bytesIn: r.bytesIn } : {}), ...(r.bytesOut !== undefined ? { bytesOut: r.bytesOut } : {}), since: r.since } }], r.now)
+          .report(
+            [
+              {
+                name: 's',
+                media: {
+                  ...(r.bytesIn !== undefined ? { bytesIn: r.bytesIn } : {}),
+                  ...(r.bytesOut !== undefined ? { bytesOut: r.bytesOut } : {}),
+                  ...(r.framesIn !== undefined ? { framesIn: r.framesIn } : {}),
+                  since: r.since,
+                  video: { codec: 'VP8' },
+                },
+              },
+            ],
+            r.now,
+          )
           .get('s')!;
         if (!valid.check(m)) return false;
-        if ((m.bitrateIn ?? 0) < 0 || (m.bitrateOut ?? 0) < 0) return false;
+        if ((m.bitrateIn ?? 0) < 0 || (m.bitrateOut ?? 0) < 0 || (m.video?.fps ?? 0) < 0) return false;
       }
       return true;
     }),

@@ -1,7 +1,8 @@
 // What a WebRTC node's heartbeat says of each stream's media (docs/api.md, per-stream statistics;
 // the same optional fields an nginx-rtmp node fills from its stat page): bit rates from the
-// engine's byte counters between two heartbeats, how long the stream has been fed here, and its
-// codecs. Pure apart from the readings it keeps between reports; the clock is the caller's.
+// engine's byte counters and the frame rate from its frame counter, between two heartbeats; how
+// long the stream has been fed here, and its codecs. Pure apart from the readings it keeps between
+// reports; the clock is the caller's.
 import type { StreamMedia } from '../../schemas/heartbeat.js';
 
 /** What an engine counts of one stream (engine.ts, EngineStream.media). */
@@ -10,6 +11,8 @@ export interface EngineMedia {
   bytesIn?: number;
   /** RTP bytes sent to the stream's viewers and the nodes pulling it, ever (Janus: to its WHEP viewers; its RTP forwards are not counted); absent where the engine cannot count them. */
   bytesOut?: number;
+  /** Video frames received from the feeder (RTP packets that end a frame), ever; absent where the engine cannot count them. */
+  framesIn?: number;
   /** When the stream's current feeder began, ms since the epoch. */
   since: number;
   video?: { codec?: string; width?: number; height?: number };
@@ -21,12 +24,14 @@ interface Reading {
   at: number;
   bytesIn?: number;
   bytesOut?: number;
+  framesIn?: number;
 }
 
 // The heartbeat schema's bounds: a figure past them would have the whole heartbeat refused.
 const MAX_BITRATE_IN = 1e11;
 const MAX_BITRATE_OUT = 1e12;
 const MAX_UPTIME_MS = 1e13;
+const MAX_FPS = 1000;
 
 /** A codec as the heartbeat names it: `video/VP8` → `VP8`, `audio/opus` → `opus`; nothing else than the schema's characters. */
 export function codecName(mimeType: string): string {
@@ -48,23 +53,27 @@ export class MediaRates {
     for (const { name, media: m } of streams) {
       if (!m) continue;
       const before = this.readings.get(name);
-      const rate = (bytes: number | undefined, was: number | undefined, max: number) => {
-        if (bytes === undefined) return undefined;
-        const fresh = before !== undefined && was !== undefined && now > before.at && bytes >= was;
+      /** Per second, of a counter: `unit` scales it (8 bits a byte), `digits` rounds. */
+      const rate = (count: number | undefined, was: number | undefined, unit: number, max: number, digits = 0) => {
+        if (count === undefined) return undefined;
+        const fresh = before !== undefined && was !== undefined && now > before.at && count >= was;
         const [from, base] = fresh ? [before.at, was] : [m.since, 0];
-        return now <= from ? undefined : Math.min(max, Math.max(0, Math.round(((bytes - base) * 8000) / (now - from))));
+        const scale = 10 ** digits;
+        return now <= from ? undefined : Math.min(max, Math.max(0, Math.round(((count - base) * unit * 1000 * scale) / (now - from)) / scale));
       };
-      const bitrateIn = rate(m.bytesIn, before?.bytesIn, MAX_BITRATE_IN);
-      const bitrateOut = rate(m.bytesOut, before?.bytesOut, MAX_BITRATE_OUT);
+      const bitrateIn = rate(m.bytesIn, before?.bytesIn, 8, MAX_BITRATE_IN);
+      const bitrateOut = rate(m.bytesOut, before?.bytesOut, 8, MAX_BITRATE_OUT);
+      const fps = m.video ? rate(m.framesIn, before?.framesIn, 1, MAX_FPS, 1) : undefined;
       out.set(name, {
         ...(bitrateIn !== undefined ? { bitrateIn } : {}),
         ...(bitrateOut !== undefined ? { bitrateOut } : {}),
         uptimeMs: Math.min(MAX_UPTIME_MS, Math.max(0, Math.round(now - m.since))),
-        ...(m.video ? { video: m.video } : {}),
+        ...(m.video ? { video: { ...m.video, ...(fps !== undefined ? { fps } : {}) } } : {}),
         ...(m.audio ? { audio: m.audio } : {}),
       });
-      if (m.bytesIn !== undefined || m.bytesOut !== undefined) {
-        next.set(name, { at: now, ...(m.bytesIn !== undefined ? { bytesIn: m.bytesIn } : {}), ...(m.bytesOut !== undefined ? { bytesOut: m.bytesOut } : {}) });
+      const counted = { bytesIn: m.bytesIn, bytesOut: m.bytesOut, framesIn: m.framesIn };
+      if (Object.values(counted).some((c) => c !== undefined)) {
+        next.set(name, { at: now, ...Object.fromEntries(Object.entries(counted).filter(([, c]) => c !== undefined)) });
       }
     }
     this.readings = next;

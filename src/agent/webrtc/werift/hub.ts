@@ -33,8 +33,9 @@ export class StreamHub {
   /** Who feeds the stream: a publisher's session id, or `pull`. */
   feeder: string | null = null;
   private lastKeyframeAsk = Number.NEGATIVE_INFINITY;
-  // For the heartbeat (stream-media.ts): RTP bytes in and out, ever; when the current feeder began; the last keyframe's size.
+  // For the heartbeat (stream-media.ts): RTP bytes in and out and video frames in, ever; when the current feeder began; the last keyframe's size.
   private bytesIn = 0;
+  private framesIn = 0;
   private bytesOut = 0;
   private fedSince: number | null = null;
   private size: { width: number; height: number } | null = null;
@@ -94,6 +95,8 @@ export class StreamHub {
   /** One packet from the feeder: to every output of its kind. */
   forward(kind: Kind, rtp: RtpPacket): void {
     this.bytesIn += rtp.serializeSize;
+    // A video frame's last packet carries the marker bit (RFC 7741 for VP8; RFC 3550 for video in general).
+    if (kind === 'video' && rtp.header.marker) this.framesIn++;
     if (kind === 'video' && this.sources.get('video')?.codec.mimeType.toLowerCase() === 'video/vp8') this.size = vp8Keyframe(rtp.payload) ?? this.size;
     // Header extensions carry the ids the publisher negotiated, not each viewer's: left out.
     rtp.header.extension = false;
@@ -119,6 +122,7 @@ export class StreamHub {
     return {
       bytesIn: this.bytesIn,
       bytesOut: this.bytesOut,
+      ...(video ? { framesIn: this.framesIn } : {}),
       since: this.fedSince,
       ...(video ? { video: { codec: codecName(video.mimeType), ...(this.size ?? {}) } } : {}),
       ...(audio ? { audio: { codec: codecName(audio.mimeType), ...(audio.channels ? { channels: audio.channels } : {}), sampleRate: audio.clockRate } } : {}),
