@@ -4,9 +4,11 @@
 // whichever instance logged it, so a client can resume with Last-Event-ID on any instance.
 //
 // As in the embedded log (src/events/log.ts): an event goes out once it is logged (acknowledged
-// by a majority of NATS servers), in the order appended here; one the stream does not take (NATS
-// away) goes out unnumbered to this instance's own listeners and event streams, and cannot be
-// replayed.
+// by a majority of NATS servers), in the order appended here. One the stream does not take is sent
+// again, under the same message id, for up to a minute (event-publisher.ts: a leader election of
+// the stream); one it still does not take (NATS away) goes out unnumbered to this instance's own
+// listeners and event streams, and cannot be replayed. Events still waiting are counted in
+// switchyard_events_waiting_for_store.
 //
 // The follower is watched: after a NATS server is killed, the client's consumer could stop for good
 // without a word (messages pending, no pull outstanding: `follow` says why it fetches). Every second
@@ -17,7 +19,9 @@ import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import type { EventBody, EventRecord } from '../domain/events.js';
 import type { EventListener, Events } from '../events/log.js';
-import { EVENTS_KEEP, JS_TIMEOUT_MS, STREAMS, type Jet } from './nats.js';
+import { randomUUID } from 'node:crypto';
+import { EVENTS_KEEP, STREAMS, type Jet } from './nats.js';
+import { EventPublisher } from './event-publisher.js';
 import { InOrder } from '../events/in-order.js';
 import { Watchdog } from './watchdog.js';
 
@@ -27,7 +31,8 @@ export class ClusterEventLog implements Events {
   private lastSeq = 0;
   private readonly listeners = new Set<EventListener>();
   private readonly local = new Set<EventListener>();
-  private readonly out = new InOrder((records, ok) => this.release(records, ok));
+  private readonly out = new InOrder((records) => this.release(records));
+  private readonly publisher: EventPublisher;
   private stopped = false;
   private caughtUp: Promise<void> = Promise.resolve();
   /** At the start: the stream's last sequence then, and what to call once it is read. */
@@ -47,6 +52,7 @@ export class ClusterEventLog implements Events {
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
   ) {
+    this.publisher = new EventPublisher(j, now);
     this.watchdog = new Watchdog(
       {
         position: () => this.lastSeq,
@@ -158,30 +164,37 @@ export class ClusterEventLog implements Events {
     const at = this.now();
     const records = bodies.map((body) => ({ ...body, at }) as EventRecord);
     const entry = this.out.add(records);
-    // Published in order on one connection: the stream numbers them in that order.
-    const acks = records.map((r, i) => this.j.js.publish(`sy.ev.${this.instance}`, JSON.stringify(r), { timeout: JS_TIMEOUT_MS * 4, ...(key !== undefined ? { msgID: `${key}.${i}` } : {}) }));
-    Promise.all(acks).then(
-      (as) => {
-        as.forEach((a, i) => {
-          records[i]!.seq = a.seq;
-          if (a.duplicate) this.duplicates.add(records[i]!);
-        });
-        this.out.settle(entry, true);
-      },
-      () => this.out.settle(entry, false),
-    );
+    // In order, each under a message id (its commit's, or one of this instance's own), sent again
+    // until the stream takes it (event-publisher.ts).
+    let left = records.length;
+    let logged = true;
+    records.forEach((r, i) => {
+      const msgID = key !== undefined ? `${key}.${i}` : `${this.instance}.${this.boot}.${++this.counter}`;
+      this.publisher.publish(`sy.ev.${this.instance}`, r, msgID, (result) => {
+        if (result) {
+          r.seq = result.seq;
+          if (result.duplicate) this.duplicates.add(r);
+        } else logged = false;
+        if (--left === 0) this.out.settle(entry, logged);
+      });
+    });
   }
+
+  /** This process's part of the message ids of events that are no commit's: unique to it, never reused by a restart. */
+  private readonly boot = randomUUID().slice(0, 8);
+  private counter = 0;
 
   /** Records the stream already held (logged by an earlier owner of their group): not released again. */
   private readonly duplicates = new WeakSet<EventRecord>();
 
-  private release(records: EventRecord[], ok: boolean): void {
+  /** Each record on its own: one given up (no sequence) goes out unnumbered; one logged reaches event streams through the stream. */
+  private release(records: EventRecord[]): void {
     for (const r of records) {
-      if (ok && this.duplicates.has(r)) continue;
-      if (!ok) delete (r as Partial<EventRecord>).seq;
+      const logged = r.seq !== undefined;
+      if (logged && this.duplicates.has(r)) continue;
       for (const l of this.local) l(r);
       // Logged events reach event streams through the stream, like every other instance's.
-      if (!ok) for (const l of this.listeners) l(r);
+      if (!logged) for (const l of this.listeners) l(r);
     }
   }
 
@@ -214,5 +227,6 @@ export class ClusterEventLog implements Events {
   stop(): void {
     this.stopped = true;
     this.watchdog.stop();
+    this.publisher.stop();
   }
 }
