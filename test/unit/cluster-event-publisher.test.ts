@@ -82,7 +82,7 @@ test('an acknowledgement lost is sent again and recognised: the stream holds it 
   const results = await publishAll(stream, 3);
   t.deepEqual(stream.logged, ['m0', 'm1', 'm2']);
   t.deepEqual(
-    results.map((r) => r && r.seq),
+    results.map((r) => r?.seq),
     [1, 2, 3],
   );
 });
