@@ -14,8 +14,11 @@ import type { Entry } from './replica.js';
 
 /** How far before its epoch record a new owner looks for events that may not have been published. */
 export const REPUBLISH_WINDOW_MS = 60_000;
-/** Entries read at most: a window of a very busy group is cut short rather than holding the takeover up. */
-const MAX_ENTRIES = 20_000;
+/**
+ * Commits' events kept at most: of a very busy group's minute, the newest (those most likely not
+ * yet published: an owner publishes within milliseconds, unless the stream was electing a leader).
+ */
+const MAX_BATCHES = 50_000;
 
 /**
  * The events of the group's commits in the window before the epoch record at `epochSeq`, oldest
@@ -30,15 +33,13 @@ export async function eventsBefore(j: Jet, group: string, epochSeq: number): Pro
     opt_start_time: new Date(epoch.time.getTime() - REPUBLISH_WINDOW_MS).toISOString(),
     inactive_threshold: CONSUMER_IDLE_MS,
   });
-  const batches: EventBatch[] = [];
-  let read = 0;
+  let batches: EventBatch[] = [];
   // The epoch record is in the window, so every fetch has at least it to reach: none waits for nothing.
-  while (read < MAX_ENTRIES) {
+  for (;;) {
     let reached = false;
     let fetched = 0;
     const messages = await consumer.fetch({ max_messages: 1000, expires: 2000 });
     for await (const m of messages) {
-      read++;
       fetched++;
       if (m.seq >= epochSeq) {
         reached = true;
@@ -51,7 +52,8 @@ export async function eventsBefore(j: Jet, group: string, epochSeq: number): Pro
       });
       if (m.info.pending === 0) reached = true;
     }
+    if (batches.length > 2 * MAX_BATCHES) batches = batches.slice(-MAX_BATCHES);
     if (reached || fetched === 0) break;
   }
-  return batches;
+  return batches.slice(-MAX_BATCHES);
 }
