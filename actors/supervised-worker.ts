@@ -123,11 +123,7 @@ export class SupervisedWorker<Api> {
       this.restartTimer = null;
       const held = this.restartHeld;
       this.restartHeld = null;
-      if (held)
-        await held.then(
-          () => {},
-          () => {},
-        );
+      await held?.catch(() => {});
       if (this.closing) return;
       this.start().then(
         () => {

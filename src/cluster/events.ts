@@ -167,15 +167,16 @@ export class ClusterEventLog implements Events {
     // In order, each under a message id (its commit's, or one of this instance's own), sent again
     // until the stream takes it (event-publisher.ts).
     let left = records.length;
-    let logged = true;
     records.forEach((r, i) => {
       const msgID = key !== undefined ? `${key}.${i}` : `${this.instance}.${this.boot}.${++this.counter}`;
       this.publisher.publish(`sy.ev.${this.instance}`, r, msgID, (result) => {
         if (result) {
           r.seq = result.seq;
           if (result.duplicate) this.duplicates.add(r);
-        } else logged = false;
-        if (--left === 0) this.out.settle(entry, logged);
+        }
+        if (--left > 0) return;
+        const allLogged = records.every((x) => x.seq !== undefined);
+        this.out.settle(entry, allLogged);
       });
     });
   }

@@ -2,7 +2,7 @@
 // cluster, and how a failure is told apart: "unavailable" (no leader, a timeout, the connection
 // down: nothing is known, retry) or "conflict" (a compare-and-set found another revision). Only
 // cluster mode loads this file: the embedded default never loads NATS at all.
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 
@@ -103,8 +103,8 @@ export async function provision(j: Jet, replicas: number, leaseTtlMs: number): P
   const tfstate = await j.kvm.create(BUCKETS.tfstate, { history: 1, replicas, allow_direct: false, timeout: JS_TIMEOUT_MS * 4 } as never);
   // Manifests from the leader too: a compare-and-set must start from the last write.
   const snapshots = await j.kvm.create(BUCKETS.snapshots, { history: 1, replicas, allow_direct: false, timeout: JS_TIMEOUT_MS * 4 } as never);
-  await ensureStream(j, { name: STREAMS.wal, subjects: ['sy.wal.>'], num_replicas: replicas, duplicate_window: 120_000_000_000 });
-  await ensureStream(j, { name: STREAMS.events, subjects: ['sy.ev.>'], num_replicas: replicas, max_msgs: EVENTS_KEEP, duplicate_window: EVENTS_DUPLICATE_WINDOW_MS * 1_000_000 });
+  await ensureStream(j, { name: STREAMS.wal, subjects: ['sy.wal.>'], num_replicas: replicas, duplicate_window: nanos(120_000) });
+  await ensureStream(j, { name: STREAMS.events, subjects: ['sy.ev.>'], num_replicas: replicas, max_msgs: EVENTS_KEEP, duplicate_window: nanos(EVENTS_DUPLICATE_WINDOW_MS) });
   await ensureStream(j, { name: STREAMS.snapshots, subjects: ['sy.snap.>'], num_replicas: replicas });
   return { leases, instances, meta, tfstate, snapshots };
 }

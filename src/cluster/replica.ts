@@ -20,7 +20,7 @@ import type { GroupSnapshots } from './snapshots.js';
  * existed; `v`: each commit's events, in the entry's order (absent when none had any, and in
  * entries written before events were carried), for the next owner to publish again (republish.ts).
  */
-export type Entry = { t: 'w'; e: number; p?: number; w: GroupWrite[]; v?: EventBody[][] } | { t: 'epoch'; e: number; o: string; p?: number };
+export type Entry = { t: 'w'; e: number; p?: number; w: GroupWrite[]; v?: ReadonlyArray<readonly EventBody[]> } | { t: 'epoch'; e: number; o: string; p?: number };
 
 /** Entries read per request: a batch is one LMDB transaction. */
 const READ_BATCH = 2000;

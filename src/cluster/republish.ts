@@ -48,7 +48,7 @@ export async function eventsBefore(j: Jet, group: string, epochSeq: number): Pro
       const entry = unpack(m.data) as Entry;
       if (entry.t !== 'w' || !entry.v) continue;
       entry.v.forEach((events, index) => {
-        if (events.length > 0) batches.push({ events, key: commitKey(group, m.seq, index) });
+        if (events.length > 0) batches.push({ events: [...events], key: commitKey(group, m.seq, index) });
       });
       if (m.info.pending === 0) reached = true;
     }

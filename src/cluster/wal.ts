@@ -235,7 +235,7 @@ export class GroupLog {
     try {
       const prev = this.tail;
       const entry: Entry = { t: 'w', e: this.epoch, p: prev, w: batch.flatMap((b) => b.writes) };
-      if (batch.some((b) => b.events.length > 0)) entry.v = batch.map((b) => [...b.events]);
+      if (batch.some((b) => b.events.length > 0)) entry.v = batch.map((b) => b.events);
       const seq = await this.publish(entry, prev);
       this.tail = seq;
       batch.forEach((b, i) => {

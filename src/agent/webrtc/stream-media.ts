@@ -71,10 +71,11 @@ export class MediaRates {
         ...(m.video ? { video: { ...m.video, ...(fps !== undefined ? { fps } : {}) } } : {}),
         ...(m.audio ? { audio: m.audio } : {}),
       });
-      const counted = { bytesIn: m.bytesIn, bytesOut: m.bytesOut, framesIn: m.framesIn };
-      if (Object.values(counted).some((c) => c !== undefined)) {
-        next.set(name, { at: now, ...Object.fromEntries(Object.entries(counted).filter(([, c]) => c !== undefined)) });
-      }
+      const reading: Reading = { at: now };
+      if (m.bytesIn !== undefined) reading.bytesIn = m.bytesIn;
+      if (m.bytesOut !== undefined) reading.bytesOut = m.bytesOut;
+      if (m.framesIn !== undefined) reading.framesIn = m.framesIn;
+      if (Object.keys(reading).length > 1) next.set(name, reading);
     }
     this.readings = next;
     return out;
