@@ -63,16 +63,21 @@ async function instance(id: string, kv: ConstructorParameters<typeof TerraformSt
   return me;
 }
 
-/** A root module of terraform_data resources, one per name; creating one takes `delay` seconds (a slow cloud). */
+/**
+ * A root module of terraform_data resources, one per name; creating one waits until the file
+ * `gate` exists, when one is given (a slow cloud the test lets finish when it has seen what it
+ * wanted: a fixed time was a race with the other instance's two cold CLI starts on a loaded
+ * machine). The wait gives up by itself after two minutes.
+ */
 function workDir(root: string, name: string, at: Instance): string {
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
   const main = {
     terraform: { backend: { http: httpBackend(at, 'g') } },
-    variable: { names: { type: 'set(string)' }, delay: { type: 'number', default: 0 } },
+    variable: { names: { type: 'set(string)' }, gate: { type: 'string', default: '' } },
     resource: {
       terraform_data: {
-        n: { for_each: '${var.names}', input: '${each.key}', provisioner: [{ 'local-exec': { command: 'sleep "$DELAY"', environment: { DELAY: '${var.delay}' } } }] },
+        n: { for_each: '${var.names}', input: '${each.key}', provisioner: [{ 'local-exec': { command: GATE_WAIT, environment: { GATE: '${var.gate}' } } }] },
       },
     },
   };
@@ -95,7 +100,8 @@ function terraform(dir: string, at: Instance, args: string[], onOutput?: (text: 
   });
 }
 
-const vars = (names: string[], delay = 0) => ['-var', `names=${JSON.stringify(names)}`, '-var', `delay=${delay}`];
+const GATE_WAIT = 'i=0; while [ -n "$GATE" ] && [ ! -e "$GATE" ] && [ "$i" -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done';
+const vars = (names: string[], gate = '') => ['-var', `names=${JSON.stringify(names)}`, '-var', `gate=${gate}`];
 
 real(
   `the http backend with the real CLI (${binary ?? 'none'}): a takeover mid-apply refuses the old owner's state write, the new owner breaks its lock and goes on; wrong credentials get 401`,
@@ -134,7 +140,8 @@ real(
     t.false(existsSync(join(dirA, 'terraform.tfstate')), 'nothing kept in the working directory');
 
     // i1 starts an apply that takes a while (a third node); it holds the lock, its node is being made.
-    const slow = terraform(dirA, a, ['apply', '-auto-approve', '-input=false', '-no-color', ...vars(['n1', 'n2', 'n3'], 4)]);
+    const gate = join(root, 'let-i1-finish');
+    const slow = terraform(dirA, a, ['apply', '-auto-approve', '-input=false', '-no-color', ...vars(['n1', 'n2', 'n3'], gate)]);
     await until(async () => (await readTfLock(nats.urls(), 'g'))?.instance === 'i1', 20_000, "i1's lock");
     // i1 pauses past its lease; i2 takes the group at epoch 2. i1's Terraform, a child process, goes on.
     a.epoch = null;
@@ -150,6 +157,7 @@ real(
     );
 
     // i1 resumes: its apply finishes, and its state write is refused.
+    writeFileSync(gate, '');
     const late = await slow;
     t.not(late.code, 0, late.out);
     t.regex(late.out, /HTTP error: 409/);

@@ -26,7 +26,9 @@ function groupConfig() {
     local: { backend: 'werift' },
     origins: { min: 1, max: 2, limit: 20 },
     edges: { min: 2, max: 3, limit: 50 },
-    timing: { nodeTimeout: '2s', streamTimeout: '20s', publishTimeout: '30s', faultTimeout: '5m' },
+    // nodeTimeout: a healthy node is not FAULTed by a stalled second or two of this process (the
+    // service and the werift clients share it); a killed one is after 4 s.
+    timing: { nodeTimeout: '4s', streamTimeout: '20s', publishTimeout: '30s', faultTimeout: '5m' },
   });
 }
 

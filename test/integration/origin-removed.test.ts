@@ -15,7 +15,10 @@ const GROUP = localGroup({
   firstAddress: '127.0.31.2',
   origins: { min: 2, max: 3 },
   edges: { min: 1, max: 1 },
-  timing: { nodeTimeout: '1s', faultTimeout: '1s', streamTimeout: '1h', publishTimeout: '1h' },
+  // Long enough that a second's stall of a loaded machine FAULTs no healthy node (the service runs
+  // in the test's process, its nodes beat every 200 ms); the killed origin is FAULT 3 s after its
+  // last heartbeat and destroyed 2 s later.
+  timing: { nodeTimeout: '3s', faultTimeout: '2s', streamTimeout: '1h', publishTimeout: '1h' },
 });
 
 const stateOf = (events: readonly EventRecord[], id: string) => {

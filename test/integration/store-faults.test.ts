@@ -42,6 +42,8 @@ test('a full disk refuses writes with 503 STORE_UNAVAILABLE, reads go on, and wr
   t.teardown(() => events.close());
   t.is((await svc.get('/as/v1/streams/live/before/publish')).status, 200);
   t.is((await svc.send('POST', '/as/v1/provision/g', ladder('kept'))).status, 201);
+  // The follower is on the stream (it has the last event) before the disk fills: what is sent live only must reach it.
+  await events.until((f) => f.event.type === 'provision.changed' && (f.event as { stream?: string }).stream === 'kept');
 
   execFileSync('sh', ['-c', `dd if=/dev/zero of=${join(mount, 'junk')} bs=1M count=64 2>/dev/null || true`]);
   // Provisions are large enough that the next write needs new pages.

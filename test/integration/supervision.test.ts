@@ -8,7 +8,9 @@ import { rmSync } from 'node:fs';
 import { staticGroup, startTestService, tempDir } from '../helpers/service.js';
 
 test('a silent static node goes FAULT, is not handed out, and comes back when it heartbeats again', async (t) => {
-  const svc = await startTestService({ groups: [staticGroup({ nodes: [{ id: 'o1', role: 'origin', region: 'r1' }], timing: { nodeTimeout: '600ms' } })] });
+  // The lookups just after a heartbeat need the node still in service: 3 s leaves room for a
+  // loaded machine (with 600 ms a stalled round trip or two FAULTed it first).
+  const svc = await startTestService({ groups: [staticGroup({ nodes: [{ id: 'o1', role: 'origin', region: 'r1' }], timing: { nodeTimeout: '3s' } })] });
   t.teardown(() => svc.close());
   const o1 = new FakeNode(svc, 'g', 'o1');
   await o1.beat();
