@@ -278,7 +278,7 @@ export class Ownership {
       const sentAt = now;
       const outcome = await this.leases.renew(group, held.epoch, held.revision);
       if (this.owned.get(group) !== o) return;
-      o.state = renewed(o.state, outcome, sentAt, this.clock(), this.t);
+      o.state = renewed(o.state, outcome, sentAt, this.clock(), this.t, o.cutAt !== null);
       o.trail = [...o.trail.slice(-7), { outcome: outcome.kind === 'ok' ? 'ok' : `${outcome.kind} (${this.leases.lastError})`, sentAt, tookMs: Math.round(this.clock() - sentAt) }];
       if (outcome.kind !== 'ok') this.log.debug({ group, outcome: outcome.kind, tookMs: Math.round(this.clock() - sentAt), state: o.state }, 'a lease renewal failed');
       if (outcome.kind === 'ok') this.counters.renewals++;

@@ -27,6 +27,8 @@ test('all NATS servers gone: the owner answers bound streams and refuses new one
   const late = c.add();
   late.port = await freePort();
   const starting = c.spawn(late);
+  // Awaited below; handled now so that a failure before then reports itself, not an unhandled rejection.
+  starting.catch(() => {});
   const lateUrl = `http://127.0.0.1:${late.port}`;
   await until(async () => (await request(lateUrl, 'GET', '/as/v1/healthz')).status === 200, 20_000, 'the new instance answering while it waits');
   const waiting = await request(lateUrl, 'GET', '/as/v1/readyz');

@@ -4,49 +4,25 @@
 // stream it names, while it is valid; the same for players on edges. When the binding moves, or
 // the stream is ended through the API, the publisher is cut off where it no longer belongs.
 // Each assertion is made by what nginx and the stream's state show. Every wait is bounded.
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import test from 'ava';
 import { inService, waitForEvents } from '../helpers/events.js';
 import { request } from '../helpers/http.js';
 import { playFrames, publish } from '../helpers/media.js';
 import { mediaService } from '../helpers/process.js';
 import { until } from '../helpers/until.js';
-import { localGroup, type RoleBounds } from '../helpers/fixtures.js';
+import { RTMP_PORT, rtmpGroup, STAT_PORT } from '../helpers/fixtures.js';
 
 const PASSWORD = 'admission-e2e-password';
-const RTMP_PORT = 19935;
-const STAT_PORT = 19980;
 /** The short group's clock slack: a fresh token lasts its 1 s TTL plus this. */
 const LEEWAY_MS = 5000;
 
-function writeConfig(dir: string): string {
-  const file = join(dir, 'config.json');
-  const group = (name: string, firstAddress: string, origins: RoleBounds, edges: RoleBounds | null) =>
-    localGroup({
-      name,
-      firstAddress,
-      local: { backend: 'nginx-rtmp', port: RTMP_PORT, statPort: STAT_PORT },
-      origins,
-      edges,
-      timing: { heartbeatMs: 300, nodeTimeout: '5s', streamTimeout: '3s', publishTimeout: '60s' },
-    });
-  writeFileSync(
-    file,
-    JSON.stringify({
-      server: { host: '127.0.0.1', port: 0 },
-      supervisorTick: '200ms',
-      geoip: { enabled: false },
-      nodeGroups: [
-        group('default', '127.1.70.2', { min: 2, max: 2, limit: 20 }, { min: 1, max: 1, limit: 50 }),
-        // Tokens that expire within seconds: what an expired token meets. The clock slack is what a
-        // fresh token has for ffmpeg to start and connect on a loaded machine (2 s was short once).
-        { ...group('short', '127.1.71.2', { min: 1, max: 1, limit: 20 }, null), admission: { tokenTtl: '1s', clockLeeway: `${LEEWAY_MS}ms` } },
-      ],
-    }),
-  );
-  return file;
-}
+const timing = { streamTimeout: '3s', publishTimeout: '60s' };
+const GROUPS = [
+  rtmpGroup({ name: 'default', firstAddress: '127.1.70.2', origins: { min: 2, max: 2, limit: 20 }, edges: { min: 1, max: 1, limit: 50 }, timing }),
+  // Tokens that expire within seconds: what an expired token meets. The clock slack is what a
+  // fresh token has for ffmpeg to start and connect on a loaded machine (2 s was short once).
+  { ...rtmpGroup({ name: 'short', firstAddress: '127.1.71.2', origins: { min: 1, max: 1, limit: 20 }, edges: null, timing }), admission: { tokenTtl: '1s', clockLeeway: `${LEEWAY_MS}ms` } },
+];
 
 interface Answer {
   serverAddress: string;
@@ -65,7 +41,7 @@ interface StreamView {
 const withoutToken = (url: string) => url.replace(/\?token=.*$/, '');
 
 test('only the url of a lookup publishes or plays, where it says and while it is valid; a moved or ended stream is cut off where it was', async (t) => {
-  const { svc, token, tools, ffmpegs } = await mediaService(t, 'switchyard-admission-e2e-', writeConfig, PASSWORD);
+  const { svc, token, tools, ffmpegs } = await mediaService(t, 'switchyard-admission-e2e-', GROUPS, PASSWORD);
   const call = async <T>(method: string, path: string, status: number): Promise<T> => {
     const r = await request(svc.url, method, path, undefined, { authorization: `Bearer ${token}` });
     if (r.status !== status) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);

@@ -3,42 +3,24 @@
 // publisher through the origin endpoint 4 chose to a player on the edge endpoint 5 chose; an ABR
 // ladder goes through the transcoder to two renditions played from edges; a stream that stops
 // publishing is unbound. Every wait is bounded; every process is stopped, pass or fail.
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import test from 'ava';
 import { inService, waitForEvents } from '../helpers/events.js';
 import { request } from '../helpers/http.js';
 import { leftovers, play, playFrames, publish } from '../helpers/media.js';
 import { mediaService } from '../helpers/process.js';
 import { until } from '../helpers/until.js';
-import { localGroup } from '../helpers/fixtures.js';
+import { RTMP_PORT, rtmpGroup } from '../helpers/fixtures.js';
 
 const PASSWORD = 'media-e2e-password';
-const RTMP_PORT = 19935;
-const STAT_PORT = 19980;
-
-function writeConfig(dir: string): string {
-  const file = join(dir, 'config.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      server: { host: '127.0.0.1', port: 0 },
-      supervisorTick: '200ms',
-      geoip: { enabled: false },
-      nodeGroups: [
-        localGroup({
-          firstAddress: '127.0.70.2',
-          local: { backend: 'nginx-rtmp', port: RTMP_PORT, statPort: STAT_PORT },
-          origins: { min: 1, max: 1, limit: 20 },
-          edges: { min: 1, max: 1, limit: 50 },
-          transcoders: { min: 1, max: 1, limit: 4 },
-          timing: { heartbeatMs: 300, nodeTimeout: '5s', streamTimeout: '2s', publishTimeout: '30s' },
-        }),
-      ],
-    }),
-  );
-  return file;
-}
+const GROUPS = [
+  rtmpGroup({
+    firstAddress: '127.0.70.2',
+    origins: { min: 1, max: 1, limit: 20 },
+    edges: { min: 1, max: 1, limit: 50 },
+    transcoders: { min: 1, max: 1, limit: 4 },
+    timing: { streamTimeout: '2s', publishTimeout: '30s' },
+  }),
+];
 
 interface Assignment {
   serverAddress: string;
@@ -59,7 +41,7 @@ interface StreamView {
 }
 
 test('a stream travels from a publisher through the chosen origin to a player on the chosen edge; ABR renditions through the transcoder; a stopped stream is unbound', async (t) => {
-  const { svc, token, tools, ffmpegs, dataDir } = await mediaService(t, 'switchyard-media-e2e-', writeConfig, PASSWORD);
+  const { svc, token, tools, ffmpegs, dataDir } = await mediaService(t, 'switchyard-media-e2e-', GROUPS, PASSWORD);
   const get = async <T>(path: string, status = 200): Promise<T> => {
     const r = await request(svc.url, 'GET', path, undefined, { authorization: `Bearer ${token}` });
     if (r.status !== status) throw new Error(`GET ${path}: ${r.status} ${r.text}`);

@@ -109,6 +109,19 @@ export function localGroup(options: {
   };
 }
 
+/** The RTMP and stat ports of the media tests' nginx nodes (each node on its own loopback address). */
+export const RTMP_PORT = 19935;
+export const STAT_PORT = 19980;
+
+/** A local group of nginx-rtmp nodes on RTMP_PORT and STAT_PORT, heartbeats every 300 ms, a node silent 5 s is FAULT. */
+export function rtmpGroup(options: Parameters<typeof localGroup>[0] & { timing?: object }) {
+  return localGroup({
+    ...options,
+    local: { backend: 'nginx-rtmp', port: RTMP_PORT, statPort: STAT_PORT },
+    timing: { heartbeatMs: 300, nodeTimeout: '5s', ...options.timing },
+  });
+}
+
 /** A provision of one rendition (`<stream>_360` unless named), in r1 unless told. */
 export function ladder(streamName: string, options: { rendition?: string; region?: string } = {}) {
   return {

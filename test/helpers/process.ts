@@ -129,16 +129,19 @@ export class OwnService {
 }
 
 /**
- * The service as a process on a config of real media nodes (`writeConfig` writes it into the
- * test's directory), logged in as admin. At teardown the test's ffmpegs stop first, then the
- * service gently (SIGTERM: its agents stop their nginx; SIGKILL after 10 s), then whatever agent
- * is left; on failure, what the service and each node said.
+ * The service as a process on real media nodes: the node groups given (see rtmpGroup), with the
+ * settings every media test shares, in a config file in the test's directory; logged in as admin.
+ * At teardown the test's ffmpegs stop first, then the service gently (SIGTERM: its agents stop
+ * their nginx; SIGKILL after 10 s), then whatever agent is left; on failure, what the service and
+ * each node said.
  */
-export async function mediaService(t: ExecutionContext, prefix: string, writeConfig: (dir: string) => string, password: string) {
+export async function mediaService(t: ExecutionContext, prefix: string, nodeGroups: readonly object[], password: string) {
   const tools = mediaTools();
   const dir = tempDir(prefix);
   const dataDir = join(dir, 'data');
-  const env = { SWITCHYARD_CONFIG: writeConfig(dir), SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_ADMIN_PASSWORD: password };
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ server: { host: '127.0.0.1', port: 0 }, supervisorTick: '200ms', geoip: { enabled: false }, nodeGroups }));
+  const env = { SWITCHYARD_CONFIG: config, SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_ADMIN_PASSWORD: password };
   const ffmpegs = new Processes(t);
   let svc: ServiceProcess | null = null;
   t.teardown(async () => {

@@ -423,6 +423,27 @@ test('back from a cut: go on with our key, give up to another holder, acquire ag
   t.false(afterCut(held, { kind: 'unavailable' }).reacquire);
 });
 
+test('a renewal out when the cut comes, failing after the lease ran out, loses nothing: the cut owner answers reads, and its return decides', (t) => {
+  // Renewed at 1000; the next renewal, sent at 2000, waits on servers as they die and fails at
+  // 4000, past the lease (1000 + TTL), after this instance lost every connection at 3500.
+  const s = renewed(acquired(1, 0), { kind: 'ok', revision: 2 }, 1000, 1010, T);
+  const uncut = renewed(beforeRenewal(s, 2000, T), { kind: 'unavailable' }, 2000, 4000, T);
+  t.is(uncut.kind, 'lost', 'not cut: past its lease, the owner stops');
+  const cut = renewed(beforeRenewal(s, 2000, T), { kind: 'unavailable' }, 2000, 4000, T, true);
+  t.true(serving(cut, 60_000, T, true), 'cut: it answers reads for as long as the cut lasts');
+  t.deepEqual(afterCut(cut, { kind: 'absent' }), { state: cut, reacquire: true }, 'back: the key decides (here, acquired again and restarted)');
+  t.is(afterCut(cut, { kind: 'theirs', owner: 'i3' }).state.kind, 'lost');
+  // A conflict is an answer from NATS: the cut changes nothing about it.
+  t.deepEqual(renewed(s, { kind: 'conflict' }, 2000, 2010, T, true), renewed(s, { kind: 'conflict' }, 2000, 2010, T));
+  // Any outcome, any times: cut, an unavailable answer never loses a held lease; not cut, the plain rule.
+  fc.assert(
+    fc.property(fc.integer({ min: 1000, max: 100_000 }), fc.integer({ min: 0, max: 100_000 }), (sentAt, took) => {
+      const after = renewed(s, { kind: 'unavailable' }, sentAt, sentAt + took, T, true);
+      return after.kind === 'held' && serving(after, sentAt + took, T, true);
+    }),
+  );
+});
+
 test('an election that ages the key out and flaps: the read after a conflict and the create again, finding no leader, ride on', (t) => {
   // Renewed at 1000; three renewals without a leader (2000 to 3500); then the new leader has aged
   // the key out (conflict) while the reads and creates that follow find no leader again, as

@@ -89,10 +89,17 @@ export function acquired(epoch: number, sentAt: number): OwnerState {
  * After a renewal sent at `sentAt` came back with `outcome` at `now`. A conflict is not yet a loss:
  * the caller reads the key again (`afterConflict`), since after a leader change the retry of a
  * renewal that landed, whose acknowledgement was lost, gets exactly this answer.
+ *
+ * `cut`: this instance lost its connection to every NATS server while the renewal was out. Its
+ * failure then says nothing the cut does not: the owner answers reads as any cut owner does, and
+ * the first renewal after the cut decides (`afterCut`). Judged as a plain failure, a renewal that
+ * had waited on servers as they died lost the group just after the cut began (the cluster test of
+ * all NATS servers gone, a lease of 1 s, on a loaded machine).
  */
-export function renewed(state: OwnerState, outcome: Outcome, sentAt: number, now: number, t: LeaseTiming): OwnerState {
+export function renewed(state: OwnerState, outcome: Outcome, sentAt: number, now: number, t: LeaseTiming, cut = false): OwnerState {
   if (state.kind !== 'held') return state;
   const h = state.held;
+  if (outcome.kind === 'unavailable' && cut) return state;
   if (outcome.kind === 'ok') {
     // Acknowledged: the server stamped it after `sentAt`, whatever happened to us meanwhile.
     return { kind: 'held', held: { ...h, revision: outcome.revision, confirmedSentAt: Math.max(h.confirmedSentAt, sentAt), riding: null } };
