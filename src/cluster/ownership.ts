@@ -285,12 +285,13 @@ export class Ownership {
       if (o.state.kind === 'held' && outcome.kind === 'conflict') {
         // Each step after a conflict is an attempt of its own: one that finds no leader rides on.
         const readAt = this.clock();
-        const next = afterConflict(o.state, await this.leases.read(group), readAt, this.clock(), this.t);
+        const read = await this.leases.read(group);
+        const next = afterConflict(o.state, read, readAt, this.clock(), this.t, o.cutAt !== null);
         o.state = next.state;
         if (next.reacquire) {
           const sent = this.clock();
           const created = await this.leases.create(group);
-          o.state = reacquired(o.state, created, sent, this.clock(), this.t);
+          o.state = reacquired(o.state, created, sent, this.clock(), this.t, o.cutAt !== null);
           if (created.kind === 'ok' && o.state.kind === 'held') this.log.warn({ group, epoch: created.revision }, 'the lease had expired while NATS elected a leader: acquired it again');
         }
       }

@@ -435,6 +435,11 @@ test('a renewal out when the cut comes, failing after the lease ran out, loses n
   t.is(afterCut(cut, { kind: 'theirs', owner: 'i3' }).state.kind, 'lost');
   // A conflict is an answer from NATS: the cut changes nothing about it.
   t.deepEqual(renewed(s, { kind: 'conflict' }, 2000, 2010, T, true), renewed(s, { kind: 'conflict' }, 2000, 2010, T));
+  // The same for the read after a conflict and the create again, when they find no one after the cut began.
+  t.is(afterConflict(s, { kind: 'unavailable' }, 2000, 4000, T).state.kind, 'lost');
+  t.is(afterConflict(s, { kind: 'unavailable' }, 2000, 4000, T, true).state.kind, 'held');
+  t.is(reacquired(s, { kind: 'unavailable' }, 2000, 4000, T).kind, 'lost');
+  t.is(reacquired(s, { kind: 'unavailable' }, 2000, 4000, T, true).kind, 'held');
   // Any outcome, any times: cut, an unavailable answer never loses a held lease; not cut, the plain rule.
   fc.assert(
     fc.property(fc.integer({ min: 1000, max: 100_000 }), fc.integer({ min: 0, max: 100_000 }), (sentAt, took) => {

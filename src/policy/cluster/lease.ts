@@ -116,14 +116,14 @@ export function renewed(state: OwnerState, outcome: Outcome, sentAt: number, now
  */
 export type KeyRead = { kind: 'ours'; revision: number } | { kind: 'theirs'; owner: string } | { kind: 'absent' } | { kind: 'unavailable' };
 
-export function afterConflict(state: OwnerState, read: KeyRead, readSentAt: number, now: number, t: LeaseTiming): { state: OwnerState; reacquire: boolean } {
+export function afterConflict(state: OwnerState, read: KeyRead, readSentAt: number, now: number, t: LeaseTiming, cut = false): { state: OwnerState; reacquire: boolean } {
   if (state.kind !== 'held') return { state, reacquire: false };
   if (read.kind === 'theirs') return { state: { kind: 'lost', reason: `instance ${read.owner} holds the lease` }, reacquire: false };
   if (read.kind === 'ours') return { state: { kind: 'held', held: ourWriteLanded(state.held, read.revision) }, reacquire: false };
   // A read that found no leader is one more attempt of the ride (an election right after the
   // conflict): without it, an owner whose key aged out during a long election lost the group to the
   // time its reads took (the cluster test of a lost NATS server found it on a loaded machine).
-  if (read.kind === 'unavailable') return { state: renewed(state, { kind: 'unavailable' }, readSentAt, now, t), reacquire: false };
+  if (read.kind === 'unavailable') return { state: renewed(state, { kind: 'unavailable' }, readSentAt, now, t, cut), reacquire: false };
   if (!stillGood(state.held, now, t)) return { state: { kind: 'lost', reason: 'the lease expired' }, reacquire: false };
   return { state, reacquire: true };
 }
@@ -134,8 +134,8 @@ export function afterConflict(state: OwnerState, read: KeyRead, readSentAt: numb
  * A create that found no leader rides on like a renewal that did; one that found the key taken is
  * not yet a loss (the next renewal reads who holds it).
  */
-export function reacquired(state: OwnerState, outcome: Outcome, sentAt: number, now: number, t: LeaseTiming): OwnerState {
-  if (outcome.kind === 'unavailable') return renewed(state, outcome, sentAt, now, t);
+export function reacquired(state: OwnerState, outcome: Outcome, sentAt: number, now: number, t: LeaseTiming, cut = false): OwnerState {
+  if (outcome.kind === 'unavailable') return renewed(state, outcome, sentAt, now, t, cut);
   if (state.kind !== 'held' || !stillGood(state.held, now, t)) return { kind: 'lost', reason: 'the lease ran out before it was acquired again' };
   if (outcome.kind === 'conflict') return state;
   return acquired(outcome.revision, sentAt);
