@@ -60,6 +60,26 @@ export function closeUnusedConnections(server: Server): void {
   for (const [socket, n] of inFlight.get(server) ?? []) if (n === 0) socket.destroy();
 }
 
+/** How long a connection whose answer is written may still send what it had to send before it is cut. */
+const LINGER_MS = 2000;
+
+/**
+ * Closes a connection once its answer is written, without losing the answer. A client may still
+ * be sending (a body after an upgrade request: Node's parser reads none of it), and closing a
+ * socket with bytes unread makes the kernel reset the connection, which can discard the answer
+ * before the client reads it (the fuzz test found a GET with `Connection: Upgrade` and a 170 kB
+ * body answered, then reset). So: half-close, read and drop what still comes, close when the
+ * client does or after LINGER_MS (nginx's lingering close).
+ */
+function lingeringClose(socket: Socket): void {
+  socket.end();
+  socket.resume();
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('end', () => socket.destroy());
+  socket.once('close', () => clearTimeout(timer));
+}
+
 export function createServer(handler: Handler, limits: ServerLimits): Server {
   const headers = securityHeaders(limits.tls !== undefined);
   const options = {
@@ -107,7 +127,7 @@ export function createServer(handler: Handler, limits: ServerLimits): Server {
     const res = new ServerResponse(req);
     res.shouldKeepAlive = false;
     res.assignSocket(socket as Socket);
-    res.once('finish', () => (socket as Socket).destroySoon());
+    res.once('finish', () => lingeringClose(socket as Socket));
     upgrades.set(req, { socket, head, res });
     guarded(req, res);
   });
