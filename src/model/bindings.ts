@@ -179,8 +179,9 @@ export class Bindings {
     }
   }
 
-  /** The PENDING caps' tallies, kept in step wherever a binding enters or leaves PENDING. */
+  /** The PENDING caps' tallies and the origin's reserved load, kept in step wherever a binding enters or leaves PENDING. */
   private countPending(b: LiveBinding, delta: 1 | -1): void {
+    this.nodes.reserve(b.origin, delta);
     this.pendingTotal += delta;
     if (b.by === null) return;
     const n = (this.pendingBy.get(b.by) ?? 0) + delta;

@@ -54,8 +54,9 @@ export class Lookups {
     }
     const origin = this.nodes.pick('origin', regions, '');
     if (!origin) return this.noCapacity('origin', regions, `publishing '${stream}'`, now);
+    // The binding, PENDING, reserves its room on the origin until the stream is published (nodes.ts `reserve`).
     this.bindings.bindTo(stream, origin, undefined, existing, now, 'origin not in service', by);
-    return { ok: true, node: this.assign(origin) };
+    return { ok: true, node: this.assignment(origin) };
   }
 
   transcode(stream: string, regions: readonly string[], now: number, by: string | null = null): LookupOutcome {
@@ -81,7 +82,6 @@ export class Lookups {
     const transcoder = boundTranscoder ?? this.nodes.pick('transcoder', regions, '');
     if (!transcoder) return this.noCapacity('transcoder', regions, `transcoding '${stream}'`, now);
     this.bindings.bindTo(stream, origin, transcoder, existing, now, 'transcoder or origin not in service', by);
-    if (!boundOrigin) this.assign(origin);
     return { ok: true, node: boundTranscoder ? this.assignment(transcoder) : this.assign(transcoder) };
   }
 

@@ -26,6 +26,13 @@ export interface LiveNode extends Candidate {
   metrics: Record<string, number>;
   /** Assignments handed out since the last heartbeat: the load estimate between heartbeats. */
   assigned: number;
+  /**
+   * Publishers sent to this origin and not yet published there: its PENDING bindings. They count
+   * as load until their stream goes LIVE (then the node's report counts it) or their binding times
+   * out (publishTimeout), heartbeats or not: a heartbeat that came before they connected would
+   * otherwise free their room, and a burst of new streams overfill the origin.
+   */
+  reserved: number;
   /** The origin at the top of this node's tree while it is in a pool ('' for roots), else null. */
   root: string | null;
   /** The heap (pool) the node is in, if any. */
@@ -60,6 +67,8 @@ interface PoolSet {
 
 export class Nodes {
   private readonly byId = new Map<string, LiveNode>();
+  /** PENDING bindings per origin id (reserve): kept apart from the nodes, which may load after their bindings. */
+  private readonly reservedById = new Map<string, number>();
   private readonly byRole = new Map<Role, Set<LiveNode>>();
   /** Load pools: role → root origin ('' for roots) → region → heap. No string keys on the lookup path. */
   private readonly pools = new Map<Role, Map<string, PoolSet>>();
@@ -130,6 +139,7 @@ export class Nodes {
       seenFloor: now,
       metrics: {},
       assigned: 0,
+      reserved: this.reservedById.get(record.id) ?? 0,
       root: null,
       heap: null,
       slot: null,
@@ -173,9 +183,11 @@ export class Nodes {
 
   private loadOf(node: LiveNode): number {
     const loadMetric = LOAD_METRIC[node.record.role];
-    // Each assignment since the last heartbeat counts as one more connection of the role's kind.
-    if (node.rankMetric !== null) return (metricOf(node.metrics, node.rankMetric) ?? 0) + (node.rankMetric === loadMetric ? node.assigned : 0);
-    return node.rank!.evaluate(nodeScope(node.metrics, { metric: loadMetric, add: node.assigned }));
+    // Each assignment since the last heartbeat, and each publisher expected, counts as one more
+    // connection of the role's kind.
+    const add = node.assigned + node.reserved;
+    if (node.rankMetric !== null) return (metricOf(node.metrics, node.rankMetric) ?? 0) + (node.rankMetric === loadMetric ? add : 0);
+    return node.rank!.evaluate(nodeScope(node.metrics, { metric: loadMetric, add }));
   }
 
   /** A rule's limit: its number, or its expression over the rule's in-service nodes (kept until the next tick). */
@@ -262,6 +274,21 @@ export class Nodes {
   /** Counts an assignment against the node at once: its load, and its place in its pool. */
   count(node: LiveNode): void {
     node.assigned += 1;
+    node.heapKey = this.loadOf(node);
+    node.heap?.update(node);
+  }
+
+  /**
+   * A PENDING binding on the origin `id` came (+1) or went (-1: LIVE, moved, timed out, ended),
+   * the node loaded or not yet (bindings may load first): its load and its place in its pool.
+   */
+  reserve(id: string, delta: 1 | -1): void {
+    const n = (this.reservedById.get(id) ?? 0) + delta;
+    if (n > 0) this.reservedById.set(id, n);
+    else this.reservedById.delete(id);
+    const node = this.byId.get(id);
+    if (!node) return;
+    node.reserved = Math.max(0, n);
     node.heapKey = this.loadOf(node);
     node.heap?.update(node);
   }

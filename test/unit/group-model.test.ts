@@ -84,18 +84,18 @@ test('a publish lookup picks an in-service origin under its limit, least loaded,
         const model = new GroupModel(group());
         const nodes = origins.map((o, i) => ({ id: `o${i}`, role: 'origin' as const, region: o.region, load: o.load }));
         addNodes(model, nodes);
-        // The reference: what each node last reported, what it was handed since, its state.
+        // The reference: what each node last reported, the streams bound to it (none is published
+        // here: each counts until it would be, whatever the heartbeats say), its state.
         const reported = nodes.map((n) => n.load);
-        const assigned = nodes.map(() => 0);
         const up = nodes.map(() => true);
         const bound = new Map<number, number>();
+        const expected = (i: number) => [...bound.values()].filter((at) => at === i).length;
         let now = 0;
         for (const o of ops as Op[]) {
           now += 10;
           if (o.op === 'beat') {
             model.heartbeat(`o${o.node}`, { ready: true, metrics: { 'connections.publisher': o.load } }, now);
             reported[o.node] = o.load;
-            assigned[o.node] = 0;
             up[o.node] = true;
           } else if (o.op === 'fault') {
             model.applyNodeEvent(`o${o.node}`, { type: 'fault', reason: 'test' }, now);
@@ -103,7 +103,7 @@ test('a publish lookup picks an in-service origin under its limit, least loaded,
           } else {
             const order = ORDERS[o.order]!;
             const result = model.publish(`s${o.stream}`, order, now);
-            const load = (i: number) => reported[i]! + assigned[i]!;
+            const load = (i: number) => reported[i]! + expected(i);
             const previous = bound.get(o.stream);
             if (previous !== undefined && up[previous]) {
               if (!result.ok || result.node.nodeId !== `o${previous}`) return false;
@@ -118,7 +118,6 @@ test('a publish lookup picks an in-service origin under its limit, least loaded,
             const chosen = Number(result.node.nodeId.slice(1));
             const best = Math.min(...nodes.map((n, i) => (n.region === region && up[i] ? load(i) : Infinity)));
             if (nodes[chosen]!.region !== region || !up[chosen] || load(chosen) !== best || load(chosen) >= LIMIT) return false;
-            assigned[chosen]!++;
             bound.set(o.stream, chosen);
           }
           model.takeEffects();
@@ -129,6 +128,32 @@ test('a publish lookup picks an in-service origin under its limit, least loaded,
     { numRuns: 300 },
   );
   t.pass();
+});
+
+test('publishers sent to an origin keep their room until they publish or time out: a heartbeat before they connect frees none of it', (t) => {
+  const model = new GroupModel(group({ timing: { publishTimeout: '20s', streamTimeout: '10s' } }));
+  addNodes(model, [{ id: 'o1', role: 'origin', region: 'r1' }]);
+  const publish = (stream: string, now: number) => model.publish(stream, ['r1'], now);
+  for (let i = 0; i < LIMIT; i++) t.true(publish(`s${i}`, 1).ok);
+  t.like(publish('over', 1), { ok: false, code: 'NO_CAPACITY' }, 'the limit is reached by lookups alone');
+  // The origin reports before any of them has connected: its room stays taken.
+  model.heartbeat('o1', { ready: true, metrics: { 'connections.publisher': 0 } }, 1_000);
+  t.like(publish('over', 1_000), { ok: false, code: 'NO_CAPACITY' }, 'a heartbeat frees no room a publisher was sent to');
+  // One publishes: it is counted once, by the node's report.
+  model.heartbeat('o1', { ready: true, metrics: { 'connections.publisher': 1 }, streams: [{ name: 's0', publishing: true }] }, 2_000);
+  t.like(publish('over', 2_000), { ok: false, code: 'NO_CAPACITY' }, 'counted once, not twice and not nowhere');
+  t.is(model.binding('s0')?.state, 'LIVE');
+  // It stops (the node reports nothing): its room is free again.
+  model.heartbeat('o1', { ready: true, metrics: { 'connections.publisher': 0 } }, 3_000);
+  t.like(publish('now-there-is-room', 3_000), { ok: true, node: { nodeId: 'o1' } });
+  // The rest never publish: after publishTimeout their bindings go, and their room with them.
+  model.tick(23_000);
+  t.is(model.binding('s1'), undefined);
+  const after = ['a', 'b'].map((s) => publish(s, 23_000));
+  t.true(
+    after.every((r) => r.ok),
+    JSON.stringify(after),
+  );
 });
 
 test('a burst between two heartbeats spreads evenly over equally loaded nodes', (t) => {
