@@ -14,13 +14,17 @@ import { rank } from '../../src/policy/cluster/hrw.js';
 
 export const CLUSTER_PASSWORD = 'cluster-admin-password';
 
-/** A local group of a cluster test, its agents on 127.0.`net`.x, with room to spare on each node. */
+/**
+ * A local group of a cluster test, its agents on 127.0.`net`.x, with room to spare on each node:
+ * the tests' load binds thousands of streams that never publish, and each holds its origin's room
+ * until publishTimeout (docs/choosing-nodes.md, Load).
+ */
 export function clusterGroup(name: string, net: number, origins = 2, edges = 1) {
   return localGroup({
     name,
     firstAddress: `127.0.${net}.2`,
-    origins: { min: origins, max: origins + 1, limit: 1000 },
-    edges: { min: edges, max: edges + 1, limit: 1000 },
+    origins: { min: origins, max: origins + 1, limit: 1_000_000 },
+    edges: { min: edges, max: edges + 1, limit: 1_000_000 },
     timing: { heartbeatMs: 300, nodeTimeout: '5s' },
   });
 }
