@@ -274,8 +274,7 @@ export class Nodes {
   /** Counts an assignment against the node at once: its load, and its place in its pool. */
   count(node: LiveNode): void {
     node.assigned += 1;
-    node.heapKey = this.loadOf(node);
-    node.heap?.update(node);
+    this.reposition(node);
   }
 
   /**
@@ -289,6 +288,11 @@ export class Nodes {
     const node = this.byId.get(id);
     if (!node) return;
     node.reserved = Math.max(0, n);
+    this.reposition(node);
+  }
+
+  /** After its expected load changed: the node's load and its place in its pool. */
+  private reposition(node: LiveNode): void {
     node.heapKey = this.loadOf(node);
     node.heap?.update(node);
   }

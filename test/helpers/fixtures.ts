@@ -114,7 +114,7 @@ export const RTMP_PORT = 19935;
 export const STAT_PORT = 19980;
 
 /** A local group of nginx-rtmp nodes on RTMP_PORT and STAT_PORT, heartbeats every 300 ms, a node silent 5 s is FAULT. */
-export function rtmpGroup(options: Parameters<typeof localGroup>[0] & { timing?: object }) {
+export function rtmpGroup(options: Parameters<typeof localGroup>[0]) {
   return localGroup({
     ...options,
     local: { backend: 'nginx-rtmp', port: RTMP_PORT, statPort: STAT_PORT },

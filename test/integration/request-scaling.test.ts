@@ -14,11 +14,6 @@ const group = {
     regions: ['r1'],
     // One publisher per origin; lookups may add one origin per (long) cooldown.
     rules: [{ region: 'r1', role: 'origin', min: 1, max: 4, limit: 1, cooldown: '1h', requestBudget: 1 }],
-    // A lookup's publisher counts against its origin until the origin's next heartbeat says what
-    // it carries (none: these publishers never connect). At 200 ms a heartbeat could fall between
-    // the two lookups below and free the origin (a CI run saw 200 where 503 was asked); a node
-    // beats once when it starts, and not again while the test runs.
-    timing: { heartbeatMs: 600_000, nodeTimeout: '1h' },
   }),
   platform: { type: 'local', local: { firstAddress: '127.1.81.2', port: 0 } },
 };

@@ -156,6 +156,21 @@ test('publishers sent to an origin keep their room until they publish or time ou
   );
 });
 
+test("a viewer's room on its edge lasts until the edge's next heartbeat, which replaces the estimate with the node's own figure", (t) => {
+  const model = new GroupModel(group());
+  addNodes(model, [
+    { id: 'o1', role: 'origin', region: 'r1' },
+    { id: 'e1', role: 'edge', region: 'r1' },
+  ]);
+  t.true(model.publish('cam', ['r1'], 1).ok);
+  model.heartbeat('o1', { ready: true, metrics: { 'connections.publisher': 1 }, streams: [{ name: 'cam', publishing: true }] }, 2);
+  for (let i = 0; i < LIMIT; i++) t.like(model.subscribe('cam', ['r1'], 3), { ok: true, node: { nodeId: 'e1' } });
+  t.like(model.subscribe('cam', ['r1'], 3), { ok: false, code: 'NO_CAPACITY' }, 'the limit is reached by lookups alone');
+  // The edge reports before any viewer connected: its own figure replaces the estimate.
+  model.heartbeat('e1', { ready: true, metrics: { 'connections.subscriber': 0 } }, 4);
+  t.like(model.subscribe('cam', ['r1'], 5), { ok: true, node: { nodeId: 'e1' } });
+});
+
 test('a burst between two heartbeats spreads evenly over equally loaded nodes', (t) => {
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 60 }), (count, lookups) => {
